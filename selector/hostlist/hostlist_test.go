@@ -1,0 +1,109 @@
+package hostlist
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestExpand(t *testing.T) {
+	tests := []struct {
+		name string
+		expr string
+		want []string
+	}{
+		{"single", "node01", []string{"node01"}},
+		{"range keeps padding", "node[08-10]", []string{"node08", "node09", "node10"}},
+		{"list and range", "n[1,3-4]", []string{"n1", "n3", "n4"}},
+		{"two terms", "a[1-2],b", []string{"a1", "a2", "b"}},
+		{"two groups", "r[1-2]g[0-1]", []string{"r1g0", "r1g1", "r2g0", "r2g1"}},
+		{"suffix", "gpu[1-2]-ib", []string{"gpu1-ib", "gpu2-ib"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Expand(tc.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Expand(%q) (-want +got):\n%s", tc.expr, diff)
+			}
+		})
+	}
+}
+
+func TestExpandErrors(t *testing.T) {
+	tests := []struct{ expr, wantSub string }{
+		{"", "empty expression"},
+		{"node[1-", "missing ']'"},
+		{"node]1", "unmatched ']'"},
+		{"n[[1]]", "nested"},
+		{"n[3-1]", "greater than"},
+		{"n[a-b]", "bad range"},
+		{"n[]", "empty range"},
+		{"a,,b", "empty name"},
+		{"n[1-99999999]", "more than"},
+		{"bad name", "bad character"},
+	}
+	for _, tc := range tests {
+		_, err := Expand(tc.expr)
+		if err == nil || !strings.Contains(err.Error(), tc.wantSub) {
+			t.Errorf("Expand(%q) error = %v, want it to contain %q", tc.expr, err, tc.wantSub)
+		}
+	}
+}
+
+func TestCompressRoundTrip(t *testing.T) {
+	tests := []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"node01", "node02", "node03", "node05"}, "node[01-03,05]"},
+		{[]string{"node05"}, "node05"},
+		{[]string{"b1", "a2", "a1", "login"}, "a[1-2],b1,login"},
+		{[]string{"n9", "n10"}, "n9,n10"},
+	}
+	for _, tc := range tests {
+		got := Compress(tc.names)
+		if got != tc.want {
+			t.Errorf("Compress(%v) = %q, want %q", tc.names, got, tc.want)
+		}
+		back, err := Expand(got)
+		if err != nil {
+			t.Fatalf("Expand(Compress) = %v", err)
+		}
+		if len(back) != len(tc.names) {
+			t.Errorf("round trip of %v gave %v", tc.names, back)
+		}
+	}
+}
+
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"node[01-16]", "a[1,3-5]b[0-1],c", "x[", "n[5-1]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		names, err := Expand(expr)
+		if err != nil {
+			return
+		}
+		if len(names) == 0 || len(names) > MaxHosts {
+			t.Fatalf("Expand(%q) returned %d names", expr, len(names))
+		}
+		// Whatever expands must survive a compress/expand round trip as a set.
+		back, err := Expand(Compress(names))
+		if err != nil {
+			t.Fatalf("Expand(Compress(%q)): %v", expr, err)
+		}
+		seen := map[string]bool{}
+		for _, n := range back {
+			seen[n] = true
+		}
+		for _, n := range names {
+			if !seen[n] {
+				t.Fatalf("%q lost in round trip of %q", n, expr)
+			}
+		}
+	})
+}
