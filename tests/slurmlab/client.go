@@ -1,0 +1,63 @@
+package slurmlab
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds one client command. While slurmctld is down every
+// client retries for about 10 s (SLURM-LAB.md), so no call is unbounded.
+const DefaultTimeout = 15 * time.Second
+
+// Run runs a Slurm client command (sbatch, squeue, scontrol, ...) against
+// the lab with a timeout and returns its standard output. A non-zero exit
+// is an error carrying stderr.
+func (l *Lab) Run(ctx context.Context, timeout time.Duration, name string, args ...string) (string, error) {
+	out, errOut, err := l.RunSplit(ctx, timeout, nil, name, args...)
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errOut))
+	}
+	return out, nil
+}
+
+// RunSplit is Run with extra environment, returning stdout and stderr
+// apart and the exit error as is.
+func (l *Lab) RunSplit(ctx context.Context, timeout time.Duration, env []string, name string, args ...string) (string, string, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(l.Env(), env...)
+	cmd.Dir = l.Path("state")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("timed out after %v", timeout)
+	}
+	return stdout.String(), stderr.String(), err
+}
+
+// LogTail returns the last n lines of a file under log/.
+func (l *Lab) LogTail(name string, n int) string {
+	data, err := os.ReadFile(l.Path("log", name))
+	if err != nil {
+		return err.Error()
+	}
+	return tail(string(data), n)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

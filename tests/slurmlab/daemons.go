@@ -1,0 +1,161 @@
+package slurmlab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// startMunge makes a private key and starts munged on a private socket, so
+// nothing collides with a packaged munged (SLURM-LAB.md).
+func (l *Lab) startMunge(ctx context.Context) error {
+	key := l.Path("munge", "key", "munge.key")
+	if _, err := os.Stat(key); err != nil {
+		if out, err := exec.CommandContext(ctx, "mungekey", "--create", "--keyfile="+key).CombinedOutput(); err != nil {
+			return fmt.Errorf("mungekey: %v: %s", err, out)
+		}
+	}
+	sock := l.mungeSocket()
+	_, err := l.spawn("munged", nil, "/usr/sbin/munged", "-F", "--socket="+sock, "--key-file="+key,
+		"--pid-file="+l.Path("munge", "munged.pid"), "--log-file="+l.Path("log", "munged.log"),
+		"--seed-file="+l.Path("munge", "munged.seed"))
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, 10*time.Second, "munged socket", func() bool {
+		fi, err := os.Stat(sock)
+		return err == nil && fi.Mode()&os.ModeSocket != 0
+	})
+}
+
+func (l *Lab) mungeSocket() string { return l.Path("munge", "munge.socket.2") }
+
+// startCtld starts slurmctld in the foreground (-D) with a cleared state
+// (-c): state saved by an earlier run would otherwise come back.
+func (l *Lab) startCtld(ctx context.Context) error {
+	pid, err := l.spawn("slurmctld", l.opts.Plugins.CtldEnv, l.Path("bin", "slurmctld"), "-D", "-c", "-f", l.Conf)
+	if err != nil {
+		return err
+	}
+	l.CtldPID = pid
+	return waitFor(ctx, 20*time.Second, "slurmctld to answer", func() bool {
+		if !l.CtldAlive() {
+			return true // fail fast below
+		}
+		_, err := l.Run(ctx, 5*time.Second, "scontrol", "ping")
+		return err == nil
+	}, func() error {
+		if !l.CtldAlive() {
+			return fmt.Errorf("slurmctld exited at start: %s", l.LogTail("slurmctld.log", 5))
+		}
+		return nil
+	})
+}
+
+// startNodes starts one slurmd per node (-N name; the normal slurmd
+// accepts it) and waits until every node is idle.
+func (l *Lab) startNodes(ctx context.Context) error {
+	stepd := l.Path("bin", "slurmstepd")
+	for i := range l.Cluster.Nodes {
+		name := l.Cluster.Nodes[i].Name
+		if _, err := l.spawn("slurmd-"+name, nil, l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd); err != nil {
+			return err
+		}
+	}
+	return l.WaitNodesIdle(ctx, 30*time.Second)
+}
+
+// WaitNodesIdle waits until sinfo reports every node idle.
+func (l *Lab) WaitNodesIdle(ctx context.Context, limit time.Duration) error {
+	var last string
+	err := waitFor(ctx, limit, "all nodes idle", func() bool {
+		out, err := l.Run(ctx, 5*time.Second, "sinfo", "-h", "-N", "-o", "%N %t")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = out
+		lines := strings.Fields(out)
+		if len(lines) != 2*len(l.Cluster.Nodes) {
+			return false
+		}
+		for i := 1; i < len(lines); i += 2 {
+			if lines[i] != "idle" {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("%w; last sinfo: %s", err, strings.Join(strings.Fields(last), " "))
+	}
+	return nil
+}
+
+// CtldAlive reports whether the slurmctld this lab started still runs
+// (checked by PID and marker, never by name).
+func (l *Lab) CtldAlive() bool { return l.CtldPID > 0 && belongs(l.CtldPID, l.Dir) }
+
+// Stop tears the lab down by PID (see StopDir) and removes its directory if
+// Start made it. It is safe to call twice and on a half-started lab.
+func (l *Lab) Stop() error {
+	if l == nil || l.Dir == "" {
+		return nil
+	}
+	if l.CtldAlive() {
+		// Cancelling first lets slurmd clean its steps up itself.
+		_, _ = l.Run(context.Background(), 5*time.Second, "scancel", "--quiet", "--full", "-u", "root")
+	}
+	err := StopDir(l.Dir)
+	if err == nil && l.tempDir {
+		err = os.RemoveAll(l.Dir)
+	}
+	l.procs = nil
+	return err
+}
+
+// Restart stops slurmctld by PID and starts it again with the same
+// configuration and a fresh state: how the e2e tests reload plugins.
+func (l *Lab) Restart(ctx context.Context, plugins Plugins) error {
+	_, _ = l.Run(ctx, 5*time.Second, "scancel", "--quiet", "--full", "-u", "root")
+	stopPIDs([]int{l.CtldPID}, l.Dir, StopGrace)
+	l.opts.Plugins = plugins
+	if err := l.writeConfig(); err != nil {
+		return err
+	}
+	if err := l.startCtld(ctx); err != nil {
+		return err
+	}
+	return l.WaitNodesIdle(ctx, 30*time.Second)
+}
+
+// waitFor polls cond every 100 ms until it holds, then runs the optional
+// checks (which may turn success into an error).
+func waitFor(ctx context.Context, limit time.Duration, what string, cond func() bool, checks ...func() error) error {
+	deadline := time.Now().Add(limit)
+	for {
+		if cond() {
+			for _, c := range checks {
+				if err := c(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %v waiting for %s", limit, what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// signal0 reports whether a PID exists at all.
+func signal0(pid int) bool { return syscall.Kill(pid, 0) == nil }

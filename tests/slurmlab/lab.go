@@ -1,0 +1,214 @@
+package slurmlab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Binaries of Debian's slurm-wlm packages. The daemons run through symlinks
+// named exactly slurmctld/slurmd/slurmstepd: libslurm parses GRES only when
+// the process's basename is one of those (SLURM-LAB.md, "Daemon names").
+const (
+	sbinCtld  = "/usr/sbin/slurmctld-wlm"
+	sbinD     = "/usr/sbin/slurmd-wlm"
+	sbinStepd = "/usr/sbin/slurmstepd-wlm"
+	// StockPluginDir is where Debian installs Slurm's own plugins.
+	StockPluginDir = "/usr/lib/x86_64-linux-gnu/slurm-wlm"
+	// EnvMarker names the variable every lab process carries.
+	EnvMarker = "GANGTOPO_LAB"
+)
+
+// Plugins says which gangtopo plugins a lab loads. The zero value is stock
+// Slurm: no job_submit plugin and an empty plugstack.conf.
+type Plugins struct {
+	// Dir holds job_submit_gangtopo.so and spank_gangtopo.so (make plugins
+	// writes them to build/plugins). It is appended to PluginDir.
+	Dir string
+	// JobSubmit loads job_submit/gangtopo (JobSubmitPlugins=gangtopo).
+	JobSubmit bool
+	// Spank adds spank_gangtopo.so to plugstack.conf, with SpankArgs.
+	Spank     bool
+	SpankArgs []string
+	// CtldEnv is added to slurmctld's environment (GANGTOPO_CONFIG=...).
+	CtldEnv []string
+}
+
+// Options configure a lab.
+type Options struct {
+	// Dir is the lab directory; empty means a new temporary one, removed by
+	// Stop. A given Dir is kept (make demo keeps its logs).
+	Dir string
+	// Cluster is the topology to emulate; ClusterFile its path (copied to
+	// etc/cluster.yaml for the plugins).
+	Cluster     *topology.Cluster
+	ClusterFile string
+	// CtldPort and the slurmd ports CtldPort+1+i; 0 picks free ones.
+	CtldPort int
+	Plugins  Plugins
+	// Owner marks a lab started by a process that will stop it: a later
+	// Start removes labs whose owner died (a test binary killed by its
+	// timeout). 0 marks a lab meant to outlive its starter (make demo).
+	Owner int
+	// Logf receives progress lines; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Lab is a running cluster.
+type Lab struct {
+	Dir     string
+	Conf    string // etc/slurm.conf
+	Cluster *topology.Cluster
+	Port    int // slurmctld's port
+	CtldPID int
+
+	opts    Options
+	tempDir bool
+	procs   []proc
+}
+
+// proc is one daemon the lab started.
+type proc struct {
+	Name string
+	PID  int
+}
+
+// Start brings a lab up and waits until all its nodes are idle. On error,
+// whatever was started is stopped again.
+func Start(ctx context.Context, opts Options) (*Lab, error) {
+	if opts.Cluster == nil {
+		return nil, errors.New("slurmlab: no cluster topology given")
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("slurmlab: must run as root (it makes device files and starts Slurm daemons)")
+	}
+	if err := EnsurePackages(ctx, opts.Logf); err != nil {
+		return nil, err
+	}
+	CleanupStale(os.TempDir(), opts.Logf)
+	l := &Lab{Cluster: opts.Cluster, opts: opts}
+	if err := l.makeDir(); err != nil {
+		return nil, err
+	}
+	if err := l.start(ctx); err != nil {
+		l.Stop()
+		return nil, fmt.Errorf("slurmlab: %w (logs in %s/log)", err, l.Dir)
+	}
+	return l, nil
+}
+
+func (l *Lab) makeDir() error {
+	dir := l.opts.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "gangtopo-lab-")
+		if err != nil {
+			return fmt.Errorf("slurmlab: %w", err)
+		}
+		dir, l.tempDir = d, true
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("slurmlab: %w", err)
+	}
+	l.Dir = dir
+	l.Conf = filepath.Join(dir, "etc", "slurm.conf")
+	// munged wants every directory on the way to its socket executable by
+	// all, and its key directory private.
+	for _, sub := range []string{"", "etc", "bin", "dev", "log", "run", "munge", "spool", "spool/ctld", "spool/d", "state"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return fmt.Errorf("slurmlab: %w", err)
+		}
+		if err := os.Chmod(filepath.Join(dir, sub), 0o755); err != nil {
+			return fmt.Errorf("slurmlab: %w", err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "munge", "key"), 0o700); err != nil {
+		return fmt.Errorf("slurmlab: %w", err)
+	}
+	return nil
+}
+
+// start is Start's body: every step may fail, and Start cleans up.
+func (l *Lab) start(ctx context.Context) error {
+	port := l.opts.CtldPort
+	if port == 0 {
+		p, err := freePorts(len(l.Cluster.Nodes) + 1)
+		if err != nil {
+			return err
+		}
+		port = p
+	}
+	l.Port = port
+	if err := os.WriteFile(filepath.Join(l.Dir, "run", "owner"), []byte(strconv.Itoa(l.opts.Owner)+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := l.makeDevices(); err != nil {
+		return err
+	}
+	if err := l.writeConfig(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := l.startMunge(ctx); err != nil {
+		return err
+	}
+	if err := l.startCtld(ctx); err != nil {
+		return err
+	}
+	if err := l.startNodes(ctx); err != nil {
+		return err
+	}
+	l.opts.Logf("slurmlab: %d nodes idle after %v (dir %s, port %d)", len(l.Cluster.Nodes), time.Since(t0).Round(time.Millisecond), l.Dir, l.Port)
+	return nil
+}
+
+// makeDevices creates the fake GPU character devices gres.conf points at:
+// slurmd drops GPUs without a device file (SLURM-LAB.md).
+func (l *Lab) makeDevices() error {
+	most := 0
+	for i := range l.Cluster.Nodes {
+		most = max(most, l.Cluster.Nodes[i].NumGPUs())
+	}
+	for i := 0; i < most; i++ {
+		if err := mknodChar(filepath.Join(l.Dir, "dev", fmt.Sprintf("nvidia%d", i)), 195, i); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"slurmctld", "slurmd", "slurmstepd"} {
+		link := filepath.Join(l.Dir, "bin", name)
+		target := map[string]string{"slurmctld": sbinCtld, "slurmd": sbinD, "slurmstepd": sbinStepd}[name]
+		_ = os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Env is the environment for Slurm client commands talking to this lab.
+func (l *Lab) Env() []string {
+	env := []string{"SLURM_CONF=" + l.Conf, EnvMarker + "=" + l.Dir}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "SLURM_") || strings.HasPrefix(kv, "SBATCH_") || strings.HasPrefix(kv, "SALLOC_") ||
+			strings.HasPrefix(kv, "SRUN_") || strings.HasPrefix(kv, "GANGTOPO_") || strings.HasPrefix(kv, EnvMarker+"=") {
+			continue // never leak an outer job's or lab's settings in
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// Path joins elements to the lab directory.
+func (l *Lab) Path(elem ...string) string {
+	return filepath.Join(append([]string{l.Dir}, elem...)...)
+}

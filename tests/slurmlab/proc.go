@@ -1,0 +1,243 @@
+package slurmlab
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// StopGrace is how long Stop waits after SIGTERM before SIGKILL. slurmd may
+// ignore SIGTERM once slurmctld is gone (SLURM-LAB.md).
+const StopGrace = 5 * time.Second
+
+// spawn starts a daemon in its own session with the lab's marker in its
+// environment, output to log/<name>.out, and records its PID.
+func (l *Lab) spawn(name string, env []string, argv ...string) (int, error) {
+	out, err := os.OpenFile(l.Path("log", name+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer out.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = l.Dir
+	cmd.Env = append(l.Env(), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() { _ = cmd.Wait() }() // reap it if it dies while we run
+	l.procs = append(l.procs, proc{name, cmd.Process.Pid})
+	return cmd.Process.Pid, l.writePIDs()
+}
+
+// writePIDs records the daemons for `slurmlab down` in another process.
+func (l *Lab) writePIDs() error {
+	var b bytes.Buffer
+	for _, p := range l.procs {
+		fmt.Fprintf(&b, "%s %d\n", p.Name, p.PID)
+	}
+	return os.WriteFile(l.Path("run", "pids"), b.Bytes(), 0o644)
+}
+
+// readPIDs reads run/pids of a lab directory.
+func readPIDs(dir string) ([]proc, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "run", "pids"))
+	if err != nil {
+		return nil, err
+	}
+	var out []proc
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			continue
+		}
+		pid, err := strconv.Atoi(f[1])
+		if err != nil || pid <= 1 {
+			return nil, fmt.Errorf("%s/run/pids: bad line %q", dir, sc.Text())
+		}
+		out = append(out, proc{f[0], pid})
+	}
+	return out, sc.Err()
+}
+
+// belongs reports whether pid is alive and carries dir's marker, so a
+// recycled PID is never signalled.
+func belongs(pid int, dir string) bool {
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return false
+	}
+	want := []byte(EnvMarker + "=" + dir)
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if bytes.Equal(kv, want) {
+			return !isZombie(pid)
+		}
+	}
+	return false
+}
+
+func isZombie(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
+}
+
+// marked lists every live process carrying dir's marker: the daemons, and
+// the slurmstepd and task processes of jobs, which have neither a stable
+// name nor a parent we know.
+func marked(dir string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if belongs(pid, dir) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// stopPIDs sends SIGTERM to each PID still belonging to dir, waits up to
+// grace for them to go, then SIGKILLs the rest. It returns the survivors'
+// count after SIGKILL (0 normally).
+func stopPIDs(pids []int, dir string, grace time.Duration) int {
+	alive := func() []int {
+		var out []int
+		for _, p := range pids {
+			if belongs(p, dir) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for _, p := range alive() {
+		_ = syscall.Kill(p, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(grace)
+	for len(alive()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, p := range alive() {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	deadline = time.Now().Add(2 * time.Second)
+	for len(alive()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return len(alive())
+}
+
+// StopDir stops the lab in dir by PID: first the slurmds, then slurmctld,
+// then whatever job processes are left, then munged. It needs no Lab value,
+// so `slurmlab down` can stop a lab another process started.
+func StopDir(dir string) error {
+	procs, err := readPIDs(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	order := []string{"slurmd", "slurmctld", "", "munged"}
+	var left int
+	for _, stage := range order {
+		var pids []int
+		if stage == "" {
+			pids = marked(dir) // job steps and tasks; never munged's turn yet
+			pids = without(pids, procs, "munged")
+		} else {
+			for _, p := range procs {
+				if strings.HasPrefix(p.Name, stage) {
+					pids = append(pids, p.PID)
+				}
+			}
+		}
+		left += stopPIDs(pids, dir, StopGrace)
+	}
+	left += stopPIDs(marked(dir), dir, time.Second)
+	if left > 0 {
+		return fmt.Errorf("slurmlab: %d processes of %s survived SIGKILL", left, dir)
+	}
+	return nil
+}
+
+func without(pids []int, procs []proc, name string) []int {
+	skip := map[int]bool{}
+	for _, p := range procs {
+		if p.Name == name {
+			skip[p.PID] = true
+		}
+	}
+	var out []int
+	for _, p := range pids {
+		if !skip[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CleanupStale stops and removes labs under root whose owning process is
+// gone: what a test binary killed by its timeout leaves behind. Labs with
+// owner 0 (make demo) are left alone.
+func CleanupStale(root string, logf func(string, ...any)) {
+	dirs, _ := filepath.Glob(filepath.Join(root, "gangtopo-lab-*"))
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "run", "owner"))
+		if err != nil {
+			continue
+		}
+		owner, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || owner == 0 || syscall.Kill(owner, 0) == nil {
+			continue
+		}
+		logf("slurmlab: stopping stale lab %s (owner %d is gone)", dir, owner)
+		if err := StopDir(dir); err == nil {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
+
+// freePorts finds a base port with n consecutive free TCP ports on
+// 127.0.0.1, away from Slurm's defaults (6817-6818) and make demo's 16817.
+func freePorts(n int) (int, error) {
+	for base := 18817; base < 40000; base += 97 {
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				continue
+			}
+			ln.Close()
+		}
+		if ok {
+			return base, nil
+		}
+	}
+	return 0, errors.New("no range of free TCP ports found")
+}
+
+// mknodChar makes a character device (replacing whatever is there).
+func mknodChar(path string, major, minor int) error {
+	_ = os.Remove(path)
+	dev := (major << 8) | minor
+	if err := syscall.Mknod(path, syscall.S_IFCHR|0o666, dev); err != nil {
+		return fmt.Errorf("mknod %s: %w", path, err)
+	}
+	return nil
+}
