@@ -144,25 +144,32 @@ func (s *Snapshot) refresh(n topology.NodeID) {
 	node := &s.Cluster.Nodes[n]
 	free := s.FreeMilli[node.GPULo:node.GPUHi]
 	whole := 0
-	var sorted [64]uint16
-	k := copy(sorted[:], free)
-	for i := 0; i < k; i++ {
-		if free[i] == WholeGPU {
+	for _, f := range free {
+		if f == WholeGPU {
 			whole++
-		}
-		for j := i; j > 0 && sorted[j] < sorted[j-1]; j-- { // insertion sort: k <= 64
-			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
 		}
 	}
 	s.wholeFree[n] = uint8(whole)
+	s.sig[n] = Signature(node.Models, free, s.FreeCPUMilli[n])
+}
+
+// Signature hashes a node state the way NodeSig does, for states that are
+// only being considered (a node after a hypothetical allocation).
+func Signature(models topology.ModelSet, free []uint16, cpuMilli int32) uint64 {
+	var sorted [64]uint16
+	k := copy(sorted[:], free)
+	for i := 1; i < k; i++ { // insertion sort: k <= 64, usually 8
+		for j := i; j > 0 && sorted[j] < sorted[j-1]; j-- {
+			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
+		}
+	}
 	h := uint64(fnvOffset)
-	h = fnvMix(h, uint64(node.Models))
+	h = fnvMix(h, uint64(models))
 	h = fnvMix(h, uint64(k))
 	for i := 0; i < k; i++ {
 		h = fnvMix(h, uint64(sorted[i]))
 	}
-	h = fnvMix(h, uint64(uint32(s.FreeCPUMilli[n])))
-	s.sig[n] = h
+	return fnvMix(h, uint64(uint32(cpuMilli)))
 }
 
 const (
