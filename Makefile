@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench demo install clean e2e
+.PHONY: all build test unit lint bench demo install clean e2e plugins plugins-fault c-test install-plugins
 
 all: build
 
@@ -29,14 +29,75 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: lint unit e2e
+test: lint unit c-test e2e
 
 # end-to-end tests on a real Slurm 22.05 (tests/slurmlab): needs root; installs
 # the Slurm packages with apt-get when missing. Skipped (with a note) for a
 # non-root user outside CI; under CI=true it always runs.
 e2e:
 	@if [ "$$(id -u)" != 0 ] && [ "$$CI" != true ]; then echo "e2e: skipped (needs root; CI runs it)"; \
-	else GANGTOPO_E2E=1 $(GO) test -count=1 -timeout 10m -v ./tests/e2e/; fi
+	else $(MAKE) --no-print-directory slurm-packages plugins plugins-fault build && \
+	  GANGTOPO_E2E=1 GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) \
+	  GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 10m -v ./tests/e2e/; fi
+
+# ---- Slurm plugins (c/ and spank/) -----------------------------------------
+# Built against the installed Slurm headers; a plugin only loads into the
+# Slurm release series it was built for (22.05 here): see docs/admin.md.
+SLURM_INCLUDE    ?= /usr/include
+SLURM_PLUGIN_DIR ?= /usr/lib/x86_64-linux-gnu/slurm-wlm
+PLUGIN_BUILD     ?= $(BUILD)/plugins
+CC               ?= cc
+HARDEN_CFLAGS    = -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
+HARDEN_LDFLAGS   = -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack
+PLUGIN_CFLAGS    = -std=gnu11 -O2 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -I$(SLURM_INCLUDE) -Ic
+SPANK_SRC        = c/spank_gangtopo.c c/spank_client.c c/spank_remote.c c/gangtopo_option.c c/gangtopo_nodefile.c
+SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h
+GO_CSHARED       = $(GO) build -buildmode=c-shared -trimpath \
+	-ldflags "-extldflags '-Wl,--version-script=$(abspath c/libgangtopo.lds) $(HARDEN_LDFLAGS)'"
+
+plugins: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)/job_submit_gangtopo.so
+
+# The same job_submit plugin over a libgangtopo built with the fault hooks of
+# spank/gate/fault_inject.go (tag gangtopo_faultinject): e2e fault tests only.
+plugins-fault: $(PLUGIN_BUILD)/spank_gangtopo.so
+	@mkdir -p $(PLUGIN_BUILD)-fault
+	$(GO_CSHARED) -tags gangtopo_faultinject -o $(PLUGIN_BUILD)-fault/libgangtopo.so ./spank/libgangtopo
+	$(CC) $(PLUGIN_CFLAGS) -shared -o $(PLUGIN_BUILD)-fault/job_submit_gangtopo.so c/job_submit_gangtopo.c \
+	  -L$(PLUGIN_BUILD)-fault -lgangtopo -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
+	cp $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)-fault/
+
+$(PLUGIN_BUILD)/spank_gangtopo.so: $(SPANK_SRC) $(SPANK_HDR) c/spank_gangtopo.lds
+	@mkdir -p $(PLUGIN_BUILD)
+	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $(SPANK_SRC) -Wl,--version-script=c/spank_gangtopo.lds $(HARDEN_LDFLAGS)
+
+# libgangtopo.so: go decides what is stale, so it is always asked.
+.PHONY: $(PLUGIN_BUILD)/libgangtopo.so
+$(PLUGIN_BUILD)/libgangtopo.so:
+	@mkdir -p $(PLUGIN_BUILD)
+	$(GO_CSHARED) -o $@ ./spank/libgangtopo
+
+$(PLUGIN_BUILD)/job_submit_gangtopo.so: c/job_submit_gangtopo.c c/gangtopo_abi.h c/job_submit_gangtopo.lds $(PLUGIN_BUILD)/libgangtopo.so
+	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ c/job_submit_gangtopo.c -L$(PLUGIN_BUILD) -lgangtopo \
+	  -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
+
+# unit tests of the plugins' pure-C parts
+c-test:
+	@mkdir -p $(BUILD)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -o $(BUILD)/test_c c/tests/test_c.c c/gangtopo_option.c c/gangtopo_nodefile.c
+	$(BUILD)/test_c
+
+# the Slurm packages the plugins build against (root; only when missing)
+slurm-packages:
+	@test -f $(SLURM_INCLUDE)/slurm/spank.h || { echo "installing Slurm packages"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	  slurmctld slurmd slurm-client libslurm-dev munge gcc libc6-dev; }
+
+# the plugins: libgangtopo.so goes next to job_submit_gangtopo.so (found
+# through its $$ORIGIN run path)
+install-plugins: plugins
+	install -D -m 0755 $(PLUGIN_BUILD)/spank_gangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_gangtopo.so
+	install -D -m 0755 $(PLUGIN_BUILD)/job_submit_gangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/job_submit_gangtopo.so
+	install -D -m 0755 $(PLUGIN_BUILD)/libgangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/libgangtopo.so
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./selector/...
@@ -44,7 +105,7 @@ bench:
 demo: build
 	$(BUILD)/gangtopo version
 
-install: build
+install: build install-plugins
 	install -D -m 0755 $(BUILD)/gangtopo $(DESTDIR)$(BINDIR)/gangtopo
 
 clean:

@@ -1,13 +1,18 @@
-// Package e2e drives a real Slurm 22.05 cluster (tests/slurmlab) with the
-// gangtopo plugins loaded and asserts what Slurm did. It runs only when
-// GANGTOPO_E2E=1 (make e2e sets it) and then needs root; under CI=true it
-// must run and fails instead of skipping.
+// Package e2e drives a real Slurm 22.05 cluster (tests/slurmlab: 16 nodes x
+// 8 GPUs, 4 leaves, 2 spines) with the gangtopo plugins loaded and asserts
+// what Slurm did. One file per feature; the invalid-input cases are
+// gathered in invalid_test.go.
+//
+// It runs only when GANGTOPO_E2E=1 (make e2e sets it, with the plugin
+// build directories in GANGTOPO_PLUGINS and GANGTOPO_FAULT_PLUGINS) and
+// needs root; under CI=true it must run and fails instead of skipping.
 package e2e
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,8 +20,32 @@ import (
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
-// lab is the cluster shared by every test of the package.
+// lab is the cluster shared by every test of the package; tests run one
+// after another and each starts from an empty cluster (reset).
 var lab *slurmlab.Lab
+
+// Paths inside the lab directory.
+var (
+	clusterFile  string // etc/cluster.yaml, the topology the plugin loads
+	configFile   string // etc/gangtopo.yaml
+	snapshotFile string // state/snapshot.json
+)
+
+const clusterSource = "../../docs/examples/lab16.yaml"
+
+// labConfig is the e2e gangtopo.yaml: every GPU job is placed, the snapshot
+// is re-read every 100 ms.
+const labConfig = `version: v1
+topology: %s
+snapshot: %s
+jobs: gpu
+default_topology: any:preferred
+on_failure: open
+max_snapshot_age: 30s
+reload_interval: 100ms
+deadline: 200ms
+decision_field: admin_comment
+`
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -40,7 +69,7 @@ func run(m *testing.M) int {
 	lab = l
 	code := m.Run()
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "e2e: slurmctld log tail:\n%s\n", lab.LogTail("slurmctld.log", 40))
+		fmt.Fprintf(os.Stderr, "e2e: slurmctld log tail:\n%s\n", lab.LogTail("slurmctld.log", 60))
 	}
 	if err := lab.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -51,18 +80,54 @@ func run(m *testing.M) int {
 }
 
 func startLab() (*slurmlab.Lab, error) {
-	const file = "../../docs/examples/lab16.yaml"
-	f, err := os.Open(file)
+	plugins := os.Getenv("GANGTOPO_PLUGINS")
+	if plugins == "" {
+		return nil, fmt.Errorf("GANGTOPO_PLUGINS is not set: run `make e2e`")
+	}
+	c, data, err := readCluster(clusterSource)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	c, err := topology.Parse(f, file)
+	dir, err := os.MkdirTemp("", "gangtopo-lab-")
 	if err != nil {
+		return nil, err
+	}
+	clusterFile = filepath.Join(dir, "etc", "cluster.yaml")
+	configFile = filepath.Join(dir, "etc", "gangtopo.yaml")
+	snapshotFile = filepath.Join(dir, "state", "snapshot.json")
+	for _, sub := range []string{"etc", "state"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(clusterFile, data, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(configFile, []byte(fmt.Sprintf(labConfig, clusterFile, snapshotFile)), 0o644); err != nil {
 		return nil, err
 	}
 	return slurmlab.Start(context.Background(), slurmlab.Options{
-		Cluster: c, ClusterFile: file, Owner: os.Getpid(),
-		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
+		Dir: dir, RemoveDir: true, Cluster: c, ClusterFile: clusterFile, Owner: os.Getpid(),
+		Plugins: gangtopoPlugins(plugins),
+		Logf:    func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
 	})
+}
+
+// gangtopoPlugins loads both plugins from dir.
+func gangtopoPlugins(dir string) slurmlab.Plugins {
+	return slurmlab.Plugins{Dir: dir, JobSubmit: true, Spank: true, CtldEnv: []string{"GANGTOPO_CONFIG=" + configFile}}
+}
+
+func readCluster(path string) (*topology.Cluster, []byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	c, err := topology.Parse(f, path)
+	return c, data, err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
 // Binaries of Debian's slurm-wlm packages. The daemons run through symlinks
@@ -44,8 +45,9 @@ type Plugins struct {
 // Options configure a lab.
 type Options struct {
 	// Dir is the lab directory; empty means a new temporary one, removed by
-	// Stop. A given Dir is kept (make demo keeps its logs).
-	Dir string
+	// Stop. A given Dir is kept (make demo keeps its logs) unless RemoveDir.
+	Dir       string
+	RemoveDir bool
 	// Cluster is the topology to emulate; ClusterFile its path (copied to
 	// etc/cluster.yaml for the plugins).
 	Cluster     *topology.Cluster
@@ -116,6 +118,7 @@ func (l *Lab) makeDir() error {
 		}
 		dir, l.tempDir = d, true
 	}
+	l.tempDir = l.tempDir || l.opts.RemoveDir
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("slurmlab: %w", err)
@@ -153,6 +156,11 @@ func (l *Lab) start(ctx context.Context) error {
 		return err
 	}
 	if err := l.makeDevices(); err != nil {
+		return err
+	}
+	// the node files the SPANK plugin's remote context reads
+	// (nodefile_dir= in plugstack.conf)
+	if err := nodefile.WriteAll(l.Cluster, l.Path("nodes")); err != nil {
 		return err
 	}
 	if err := l.writeConfig(); err != nil {

@@ -174,7 +174,7 @@ func (l *Lab) plugstack() []byte {
 	if !p.Spank || p.Dir == "" {
 		return nil
 	}
-	line := "required " + p.Dir + "/spank_gangtopo.so"
+	line := "required " + p.Dir + "/spank_gangtopo.so nodefile_dir=" + l.Path("nodes")
 	if len(p.SpankArgs) > 0 {
 		line += " " + strings.Join(p.SpankArgs, " ")
 	}

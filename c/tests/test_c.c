@@ -1,0 +1,174 @@
+/*
+ * test_c.c - unit tests of the plugins' pure-C parts (make c-test): the
+ * --gang-topology parser and the node file parser. Table-driven; prints
+ * each failure and exits 1 if any.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../gangtopo_nodefile.h"
+#include "../gangtopo_option.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                          \
+	do {                                                      \
+		if (!(cond)) {                                    \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);             \
+			fputc('\n', stderr);                      \
+			failures++;                               \
+		}                                                 \
+	} while (0)
+
+static void test_option(void)
+{
+	static const struct {
+		const char *in, *want;	/* want: canonical form, or error substring */
+		int ok;
+	} cases[] = {
+		{ "leaf", "leaf:required", 1 },
+		{ "LEAF:Preferred", "leaf:preferred", 1 },
+		{ "nvlink,slice=8", "nvlink:required,slice=8", 1 },
+		{ "spine:required,slice=4", "spine:required,slice=4", 1 },
+		{ "cluster", "any:required", 1 },
+		{ "node", "node:required", 1 },
+		{ "block:preferred", "block:preferred", 1 },
+		{ " any , slice = 4 ", "any:required,slice=4", 1 },
+		{ "leaf,slice=576", "leaf:required,slice=576", 1 },
+		{ "NVLNK", "unknown tier \"nvlnk\" (want one of nvlink, node, block, leaf, spine, any)", 0 },
+		{ "", "empty value (want TIER[:MODE][,slice=S], e.g. leaf or nvlink:preferred,slice=8)", 0 },
+		{ "leaf:sometimes", "unknown mode \"sometimes\" (want required or preferred)", 0 },
+		{ "leaf:", "unknown mode \"\"", 0 },
+		{ "leaf,slice=0", "slice=0 is not a GPU count (want 1..576)", 0 },
+		{ "leaf,slice=577", "slice=577 is not a GPU count", 0 },
+		{ "leaf,slice=99999999999999999999", "is not a GPU count", 0 },
+		{ "leaf,slice=x", "slice=x is not a GPU count", 0 },
+		{ "leaf,slice=", "slice= is not a GPU count", 0 },
+		{ "leaf,slices=8", "unknown setting \"slices=8\" (the only setting is slice=S)", 0 },
+		{ "leaf,slice=8,slice=4", "slice given twice", 0 },
+		{ "leaf,", "unknown setting \"\"", 0 },
+		{ "leaf:preferred:required", "unknown mode \"preferred:required\"", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gt_option o;
+		char err[256] = "", got[128] = "";
+		int rc = gt_option_parse(cases[i].in, &o, err, sizeof(err));
+
+		if (rc == 0)
+			gt_option_format(&o, got, sizeof(got));
+		CHECK((rc == 0) == cases[i].ok, "option \"%s\": rc %d err \"%s\"", cases[i].in, rc, err);
+		if (cases[i].ok)
+			CHECK(!strcmp(got, cases[i].want), "option \"%s\": got \"%s\", want \"%s\"", cases[i].in, got, cases[i].want);
+		else
+			CHECK(strstr(err, cases[i].want) && !strncmp(err, "--gang-topology: ", 17),
+			      "option \"%s\": error \"%s\" lacks \"%s\"", cases[i].in, err, cases[i].want);
+	}
+}
+
+static const char lab_node[] =
+	"# written by gangtopo\n"
+	"gangtopo-node v1\n"
+	"node node01\n"
+	"domain leaf leaf1\n"
+	"domain spine spine1\n"
+	"domain any lab16\n"
+	"nvlink node01/nvl0 0-7\n"
+	"nic mlx5_0 0-1\n"
+	"nic mlx5_1 2,3\n"
+	"nic mlx5_2 4-5   # comment\n"
+	"nic mlx5_3 6-7\n";
+
+static void test_nodefile(void)
+{
+	static const struct {
+		const char *text, *err;
+	} bad[] = {
+		{ "", "empty file" },
+		{ "gangtopo-node v2\nnode a\n", "line 1: want \"gangtopo-node v1\" first" },
+		{ "gangtopo-node v1\n", "no \"node\" line" },
+		{ "gangtopo-node v1\nnode a\nnic mlx5_0 0-64\n", "line 3: bad \"nic\" line" },
+		{ "gangtopo-node v1\nnode a\nnic mlx5_0 3-1\n", "line 3: bad \"nic\" line" },
+		{ "gangtopo-node v1\nnode a\ncolour blue\n", "line 3: bad \"colour\" line" },
+		{ "gangtopo-node v1\nnode a b\n", "line 2: bad \"node\" line" },
+		{ "gangtopo-node v1\nnode a\nnic a 1 2 3\n", "line 3: too many fields" },
+	};
+	struct gt_nodefile nf;
+	char err[256], nics[256];
+	uint64_t mask;
+
+	CHECK(gt_nodefile_parse(lab_node, &nf, err, sizeof(err)) == 0, "lab node: %s", err);
+	CHECK(!strcmp(nf.node, "node01") && nf.ndomains == 3 && nf.nnics == 4 && nf.nislands == 1,
+	      "lab node: node %s, %d domains, %d nics, %d islands", nf.node, nf.ndomains, nf.nnics, nf.nislands);
+	CHECK(!strcmp(nf.domains[0].tier, "leaf") && !strcmp(nf.domains[0].name, "leaf1"), "tightest domain first");
+	CHECK(nf.islands[0].gpus == 0xff, "island mask %llx", (unsigned long long)nf.islands[0].gpus);
+	/* GPUs 2 and 5: mlx5_1 serves 2-3, mlx5_2 serves 4-5 */
+	gt_gpu_mask("2,5", &mask);
+	CHECK(gt_nics_for(&nf, mask, nics, sizeof(nics)) == 2 && !strcmp(nics, "mlx5_1,mlx5_2"), "nics for 2,5: %s", nics);
+	/* no GPUs known: every NIC */
+	CHECK(gt_nics_for(&nf, 0, nics, sizeof(nics)) == 4 && !strcmp(nics, "mlx5_0,mlx5_1,mlx5_2,mlx5_3"), "nics for none: %s", nics);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CHECK(gt_nodefile_parse(bad[i].text, &nf, err, sizeof(err)) < 0 && strstr(err, bad[i].err),
+		      "bad file %zu: error \"%s\" lacks \"%s\"", i, err, bad[i].err);
+	}
+	CHECK(gt_gpu_mask("", &mask) == 0 && mask == 0, "empty list");
+	CHECK(gt_gpu_mask("1,", &mask) == 0 && mask == 2, "trailing comma");
+	CHECK(gt_gpu_mask("a", &mask) < 0, "letters");
+}
+
+/* parse_stdin serves spank/gate's parity test: one value per line in, "ok CANONICAL" or "err MESSAGE" out. */
+static int parse_stdin(void)
+{
+	char line[512];
+
+	while (fgets(line, sizeof(line), stdin)) {
+		struct gt_option o;
+		char err[256], out[128];
+
+		line[strcspn(line, "\n")] = '\0';
+		if (gt_option_parse(line, &o, err, sizeof(err)) == 0) {
+			gt_option_format(&o, out, sizeof(out));
+			printf("ok %s\n", out);
+		} else {
+			printf("err %s\n", err + strlen("--gang-topology: "));
+		}
+	}
+	return 0;
+}
+
+/* dump_nodefile serves spank/nodefile's parity test: the parsed file, one fact a line. */
+static int dump_nodefile(const char *path)
+{
+	struct gt_nodefile nf;
+	char err[512];
+
+	if (gt_nodefile_read(path, &nf, err, sizeof(err)) < 0) {
+		printf("err %s\n", err);
+		return 0;
+	}
+	printf("node %s\n", nf.node);
+	for (int i = 0; i < nf.ndomains; i++)
+		printf("domain %s %s\n", nf.domains[i].tier, nf.domains[i].name);
+	for (int i = 0; i < nf.nislands; i++)
+		printf("nvlink %s %llx\n", nf.islands[i].name, (unsigned long long)nf.islands[i].gpus);
+	for (int i = 0; i < nf.nnics; i++)
+		printf("nic %s %llx\n", nf.nics[i].name, (unsigned long long)nf.nics[i].gpus);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--parse"))
+		return parse_stdin();
+	if (argc == 3 && !strcmp(argv[1], "--nodefile"))
+		return dump_nodefile(argv[2]);
+	test_option();
+	test_nodefile();
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("c tests: ok\n");
+	return 0;
+}

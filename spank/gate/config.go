@@ -1,0 +1,279 @@
+package gate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gangtopo/gangtopo/selector/request"
+)
+
+// ConfigVersion is the gangtopo.yaml format this package reads.
+const ConfigVersion = "v1"
+
+// DefaultConfigPath is where slurmctld's plugin looks for its configuration
+// unless GANGTOPO_CONFIG (in slurmctld's environment) says otherwise.
+const DefaultConfigPath = "/etc/slurm/gangtopo.yaml"
+
+// Scope says which jobs gangtopo places.
+type Scope string
+
+// Scopes.
+const (
+	ScopeGang Scope = "gang" // only jobs with --gang-topology (or GANGTOPO_TOPOLOGY)
+	ScopeGPU  Scope = "gpu"  // every job that asks for GPUs
+)
+
+// FailMode says what happens to a job when gangtopo cannot decide.
+type FailMode string
+
+// Failure modes.
+const (
+	FailOpen   FailMode = "open"   // leave the job as submitted
+	FailClosed FailMode = "closed" // refuse it with a message
+)
+
+// Config is gangtopo.yaml (docs/admin.md, "gangtopo.yaml").
+type Config struct {
+	Version  string
+	Topology string // cluster file (selector/topology v1 YAML)
+	Snapshot string // occupancy snapshot (selector/occupancy v1 JSON)
+	Jobs     Scope
+	// DefaultTopology applies to GPU jobs without an option when Jobs is
+	// "gpu"; parsed into Default.
+	DefaultTopology string
+	Default         request.Option
+	OnFailure       FailMode
+	// MaxSnapshotAge: an older snapshot is not used (the job is left alone).
+	MaxSnapshotAge time.Duration
+	// ReloadInterval: how often the snapshot file is checked for a new
+	// generation, in the background (never inside a job_submit call).
+	ReloadInterval time.Duration
+	// Deadline bounds one placement inside job_submit.
+	Deadline time.Duration
+	// PendingHold: a decision's GPUs are counted as taken on top of any
+	// snapshot taken less than PendingHold after it (the job has not
+	// started yet, or the snapshot does not show it yet).
+	PendingHold time.Duration
+	// DecisionField is where the one-line decision goes: admin_comment or
+	// comment.
+	DecisionField string
+	FeaturePrefix string
+	// Partitions limits gangtopo to jobs in these partitions (empty: all).
+	Partitions []string
+	// TrustedUIDs may own the topology and snapshot files, besides root and
+	// the user slurmctld runs as.
+	TrustedUIDs []int
+}
+
+// Defaults returns every default, in one place.
+func Defaults() Config {
+	return Config{
+		Version:         ConfigVersion,
+		Jobs:            ScopeGang,
+		DefaultTopology: "any:preferred",
+		OnFailure:       FailOpen,
+		MaxSnapshotAge:  60 * time.Second,
+		ReloadInterval:  time.Second,
+		Deadline:        50 * time.Millisecond,
+		PendingHold:     10 * time.Second,
+		DecisionField:   "admin_comment",
+		FeaturePrefix:   DefaultFeaturePrefix,
+	}
+}
+
+// LoadConfig reads a config file.
+func LoadConfig(path string) (Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, err
+	}
+	defer f.Close()
+	return ParseConfig(f, path)
+}
+
+// ParseConfig reads gangtopo.yaml strictly: unknown keys, a missing or
+// unsupported version, bad values and missing paths are errors naming
+// name:line and the key. name labels the errors (usually the path).
+func ParseConfig(r io.Reader, name string) (Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if err == io.EOF {
+			return Config{}, fmt.Errorf("%s: empty file (want `version: %s` and the keys of docs/admin.md)", name, ConfigVersion)
+		}
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return Config{}, fmt.Errorf("%s:%d: want a mapping of settings", name, root.Line)
+	}
+	c := Defaults()
+	c.Version = ""
+	p := configParser{name: name, c: &c}
+	p.read(root)
+	p.check(root)
+	if len(p.errs) > 0 {
+		return Config{}, errors.Join(p.errs...)
+	}
+	return c, nil
+}
+
+type configParser struct {
+	name string
+	c    *Config
+	errs []error
+}
+
+func (p *configParser) errorf(n *yaml.Node, key, format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf("%s:%d: %s: %s", p.name, n.Line, key, fmt.Sprintf(format, args...)))
+}
+
+// keys maps each setting to its reader; the order of keyNames is the order
+// in error messages.
+func (p *configParser) keys() map[string]func(*yaml.Node, string) {
+	c := p.c
+	return map[string]func(*yaml.Node, string){
+		"version":          func(v *yaml.Node, k string) { p.str(v, k, &c.Version) },
+		"topology":         func(v *yaml.Node, k string) { p.str(v, k, &c.Topology) },
+		"snapshot":         func(v *yaml.Node, k string) { p.str(v, k, &c.Snapshot) },
+		"jobs":             func(v *yaml.Node, k string) { p.enum(v, k, (*string)(&c.Jobs), "gang", "gpu") },
+		"default_topology": func(v *yaml.Node, k string) { p.str(v, k, &c.DefaultTopology) },
+		"on_failure":       func(v *yaml.Node, k string) { p.enum(v, k, (*string)(&c.OnFailure), "open", "closed") },
+		"max_snapshot_age": func(v *yaml.Node, k string) { p.duration(v, k, time.Second, 24*time.Hour, &c.MaxSnapshotAge) },
+		"reload_interval":  func(v *yaml.Node, k string) { p.duration(v, k, 10*time.Millisecond, time.Hour, &c.ReloadInterval) },
+		"deadline":         func(v *yaml.Node, k string) { p.duration(v, k, time.Millisecond, 5*time.Second, &c.Deadline) },
+		"pending_hold":     func(v *yaml.Node, k string) { p.duration(v, k, 0, time.Hour, &c.PendingHold) },
+		"decision_field":   func(v *yaml.Node, k string) { p.enum(v, k, &c.DecisionField, "admin_comment", "comment") },
+		"feature_prefix":   func(v *yaml.Node, k string) { p.str(v, k, &c.FeaturePrefix) },
+		"partitions":       func(v *yaml.Node, k string) { p.strs(v, k, &c.Partitions) },
+		"trusted_uids":     func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
+	}
+}
+
+func (p *configParser) read(root *yaml.Node) {
+	keys := p.keys()
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		fn, ok := keys[k.Value]
+		switch {
+		case !ok:
+			p.errorf(k, k.Value, "unknown key (want one of %s)", strings.Join(sortedKeys(keys), ", "))
+		case seen[k.Value]:
+			p.errorf(k, k.Value, "given twice")
+		default:
+			seen[k.Value] = true
+			fn(v, k.Value)
+		}
+	}
+}
+
+// check validates what single keys cannot: required keys and the version.
+func (p *configParser) check(root *yaml.Node) {
+	c := p.c
+	switch {
+	case c.Version == "":
+		p.errorf(root, "version", "missing (want `version: %s`)", ConfigVersion)
+	case c.Version != ConfigVersion:
+		p.errorf(root, "version", "unsupported version %q (this gangtopo reads %s)", c.Version, ConfigVersion)
+	}
+	if c.Topology == "" {
+		p.errorf(root, "topology", "missing (the cluster file, e.g. /etc/slurm/gangtopo/cluster.yaml)")
+	}
+	if c.Snapshot == "" {
+		p.errorf(root, "snapshot", "missing (the occupancy snapshot the daemon writes, e.g. /var/lib/gangtopo/snapshot.json)")
+	}
+	if DomainFeature("", c.FeaturePrefix) != c.FeaturePrefix {
+		p.errorf(root, "feature_prefix", "%q may only hold lower-case letters, digits and '_'", c.FeaturePrefix)
+	}
+	o, err := request.ParseOption(c.DefaultTopology)
+	if err != nil {
+		p.errorf(root, "default_topology", "%v", err)
+	}
+	c.Default = o
+}
+
+func sortedKeys(m map[string]func(*yaml.Node, string)) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p *configParser) str(v *yaml.Node, key string, dst *string) {
+	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+		p.errorf(v, key, "want a string")
+		return
+	}
+	*dst = v.Value
+}
+
+func (p *configParser) enum(v *yaml.Node, key string, dst *string, allowed ...string) {
+	var s string
+	p.str(v, key, &s)
+	for _, a := range allowed {
+		if s == a {
+			*dst = s
+			return
+		}
+	}
+	if v.Kind == yaml.ScalarNode {
+		p.errorf(v, key, "%q is not allowed (want %s)", s, strings.Join(allowed, " or "))
+	}
+}
+
+func (p *configParser) duration(v *yaml.Node, key string, lo, hi time.Duration, dst *time.Duration) {
+	var s string
+	p.str(v, key, &s)
+	d, err := time.ParseDuration(s)
+	switch {
+	case v.Kind != yaml.ScalarNode:
+	case err != nil:
+		p.errorf(v, key, "%q is not a duration (want e.g. 500ms, 30s, 2m)", s)
+	case d < lo || d > hi:
+		p.errorf(v, key, "%v out of range (want %v..%v)", d, lo, hi)
+	default:
+		*dst = d
+	}
+}
+
+func (p *configParser) strs(v *yaml.Node, key string, dst *[]string) {
+	if v.Kind != yaml.SequenceNode {
+		p.errorf(v, key, "want a list of strings")
+		return
+	}
+	for _, e := range v.Content {
+		var s string
+		p.str(e, key, &s)
+		*dst = append(*dst, s)
+	}
+}
+
+func (p *configParser) ints(v *yaml.Node, key string, dst *[]int) {
+	if v.Kind != yaml.SequenceNode {
+		p.errorf(v, key, "want a list of numbers")
+		return
+	}
+	for _, e := range v.Content {
+		n, err := strconv.Atoi(e.Value)
+		if e.Kind != yaml.ScalarNode || err != nil || n < 0 {
+			p.errorf(e, key, "%q is not a user ID", e.Value)
+			continue
+		}
+		*dst = append(*dst, n)
+	}
+}

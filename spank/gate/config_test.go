@@ -1,0 +1,85 @@
+package gate
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+func TestParseConfig(t *testing.T) {
+	in := `version: v1
+topology: /etc/slurm/gangtopo/cluster.yaml
+snapshot: /var/lib/gangtopo/snapshot.json
+jobs: gpu
+default_topology: leaf:preferred
+on_failure: closed
+max_snapshot_age: 2m
+reload_interval: 250ms
+deadline: 20ms
+pending_hold: 0s
+decision_field: comment
+feature_prefix: topo_
+partitions: [gpu, big]
+trusted_uids: [64030]
+`
+	got, err := ParseConfig(strings.NewReader(in), "gangtopo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Version: "v1", Topology: "/etc/slurm/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
+		Jobs: ScopeGPU, DefaultTopology: "leaf:preferred", Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
+		OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
+		Deadline: 20 * time.Millisecond, PendingHold: 0, DecisionField: "comment", FeaturePrefix: "topo_",
+		Partitions: []string{"gpu", "big"}, TrustedUIDs: []int{64030}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	got, err := ParseConfig(strings.NewReader("version: v1\ntopology: /t.yaml\nsnapshot: /s.json\n"), "g.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Defaults()
+	want.Topology, want.Snapshot = "/t.yaml", "/s.json"
+	want.Default = request.Option{Tier: topology.TierCluster, Mode: request.Preferred}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	const base = "version: v1\ntopology: /t.yaml\nsnapshot: /s.json\n"
+	tests := []struct {
+		name, in, want string
+	}{
+		{"unknown key", base + "jobz: gpu\n", "g.yaml:4: jobz: unknown key (want one of "},
+		{"bad enum", base + "jobs: all\n", `g.yaml:4: jobs: "all" is not allowed (want gang or gpu)`},
+		{"bad duration", base + "deadline: soon\n", `g.yaml:4: deadline: "soon" is not a duration`},
+		{"duration out of range", base + "deadline: 1h\n", "g.yaml:4: deadline: 1h0m0s out of range (want 1ms..5s)"},
+		{"missing version", "topology: /t.yaml\nsnapshot: /s.json\n", "version: missing (want `version: v1`)"},
+		{"future version", "version: v2\ntopology: /t\nsnapshot: /s\n", `version: unsupported version "v2"`},
+		{"missing paths", "version: v1\n", "topology: missing"},
+		{"bad default option", base + "default_topology: leaf:maybe\n", `default_topology: unknown mode "maybe"`},
+		{"bad prefix", base + "feature_prefix: Gt-\n", `feature_prefix: "Gt-" may only hold`},
+		{"key twice", base + "jobs: gpu\njobs: gang\n", "jobs: given twice"},
+		{"bad uid", base + "trusted_uids: [slurm]\n", `trusted_uids: "slurm" is not a user ID`},
+		{"empty file", "", "empty file"},
+		{"not a mapping", "- a\n", "want a mapping of settings"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig(strings.NewReader(tc.in), "g.yaml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}

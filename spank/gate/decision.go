@@ -1,0 +1,121 @@
+package gate
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Decision is the one line gangtopo writes into a job (its AdminComment or
+// Comment, per decision_field) and logs: what it decided and why. `gangtopo
+// why JOBID` reads it back.
+//
+// Form: "gangtopo v1 VERDICT key=value ...: free text", for example
+//
+//	gangtopo v1 placed request=leaf:required gpus=32 shape=4x8 domain=leaf4 tier=leaf bound=leaf4,leaf3 snapshot=42: leaf4 has 4 whole free nodes
+//
+// Values never contain blanks; the text after ": " is for people.
+type Decision struct {
+	Verdict  Verdict
+	Request  string   // canonical --gang-topology value
+	GPUs     int      // GPUs of the gang
+	Shape    string   // "4x8" when gangtopo set nodes x GPUs per node
+	Domain   string   // the domain the engine chose
+	Tier     string   // its tier
+	Bound    []string // domains the job is bound to (features), best first
+	Snapshot uint64   // snapshot generation used
+	Text     string
+}
+
+// Verdict says what happened to a job.
+type Verdict string
+
+// Verdicts.
+const (
+	VerdictPlaced    Verdict = "placed"    // rewritten to start in Domain
+	VerdictWaiting   Verdict = "waiting"   // no domain free now: bound to Bound, pending
+	VerdictWider     Verdict = "wider"     // preferred tier full: may start wider
+	VerdictUntouched Verdict = "untouched" // left as submitted (failure, fail-open)
+	VerdictRefused   Verdict = "refused"   // rejected at submit
+)
+
+const decisionMagic = "gangtopo v1 "
+
+// String renders the decision line.
+func (d Decision) String() string {
+	var b strings.Builder
+	b.WriteString(decisionMagic)
+	b.WriteString(string(d.Verdict))
+	kv := func(k, v string) {
+		if v != "" {
+			b.WriteString(" " + k + "=" + strings.ReplaceAll(v, " ", "_"))
+		}
+	}
+	kv("request", d.Request)
+	if d.GPUs > 0 {
+		kv("gpus", strconv.Itoa(d.GPUs))
+	}
+	kv("shape", d.Shape)
+	kv("domain", d.Domain)
+	kv("tier", d.Tier)
+	kv("bound", strings.Join(d.Bound, ","))
+	if d.Snapshot > 0 {
+		kv("snapshot", strconv.FormatUint(d.Snapshot, 10))
+	}
+	if d.Text != "" {
+		b.WriteString(": " + d.Text)
+	}
+	return b.String()
+}
+
+// ParseDecision finds a decision line in a job's comment and reads it.
+func ParseDecision(s string) (Decision, error) {
+	i := strings.Index(s, decisionMagic)
+	if i < 0 {
+		return Decision{}, fmt.Errorf("no gangtopo decision in %q", s)
+	}
+	s = s[i+len(decisionMagic):]
+	head, text, _ := strings.Cut(s, ": ")
+	f := strings.Fields(head)
+	if len(f) == 0 {
+		return Decision{}, fmt.Errorf("decision without a verdict")
+	}
+	d := Decision{Verdict: Verdict(f[0]), Text: strings.TrimSpace(text)}
+	for _, kv := range f[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return Decision{}, fmt.Errorf("decision field %q is not key=value", kv)
+		}
+		if err := d.set(k, v); err != nil {
+			return Decision{}, err
+		}
+	}
+	return d, nil
+}
+
+func (d *Decision) set(k, v string) error {
+	var err error
+	switch k {
+	case "request":
+		d.Request = v
+	case "gpus":
+		d.GPUs, err = strconv.Atoi(v)
+	case "shape":
+		d.Shape = v
+	case "domain":
+		d.Domain = v
+	case "tier":
+		d.Tier = v
+	case "bound":
+		d.Bound = strings.Split(v, ",")
+	case "snapshot":
+		d.Snapshot, err = strconv.ParseUint(v, 10, 64)
+	default:
+		return fmt.Errorf("unknown decision field %q", k)
+	}
+	if err != nil {
+		return fmt.Errorf("decision field %s=%q: %w", k, v, err)
+	}
+	return nil
+}
+

@@ -1,0 +1,41 @@
+package gate
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDecisionRoundTrip(t *testing.T) {
+	tests := []struct {
+		d    Decision
+		text string
+	}{
+		{Decision{Verdict: VerdictPlaced, Request: "leaf:required", GPUs: 32, Shape: "4x8", Domain: "leaf4", Tier: "leaf",
+			Bound: []string{"leaf4", "leaf3"}, Snapshot: 42, Text: "leaf4 has 4 whole free nodes"},
+			"gangtopo v1 placed request=leaf:required gpus=32 shape=4x8 domain=leaf4 tier=leaf bound=leaf4,leaf3 snapshot=42: leaf4 has 4 whole free nodes"},
+		{Decision{Verdict: VerdictUntouched, Text: "snapshot /s.json: no such file or directory"},
+			"gangtopo v1 untouched: snapshot /s.json: no such file or directory"},
+	}
+	for _, tc := range tests {
+		if got := tc.d.String(); got != tc.text {
+			t.Errorf("String:\n got %s\nwant %s", got, tc.text)
+		}
+		// a job's comment may hold other text before the decision
+		back, err := ParseDecision("user text; " + tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.d, back); diff != "" {
+			t.Errorf("ParseDecision (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestParseDecisionErrors(t *testing.T) {
+	for _, in := range []string{"", "hello", "gangtopo v1 placed gpus=x", "gangtopo v1 placed colour=blue", "gangtopo v1 placed gpus"} {
+		if _, err := ParseDecision(in); err == nil {
+			t.Errorf("ParseDecision(%q) succeeded", in)
+		}
+	}
+}

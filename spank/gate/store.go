@@ -1,0 +1,275 @@
+package gate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Store keeps the occupancy snapshot a job_submit call places against.
+//
+// The snapshot file is read in the background (Run, every ReloadInterval),
+// never inside a call: slurmctld holds its locks while job_submit runs, so
+// the call only takes the already-decoded snapshot (Acquire). A reload
+// costs a stat when nothing changed; a changed file whose generation is the
+// one loaded is not decoded again.
+//
+// On top of the snapshot the store keeps the allocations of its own recent
+// decisions (Hold): a job placed a second ago has not started yet, or the
+// next snapshot does not show it, and without this a burst of submissions
+// would all be sent to the same free GPUs. A decision stays applied to
+// every snapshot taken less than PendingHold after it, and is dropped when
+// it no longer fits (the snapshot shows its GPUs taken, by it or another
+// job).
+type Store struct {
+	cfg     Config
+	cluster *topology.Cluster
+	trusted map[uint32]bool
+
+	mu      sync.Mutex
+	cur     *occupancy.Snapshot // last good snapshot; nil if none usable
+	stamp   fileStamp
+	loadErr error               // why there is no usable snapshot
+	work    *occupancy.Snapshot // cur plus held decisions
+	held    []heldAlloc
+	shared  bool // work may still be read by a placement past its deadline
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+type heldAlloc struct {
+	at    time.Time
+	alloc occupancy.Allocation
+}
+
+// fileStamp identifies a version of a file without reading it.
+type fileStamp struct {
+	mtime time.Time
+	size  int64
+	ino   uint64
+	mode  os.FileMode
+	uid   uint32
+}
+
+// NewStore returns a store for cluster c; call Refresh or Run to load.
+func NewStore(cfg Config, c *topology.Cluster) *Store {
+	return &Store{cfg: cfg, cluster: c, trusted: trustedUIDs(cfg),
+		loadErr: errors.New("snapshot not loaded yet"), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+func trustedUIDs(cfg Config) map[uint32]bool {
+	t := map[uint32]bool{0: true, uint32(os.Geteuid()): true}
+	for _, u := range cfg.TrustedUIDs {
+		t[uint32(u)] = true
+	}
+	return t
+}
+
+// Run reloads the snapshot every ReloadInterval until Stop. Errors are kept
+// for Acquire to report; logf (may be nil) hears about changes.
+func (s *Store) Run(logf func(string)) {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.ReloadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if msg := s.Refresh(); msg != "" && logf != nil {
+				logf(msg)
+			}
+		}
+	}
+}
+
+// Stop ends Run and waits for it (if it was started).
+func (s *Store) Stop(started bool) {
+	s.stopOnce.Do(func() { close(s.stop) })
+	if started {
+		<-s.done
+	}
+}
+
+// Refresh checks the snapshot file and loads it if it changed. It returns
+// a line worth logging when the state changed (loaded, or became
+// unusable), else "".
+func (s *Store) Refresh() string {
+	path := s.cfg.Snapshot
+	fi, err := os.Stat(path)
+	if err != nil {
+		return s.fail(fileStamp{}, fmt.Errorf("snapshot %s: %w", path, errors.Unwrap(err)))
+	}
+	st := stampOf(fi)
+	s.mu.Lock()
+	same := st == s.stamp
+	s.mu.Unlock()
+	if same {
+		return ""
+	}
+	snap, err := s.load(path, fi)
+	if err != nil {
+		return s.fail(st, err)
+	}
+	if snap == nil { // same generation rewritten
+		s.mu.Lock()
+		s.stamp = st
+		s.mu.Unlock()
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur, s.stamp, s.loadErr = snap, st, nil
+	s.rebuild()
+	return fmt.Sprintf("snapshot %s generation %d loaded (taken %s)", path, snap.Generation, snap.Time.Format(time.RFC3339))
+}
+
+// fail records why no snapshot is usable; a corrupt or untrusted file
+// drops the previous snapshot too, since it no longer describes the
+// cluster.
+func (s *Store) fail(st fileStamp, err error) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := s.loadErr == nil || s.loadErr.Error() != err.Error()
+	s.cur, s.work, s.stamp, s.loadErr = nil, nil, st, err
+	if changed {
+		return err.Error()
+	}
+	return ""
+}
+
+// load reads and decodes the file; nil, nil means the generation is the
+// one already loaded.
+func (s *Store) load(path string, fi os.FileInfo) (*occupancy.Snapshot, error) {
+	if err := s.checkFile(path, fi); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, occupancy.MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", path, err)
+	}
+	meta, err := occupancy.DecodeMeta(bytes.NewReader(data), path)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	if cur != nil && meta.Generation != 0 && meta.Generation == cur.Generation && meta.Time.Equal(cur.Time) {
+		return nil, nil
+	}
+	snap, err := occupancy.Decode(bytes.NewReader(data), path, s.cluster)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Time.IsZero() {
+		snap.Time = fi.ModTime()
+	}
+	return snap, nil
+}
+
+// checkFile refuses a file someone untrusted could have written: the
+// owner must be root, slurmctld's user or a trusted UID, and neither group
+// nor others may write it.
+func (s *Store) checkFile(path string, fi os.FileInfo) error {
+	return checkTrusted(path, fi, s.trusted)
+}
+
+func checkTrusted(path string, fi os.FileInfo, trusted map[uint32]bool) error {
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s is writable by group or others (mode %04o): refused; make it 0644", path, fi.Mode().Perm())
+	}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && !trusted[sys.Uid] {
+		return fmt.Errorf("%s is owned by uid %d, which is not root, slurmctld's user or in trusted_uids: refused", path, sys.Uid)
+	}
+	return nil
+}
+
+func stampOf(fi os.FileInfo) fileStamp {
+	st := fileStamp{mtime: fi.ModTime(), size: fi.Size(), mode: fi.Mode()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino, st.uid = sys.Ino, sys.Uid
+	}
+	return st
+}
+
+// SnapInfo describes the snapshot a decision used, for the decision text.
+type SnapInfo struct {
+	Generation uint64
+	Age        time.Duration
+}
+
+// Acquire returns the snapshot to place against (with held decisions
+// applied), or why there is none: not loaded, unreadable, corrupt,
+// untrusted, or older than MaxSnapshotAge. The caller holds the store until
+// Release; job_submit calls are serial anyway.
+func (s *Store) Acquire(now time.Time) (*occupancy.Snapshot, SnapInfo, error) {
+	s.mu.Lock()
+	if s.loadErr != nil {
+		err := s.loadErr
+		s.mu.Unlock()
+		return nil, SnapInfo{}, err
+	}
+	info := SnapInfo{Generation: s.cur.Generation, Age: now.Sub(s.cur.Time)}
+	if info.Age > s.cfg.MaxSnapshotAge {
+		s.mu.Unlock()
+		return nil, info, fmt.Errorf("snapshot %s is stale: taken %v ago, bound %v (is the gangtopo daemon running?)",
+			s.cfg.Snapshot, info.Age.Round(time.Second), s.cfg.MaxSnapshotAge)
+	}
+	if s.shared {
+		s.work, s.shared = s.work.Clone(), false
+	}
+	return s.work, info, nil
+}
+
+// Release ends an Acquire. abandoned says a placement may still be
+// reading the snapshot (it ran past its deadline): the next Acquire works
+// on a copy.
+func (s *Store) Release(abandoned bool) {
+	s.shared = s.shared || abandoned
+	s.mu.Unlock()
+}
+
+// HoldLocked records a decision's allocation and applies it to the working
+// snapshot. Call it between Acquire and Release.
+func (s *Store) HoldLocked(a occupancy.Allocation, now time.Time) {
+	if s.cfg.PendingHold <= 0 || s.work == nil {
+		return
+	}
+	if s.shared {
+		s.work, s.shared = s.work.Clone(), false
+	}
+	if s.work.Allocate(a) == nil {
+		s.held = append(s.held, heldAlloc{now, a})
+	}
+}
+
+// rebuild makes work = cur + the held decisions still pending against it.
+func (s *Store) rebuild() {
+	s.work, s.shared = s.cur.Clone(), false
+	kept := s.held[:0]
+	for _, h := range s.held {
+		if !s.cur.Time.Before(h.at.Add(s.cfg.PendingHold)) {
+			continue // the snapshot is late enough to show the job, if it started
+		}
+		if s.work.Allocate(h.alloc) == nil {
+			kept = append(kept, h)
+		}
+	}
+	s.held = kept
+}

@@ -1,0 +1,231 @@
+// Package nodefile writes and reads the per-node file that the SPANK
+// plugin's remote context (c/spank_remote.c, inside slurmstepd) reads to
+// export NCCL_IB_HCA and the GANGTOPO_* placement variables. One file per
+// node, named after the node, in one directory (nodefile_dir= in
+// plugstack.conf; default /var/lib/gangtopo/nodes):
+//
+//	gangtopo-node v1
+//	node node01
+//	domain leaf leaf1
+//	domain spine spine1
+//	domain any lab16
+//	nvlink node01/nvl0 0-7
+//	nic mlx5_0 0-1
+//
+// Lines: "node NAME"; "domain TIER NAME" for each domain above the node,
+// tightest first (block, leaf, spine, then any: the cluster); "nvlink
+// NAME GPUS" for each NVLink island of the node; "nic NAME [GPUS]" for
+// each RDMA NIC with the local GPUs it is nearest to. '#' starts a
+// comment. The C parser (c/gangtopo_nodefile.c) is the reference reader;
+// Parse here mirrors it for tests and tools. The gangtopo daemon writes
+// these files on every node; Write renders them from a cluster file.
+package nodefile
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Header is the first line of a v1 node file.
+const Header = "gangtopo-node v1"
+
+// File is one node's file.
+type File struct {
+	Node    string
+	Domains []Domain // tightest first
+	NVLink  []Set
+	NICs    []Set
+}
+
+// Domain is one domain above the node.
+type Domain struct{ Tier, Name string }
+
+// Set is a named set of local GPU indices (an NVLink island or a NIC's
+// nearest GPUs).
+type Set struct {
+	Name string
+	GPUs []int
+}
+
+// FromCluster builds node n's file.
+func FromCluster(c *topology.Cluster, n topology.NodeID) File {
+	node := &c.Nodes[n]
+	f := File{Node: node.Name}
+	for _, t := range []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine, topology.TierCluster} {
+		if d := node.Up[t]; d != topology.NoDomain {
+			f.Domains = append(f.Domains, Domain{t.String(), c.Domains[d].Name})
+		}
+	}
+	for _, id := range node.Islands {
+		var gpus []int
+		for _, g := range c.Domains[id].IslandGPUs {
+			gpus = append(gpus, c.GPUs[g].Index)
+		}
+		f.NVLink = append(f.NVLink, Set{c.Domains[id].Name, gpus})
+	}
+	for _, nic := range node.NICs {
+		f.NICs = append(f.NICs, Set{nic.Name, append([]int(nil), nic.GPUs...)})
+	}
+	return f
+}
+
+// Render writes the file's text.
+func (f File) Render() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# gangtopo node file: read by spank_gangtopo.so in slurmstepd (docs/admin.md)\n%s\nnode %s\n", Header, f.Node)
+	for _, d := range f.Domains {
+		fmt.Fprintf(&b, "domain %s %s\n", d.Tier, d.Name)
+	}
+	for _, s := range f.NVLink {
+		fmt.Fprintf(&b, "nvlink %s %s\n", s.Name, FormatGPUs(s.GPUs))
+	}
+	for _, s := range f.NICs {
+		fmt.Fprintf(&b, "nic %s", s.Name)
+		if len(s.GPUs) > 0 {
+			fmt.Fprintf(&b, " %s", FormatGPUs(s.GPUs))
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// WriteAll writes one file per node of c into dir, each atomically (a
+// temporary file renamed into place), mode 0644.
+func WriteAll(c *topology.Cluster, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range c.Nodes {
+		f := FromCluster(c, topology.NodeID(i))
+		if err := writeAtomic(filepath.Join(dir, f.Node), f.Render()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// FormatGPUs writes indices as ranges: [0 1 2 3 6] -> "0-3,6".
+func FormatGPUs(gpus []int) string {
+	var parts []string
+	for i := 0; i < len(gpus); {
+		j := i
+		for j+1 < len(gpus) && gpus[j+1] == gpus[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", gpus[i], gpus[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(gpus[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// Parse reads a node file with the C parser's rules; errors name the line.
+func Parse(data []byte) (File, error) {
+	var f File
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	line, header := 0, false
+	for sc.Scan() {
+		line++
+		text, _, _ := strings.Cut(sc.Text(), "#")
+		w := strings.Fields(text)
+		if len(w) == 0 {
+			continue
+		}
+		if !header {
+			if strings.Join(w, " ") != Header {
+				return f, fmt.Errorf("line %d: want %q first", line, Header)
+			}
+			header = true
+			continue
+		}
+		if err := f.parseLine(w); err != nil {
+			return f, fmt.Errorf("line %d: %v", line, err)
+		}
+	}
+	if !header || f.Node == "" {
+		return f, fmt.Errorf("no %q header or no node line", Header)
+	}
+	return f, sc.Err()
+}
+
+func (f *File) parseLine(w []string) error {
+	switch {
+	case w[0] == "node" && len(w) == 2:
+		f.Node = w[1]
+	case w[0] == "domain" && len(w) == 3:
+		f.Domains = append(f.Domains, Domain{w[1], w[2]})
+	case w[0] == "nvlink" && len(w) == 3, w[0] == "nic" && (len(w) == 2 || len(w) == 3):
+		var gpus []int
+		if len(w) == 3 {
+			var err error
+			if gpus, err = parseGPUs(w[2]); err != nil {
+				return err
+			}
+		}
+		s := Set{w[1], gpus}
+		if w[0] == "nic" {
+			f.NICs = append(f.NICs, s)
+		} else {
+			f.NVLink = append(f.NVLink, s)
+		}
+	default:
+		return fmt.Errorf("bad %q line", w[0])
+	}
+	return nil
+}
+
+func parseGPUs(s string) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		if p == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(p, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b >= 64 {
+			return nil, fmt.Errorf("bad GPU list %q", s)
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}

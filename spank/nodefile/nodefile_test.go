@@ -1,0 +1,138 @@
+package nodefile
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+)
+
+func TestRenderLab16(t *testing.T) {
+	c := topotest.Lab16()
+	id, _ := c.NodeByName("node05")
+	got := string(FromCluster(c, id).Render())
+	want := `# gangtopo node file: read by spank_gangtopo.so in slurmstepd (docs/admin.md)
+gangtopo-node v1
+node node05
+domain leaf leaf2
+domain spine spine1
+domain any lab16
+nvlink node05/nvl0 0-7
+`
+	// Lab16 from topotest has no NICs; docs/examples/lab16.yaml has four
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("got\n%s\nwant it to start with\n%s", got, want)
+	}
+}
+
+func TestParseRoundTrip(t *testing.T) {
+	f := File{Node: "gpu7", Domains: []Domain{{"block", "rack3"}, {"leaf", "l1"}, {"any", "big"}},
+		NVLink: []Set{{"gpu7/nvl0", []int{0, 1}}, {"gpu7/nvl1", []int{2, 3}}},
+		NICs:   []Set{{"mlx5_0", []int{0, 1}}, {"mlx5_1", nil}}}
+	back, err := Parse(f.Render())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(f, back); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                   "no \"gangtopo-node v1\" header",
+		"gangtopo-node v2\nnode a\n":         "line 1: want",
+		"gangtopo-node v1\nnode a\nnic x 9-2": "line 3: bad GPU list",
+		"gangtopo-node v1\nnode a\ncolour x":  `line 3: bad "colour" line`,
+	} {
+		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestFormatGPUs(t *testing.T) {
+	for in, want := range map[string]string{"0 1 2 3 6": "0-3,6", "5": "5", "": "", "0 2 4": "0,2,4"} {
+		var gpus []int
+		for _, f := range strings.Fields(in) {
+			var n int
+			fmt.Sscan(f, &n)
+			gpus = append(gpus, n)
+		}
+		if got := FormatGPUs(gpus); got != want {
+			t.Errorf("FormatGPUs(%v) = %q, want %q", gpus, got, want)
+		}
+	}
+}
+
+// The C reader (c/gangtopo_nodefile.c, in slurmstepd) must read what
+// WriteAll writes for every node of the e2e cluster, NICs included.
+func TestCReadsWhatGoWrites(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "test_c")
+	c := "../../c/"
+	if out, err := exec.Command(cc, "-std=gnu11", "-o", bin, c+"tests/test_c.c", c+"gangtopo_option.c", c+"gangtopo_nodefile.c").CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	cl := lab16(t)
+	if err := WriteAll(cl, filepath.Join(dir, "nodes")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range cl.Nodes {
+		f := FromCluster(cl, topology.NodeID(i))
+		out, err := exec.Command(bin, "--nodefile", filepath.Join(dir, "nodes", f.Node)).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(cSummary(f), string(out)); diff != "" {
+			t.Errorf("%s: C read (-want +got):\n%s", f.Node, diff)
+		}
+	}
+}
+
+// cSummary is what test_c --nodefile prints for f.
+func cSummary(f File) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "node %s\n", f.Node)
+	for _, d := range f.Domains {
+		fmt.Fprintf(&b, "domain %s %s\n", d.Tier, d.Name)
+	}
+	mask := func(g []int) uint64 {
+		var m uint64
+		for _, i := range g {
+			m |= 1 << i
+		}
+		return m
+	}
+	for _, s := range f.NVLink {
+		fmt.Fprintf(&b, "nvlink %s %x\n", s.Name, mask(s.GPUs))
+	}
+	for _, s := range f.NICs {
+		fmt.Fprintf(&b, "nic %s %x\n", s.Name, mask(s.GPUs))
+	}
+	return b.String()
+}
+
+func lab16(t *testing.T) *topology.Cluster {
+	f, err := os.Open("../../docs/examples/lab16.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := topology.Parse(f, "lab16.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/tests/slurmlab"
+)
+
+var snapGen atomic.Uint64
+
+// reloadWait covers the plugin's reload_interval (100 ms) twice over.
+const reloadWait = 300 * time.Millisecond
+
+// reset cancels every job, waits for idle nodes and publishes a fresh
+// snapshot, so a test starts from an empty cluster.
+func reset(t *testing.T) {
+	t.Helper()
+	if err := lab.CancelAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	publish(t)
+}
+
+// publish writes the snapshot of the lab's current state and waits until
+// the plugin has re-read it.
+func publish(t *testing.T) {
+	t.Helper()
+	if err := lab.WriteSnapshot(context.Background(), snapshotFile, snapGen.Add(1)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(reloadWait)
+}
+
+// submit runs sbatch with a long sleep as the job and returns the job ID.
+func submit(t *testing.T, args ...string) string {
+	t.Helper()
+	id, err := trySubmit(nil, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func trySubmit(env []string, args ...string) (string, error) {
+	argv := append([]string{"-o", "/dev/null"}, args...)
+	argv = append(argv, "--wrap", "sleep 100000")
+	return lab.Submit(context.Background(), env, argv...)
+}
+
+// settle waits until the job runs, or pends with a stable reason.
+func settle(t *testing.T, id string) *slurmlab.Job {
+	t.Helper()
+	j, err := lab.WaitSettled(context.Background(), id, 2*time.Second, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// running submits, waits and insists the job runs; then republishes the
+// snapshot so the next decision sees it.
+func running(t *testing.T, args ...string) *slurmlab.Job {
+	t.Helper()
+	j := settle(t, submit(t, args...))
+	if j.State != "RUNNING" {
+		t.Fatalf("job %s (%s) is %s (%s), want RUNNING", j.ID, strings.Join(args, " "), j.State, j.Reason)
+	}
+	publish(t)
+	return j
+}
+
+// leavesOf maps a job's nodes to their leaves (lab16: 4 nodes per leaf).
+func leavesOf(t *testing.T, j *slurmlab.Job) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range j.Nodes {
+		id, ok := lab.Cluster.NodeByName(n)
+		if !ok {
+			t.Fatalf("job %s runs on unknown node %s", j.ID, n)
+		}
+		c := lab.Cluster
+		leaf := c.Domains[c.Nodes[id].Up[topology.TierLeaf]].Name
+		if !seen[leaf] {
+			seen[leaf] = true
+			out = append(out, leaf)
+		}
+	}
+	return out
+}
+
+// ctldLogSince returns what slurmctld logged after offset (a byte count
+// from ctldLogSize).
+func ctldLogSince(offset int64) string {
+	data, err := os.ReadFile(lab.Path("log", "slurmctld.log"))
+	if err != nil || int64(len(data)) < offset {
+		return ""
+	}
+	return string(data[offset:])
+}
+
+func ctldLogSize() int64 {
+	fi, err := os.Stat(lab.Path("log", "slurmctld.log"))
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// ctxT is the context of a test's Slurm commands.
+func ctxT(t *testing.T) context.Context {
+	t.Helper()
+	return context.Background()
+}

@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestInvalidInputRefusedAtSubmit gathers every input gangtopo refuses at
+// submit time. sbatch must fail at once, print the documented message
+// (docs/user.md, "Errors"), and no job may be created.
+//
+// Two layers refuse: the SPANK plugin inside sbatch (the option's syntax,
+// before anything reaches slurmctld) and the job_submit plugin inside
+// slurmctld (what depends on the cluster: tiers, sizes, models).
+func TestInvalidInputRefusedAtSubmit(t *testing.T) {
+	reset(t)
+	tests := []struct {
+		name string
+		env  []string // extra environment for sbatch
+		args []string
+		want string // in sbatch's stderr
+	}{
+		// SPANK plugin, in sbatch
+		{"typo in tier", nil, []string{"--gang-topology=nvlnk", "--gpus=8"},
+			`gangtopo: --gang-topology: unknown tier "nvlnk" (want one of nvlink, node, block, leaf, spine, any)`},
+		{"bad mode", nil, []string{"--gang-topology=leaf:sometimes", "--gpus=8"},
+			`gangtopo: --gang-topology: unknown mode "sometimes" (want required or preferred)`},
+		{"slice zero", nil, []string{"--gang-topology=leaf,slice=0", "--gpus=8"},
+			"gangtopo: --gang-topology: slice=0 is not a GPU count (want 1..576)"},
+		{"unknown setting", nil, []string{"--gang-topology=leaf,slices=8", "--gpus=8"},
+			`gangtopo: --gang-topology: unknown setting "slices=8" (the only setting is slice=S)`},
+		{"empty value", nil, []string{"--gang-topology=", "--gpus=8"},
+			"gangtopo: --gang-topology: empty value"},
+		{"bad default from environment", []string{"GANGTOPO_TOPOLOGY=leef"}, []string{"--gpus=8"},
+			`gangtopo: $GANGTOPO_TOPOLOGY: unknown tier "leef"`},
+		// job_submit plugin, in slurmctld
+		{"tier the cluster lacks", nil, []string{"--gang-topology=block", "--gpus=8"},
+			"gangtopo: --gang-topology=block:required: cluster lab16 has no block domains (its tiers: nvlink, node, leaf, spine, any)"},
+		{"slice does not divide the gang", nil, []string{"--gang-topology=leaf,slice=8", "--gpus=12"},
+			"gangtopo: slice=8 does not divide the 12 GPUs of the gang"},
+		{"option without GPUs", nil, []string{"--gang-topology=leaf", "-n1"},
+			"gangtopo: --gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			argv := append([]string{"--parsable", "-o", "/dev/null"}, tc.args...)
+			argv = append(argv, "--wrap", "true")
+			out, stderr, err := lab.RunSplit(context.Background(), 0, tc.env, "sbatch", argv...)
+			if err == nil {
+				t.Fatalf("sbatch %v succeeded (job %s), want refusal", tc.args, strings.TrimSpace(out))
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("sbatch %v: stderr\n%s\nwant it to contain\n%s", tc.args, stderr, tc.want)
+			}
+		})
+	}
+	if out, _ := lab.Run(context.Background(), 0, "squeue", "-h", "-t", "all", "-o", "%i"); strings.TrimSpace(out) != "" {
+		t.Errorf("refused submissions left jobs behind: %s", out)
+	}
+}

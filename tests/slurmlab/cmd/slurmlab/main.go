@@ -1,0 +1,81 @@
+// Command slurmlab starts and stops the local Slurm lab of tests/slurmlab
+// outside a test: make demo, make demo-stop and make bench-slurm use it.
+//
+//	slurmlab up   --dir DIR [--topology FILE] [--port N] [--plugins DIR --config FILE]
+//	slurmlab down --dir DIR
+//
+// up returns once every node is idle and leaves the daemons running; down
+// stops them by the PIDs recorded in DIR/run/pids.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/tests/slurmlab"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: slurmlab up|down --dir DIR [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	dir := fs.String("dir", "", "lab directory (required)")
+	topo := fs.String("topology", "docs/examples/lab16.yaml", "cluster file to emulate")
+	port := fs.Int("port", 16817, "slurmctld port; slurmd ports follow it")
+	plugins := fs.String("plugins", "", "directory with job_submit_gangtopo.so and spank_gangtopo.so (empty: stock Slurm)")
+	config := fs.String("config", "", "gangtopo.yaml for the job_submit plugin (with --plugins)")
+	_ = fs.Parse(os.Args[2:])
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "slurmlab: --dir is required")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "up":
+		err = up(*dir, *topo, *port, *plugins, *config)
+	case "down":
+		err = slurmlab.StopDir(*dir)
+	default:
+		err = fmt.Errorf("unknown command %q (want up or down)", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slurmlab:", err)
+		os.Exit(1)
+	}
+}
+
+func up(dir, topo string, port int, plugins, config string) error {
+	f, err := os.Open(topo)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	c, err := topology.Parse(f, topo)
+	if err != nil {
+		return err
+	}
+	opts := slurmlab.Options{Dir: dir, Cluster: c, ClusterFile: topo, CtldPort: port,
+		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) }}
+	if plugins != "" {
+		abs, err := filepath.Abs(plugins)
+		if err != nil {
+			return err
+		}
+		opts.Plugins = slurmlab.Plugins{Dir: abs, JobSubmit: true, Spank: true}
+		if config != "" {
+			cfg, err := filepath.Abs(config)
+			if err != nil {
+				return err
+			}
+			opts.Plugins.CtldEnv = []string{"GANGTOPO_CONFIG=" + cfg}
+		}
+	}
+	_, err = slurmlab.Start(context.Background(), opts)
+	return err
+}
