@@ -123,7 +123,7 @@ func (p *plan) run() Result {
 	for _, t := range p.tiers() {
 		best, alts = p.tryTier(t)
 		if best != nil {
-			if t > p.req.EffectiveTier() {
+			if t > p.req.EffectiveTier() && !(t == topology.TierBlock && p.nvlinkBlocksOnly()) {
 				res.Widened = true
 			}
 			break
