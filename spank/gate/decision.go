@@ -118,4 +118,3 @@ func (d *Decision) set(k, v string) error {
 	}
 	return nil
 }
-

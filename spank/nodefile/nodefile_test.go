@@ -47,8 +47,8 @@ func TestParseRoundTrip(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                                   "no \"gangtopo-node v1\" header",
-		"gangtopo-node v2\nnode a\n":         "line 1: want",
+		"":                                    "no \"gangtopo-node v1\" header",
+		"gangtopo-node v2\nnode a\n":          "line 1: want",
 		"gangtopo-node v1\nnode a\nnic x 9-2": "line 3: bad GPU list",
 		"gangtopo-node v1\nnode a\ncolour x":  `line 3: bad "colour" line`,
 	} {
