@@ -9,7 +9,7 @@ package topology
 // used as the prefix of Build's error messages. It may be empty.
 type Spec struct {
 	Name string
-	At   string // the file, for errors that concern the whole cluster
+	At   string `json:"-"` // the file, for errors that concern the whole cluster
 	// Nodes in declaration order; this order is Slurm's node order.
 	Nodes []NodeSpec
 	// Spines, each with its leaves. A cluster without spines lists its
@@ -21,7 +21,7 @@ type Spec struct {
 // SpineSpec is one spine switch and the leaves below it.
 type SpineSpec struct {
 	Name   string
-	At     string
+	At     string `json:"-"`
 	Leaves []LeafSpec
 }
 
@@ -29,7 +29,7 @@ type SpineSpec struct {
 // into NVLink blocks.
 type LeafSpec struct {
 	Name   string
-	At     string
+	At     string `json:"-"`
 	Nodes  []string
 	Blocks []BlockSpec
 }
@@ -38,7 +38,7 @@ type LeafSpec struct {
 // nodes share an NVLink fabric (an NVL72 rack); blocks are usually that.
 type BlockSpec struct {
 	Name   string
-	At     string
+	At     string `json:"-"`
 	Nodes  []string
 	NVLink bool
 }
@@ -46,7 +46,7 @@ type BlockSpec struct {
 // NodeSpec is one server.
 type NodeSpec struct {
 	Name       string
-	At         string
+	At         string `json:"-"`
 	Hardware   string
 	CPUs       int
 	MemoryMiB  int64
