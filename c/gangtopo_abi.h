@@ -87,7 +87,6 @@ struct gt_result {
 	uint32_t max_nodes;
 	char *comment;
 	char *admin_comment;
-	char *spank_env;		/* "NAME=value" to add to spank_job_env, or NULL */
 };
 
 /*

@@ -11,7 +11,6 @@
  * Everything else, including every failure policy, lives in Go.
  */
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +27,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 /* libslurmfull's allocator; strings in job_desc must come from it. */
 extern char *slurm_xstrdup(const char *str);
 extern void slurm_xfree(void **ptr);
-extern void *slurm_xrecalloc(void **item, size_t count, size_t size, bool clear, bool try,
-			     const char *file, int line, const char *func);
 extern void slurm_info(const char *fmt, ...);
 extern void slurm_error(const char *fmt, ...);
 extern void slurm_debug(const char *fmt, ...);
@@ -87,17 +84,6 @@ static void replace(char **field, const char *value)
 		*field = slurm_xstrdup(value);
 }
 
-/* add_spank_env appends "NAME=value" to the job's spank environment. */
-static void add_spank_env(job_desc_msg_t *jd, const char *kv)
-{
-	if (!kv)
-		return;
-	/* an xmalloc()ed array, grown the way Slurm grows it (xrecalloc) */
-	slurm_xrecalloc((void **)&jd->spank_job_env, jd->spank_job_env_size + 2, sizeof(char *),
-			true, false, __FILE__, __LINE__, __func__);
-	jd->spank_job_env[jd->spank_job_env_size++] = slurm_xstrdup(kv);
-}
-
 static void apply(job_desc_msg_t *jd, const struct gt_result *r)
 {
 	replace(&jd->features, r->features);
@@ -112,7 +98,6 @@ static void apply(job_desc_msg_t *jd, const struct gt_result *r)
 		jd->min_nodes = r->min_nodes;
 	if (r->max_nodes)
 		jd->max_nodes = r->max_nodes;
-	add_spank_env(jd, r->spank_env);
 }
 
 static void log_result(const struct gt_result *r)

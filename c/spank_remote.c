@@ -4,6 +4,7 @@
  *
  *	CUDA_DEVICE_ORDER=PCI_BUS_ID	CUDA numbers GPUs as Slurm and nvidia-smi do
  *	NCCL_IB_HCA==mlx5_0,mlx5_1	the NICs nearest this node's GPUs of the step
+ *	GANGTOPO_NCCL_IB_HCA		the same: tells a later step the value is ours
  *	GANGTOPO_REQUEST		the --gang-topology value, canonical
  *	GANGTOPO_TIER, GANGTOPO_DOMAIN	the tightest domain holding all the step's
  *					nodes (and GPUs, on one node)
@@ -27,7 +28,8 @@
 #include "gangtopo_nodefile.h"
 #include "spank_gangtopo.h"
 
-#define GT_MAX_STEP_NODES 4096	/* beyond this, GANGTOPO_TIER is not computed */
+#define GT_MAX_STEP_NODES 4096
+#define GT_NICS_VAR "GANGTOPO_NCCL_IB_HCA"	/* the NCCL_IB_HCA value we set */	/* beyond this, GANGTOPO_TIER is not computed */
 
 static int getenv_sp(spank_t sp, const char *name, char *buf, int len)
 {
@@ -146,6 +148,21 @@ static void export_placement(spank_t sp, const char *nodes, const struct gt_node
 	}
 }
 
+/*
+ * nccl_ours says whether NCCL_IB_HCA is free for us to set: unset, or the
+ * value we exported for an enclosing step (a step inherits the batch
+ * step's environment, where we set it for all of the node's GPUs). A value
+ * the user chose is kept.
+ */
+static int nccl_ours(spank_t sp)
+{
+	char cur[1024], ours[1024];
+
+	if (!getenv_sp(sp, "NCCL_IB_HCA", cur, sizeof(cur)))
+		return 1;
+	return getenv_sp(sp, GT_NICS_VAR, ours, sizeof(ours)) && !strcmp(cur, ours);
+}
+
 static void export_node(spank_t sp, const struct gt_nodefile *me, uint64_t gpus)
 {
 	char nics[1024], var[64];
@@ -161,8 +178,10 @@ static void export_node(spank_t sp, const struct gt_nodefile *me, uint64_t gpus)
 		set(sp, var, me->domains[i].name, 1);
 	}
 	nics[0] = '=';	/* exact names: "mlx5_1" must not match mlx5_10 */
-	if (gt_nics_for(me, gpus, nics + 1, sizeof(nics) - 1) > 0)
-		set(sp, "NCCL_IB_HCA", nics, 0);
+	if (gt_nics_for(me, gpus, nics + 1, sizeof(nics) - 1) > 0 && nccl_ours(sp)) {
+		set(sp, "NCCL_IB_HCA", nics, 1);
+		set(sp, GT_NICS_VAR, nics, 1);
+	}
 }
 
 int gt_remote_user_init(spank_t sp)

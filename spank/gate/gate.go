@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -43,7 +44,6 @@ type Result struct {
 	TresPerJob, TresPerNode              *string
 	MinNodes, MaxNodes                   uint32
 	Comment, AdminComment                *string
-	SpankEnv                             string // "NAME=value" for the job's SPANK environment
 
 	Decision Decision // what was decided (zero for jobs out of scope)
 }
@@ -54,6 +54,7 @@ type Gate struct {
 	cfg     Config
 	cluster *topology.Cluster
 	store   *Store
+	engine  engineSlot
 	started bool
 }
 
@@ -67,13 +68,13 @@ func New(cfg Config) (*Gate, error) {
 	if _, err := NodeFeatures(c, cfg.FeaturePrefix); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Topology, err)
 	}
-	return &Gate{cfg: cfg, cluster: c, store: NewStore(cfg, c)}, nil
+	return NewWithCluster(cfg, c), nil
 }
 
 // NewWithCluster makes a gate for an already-built cluster (tests,
 // benchmarks).
 func NewWithCluster(cfg Config, c *topology.Cluster) *Gate {
-	return &Gate{cfg: cfg, cluster: c, store: NewStore(cfg, c)}
+	return &Gate{cfg: cfg, cluster: c, store: NewStore(cfg, c), engine: engineSlot{e: place.New(c, place.Options{})}}
 }
 
 func loadTopology(cfg Config) (*topology.Cluster, error) {
@@ -150,6 +151,9 @@ func (g *Gate) Submit(j Job, now time.Time) (res Result) {
 	case err != nil:
 		return g.refuse(j, opt.String(), err.Error())
 	}
+	if err := g.covered(req); err != nil {
+		return Result{LogLevel: LogInfo, Log: fmt.Sprintf("%s: left as submitted: %v", jobLabel(j), err)}
+	}
 	if msg := g.checkRequest(req, opt); msg != "" {
 		return g.refuse(j, opt.String(), msg)
 	}
@@ -210,6 +214,24 @@ func (g *Gate) checkRequest(r request.Request, o request.Option) string {
 		}
 	}
 	return ""
+}
+
+// covered says whether the topology describes the partitions and nodes the
+// job names; Slurm may have more (CPU partitions, nodes gangtopo does not
+// manage), and such jobs are left to Slurm.
+func (g *Gate) covered(r request.Request) error {
+	c := g.cluster
+	for _, p := range r.Partitions {
+		if _, ok := c.PartitionByName(p); !ok {
+			return &unsupportedError{fmt.Sprintf("partition %q (not in topology %s)", p, c.Name)}
+		}
+	}
+	for _, n := range append(append([]string(nil), r.Allowed...), r.Excluded...) {
+		if _, ok := c.NodeByName(n); !ok {
+			return &unsupportedError{fmt.Sprintf("node %q (not in topology %s)", n, c.Name)}
+		}
+	}
+	return nil
 }
 
 // refuse rejects the job with a message for the user.

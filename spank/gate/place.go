@@ -1,20 +1,85 @@
 package gate
 
 import (
-	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
 )
 
-// place runs stages 3-5 of Submit. The engine (selector/place) is not on
-// main yet: until it lands every in-scope job follows on_failure.
+// engineSlot is the placement engine with the busy flag of a call that
+// outlived its deadline: place.Engine is not safe for concurrent use, so a
+// fresh engine replaces one that may still be running.
+type engineSlot struct {
+	e    *place.Engine
+	busy *atomic.Bool // set by an abandoned call until it returns
+}
+
+// faultHook runs inside the guarded engine call; a test build
+// (fault_inject.go, tag gangtopo_faultinject) makes it panic or stall on
+// demand. It is a no-op in the product.
+var faultHook = func(Job) {}
+
+// place runs stages 3-5 of Submit: take the snapshot, place, rewrite.
 func (g *Gate) place(j Job, req request.Request, o request.Option, now time.Time) Result {
 	snap, info, err := g.store.Acquire(now)
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
-	defer g.store.Release(false)
-	_ = snap
-	return g.failure(j, errors.New("placement engine not built in"), info.Generation)
+	res, abandoned, err := g.runEngine(j, snap, req)
+	defer func() { g.store.Release(abandoned) }()
+	if err != nil {
+		return g.failure(j, err, info.Generation)
+	}
+	switch res.Status {
+	case place.Invalid, place.Impossible:
+		return g.refuse(j, o.String(), res.Message)
+	case place.NoFit:
+		return g.waiting(j, req, o, res, info)
+	case place.Placed:
+		out := g.placed(j, req, o, res, snap, info)
+		g.store.HoldLocked(res.Alloc, now)
+		return out
+	}
+	return g.failure(j, fmt.Errorf("engine returned status %v", res.Status), info.Generation)
+}
+
+type engineOut struct {
+	res place.Result
+	err error
+}
+
+// runEngine calls the engine in a goroutine bounded by cfg.Deadline,
+// turning a panic into an error. On a timeout the call is abandoned
+// (abandoned=true): it keeps reading the snapshot, so the store copies it
+// before the next change, and the next call gets a fresh engine.
+func (g *Gate) runEngine(j Job, s *occupancy.Snapshot, r request.Request) (place.Result, bool, error) {
+	if g.engine.e == nil || (g.engine.busy != nil && g.engine.busy.Load()) {
+		g.engine = engineSlot{e: place.New(g.cluster, place.Options{})}
+	}
+	e, busy, hook := g.engine.e, &atomic.Bool{}, faultHook
+	busy.Store(true)
+	ch := make(chan engineOut, 1)
+	go func() {
+		defer busy.Store(false)
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- engineOut{err: fmt.Errorf("placement engine panicked: %v", p)}
+			}
+		}()
+		hook(j)
+		ch <- engineOut{res: e.Place(s, r)}
+	}()
+	timer := time.NewTimer(g.cfg.Deadline)
+	defer timer.Stop()
+	select {
+	case out := <-ch:
+		return out.res, false, out.err
+	case <-timer.C:
+		g.engine.busy = busy
+		return place.Result{}, true, fmt.Errorf("placement took longer than the %v deadline", g.cfg.Deadline)
+	}
 }

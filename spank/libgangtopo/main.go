@@ -113,7 +113,7 @@ func gt_submit(job *C.struct_gt_job, res *C.struct_gt_result) (rc C.int) {
 func gt_result_free(res *C.struct_gt_result) {
 	defer func() { _ = recover() }()
 	for _, p := range []**C.char{&res.log, &res.err_msg, &res.features, &res.prefer, &res.req_nodes, &res.exc_nodes,
-		&res.tres_per_job, &res.tres_per_node, &res.comment, &res.admin_comment, &res.spank_env} {
+		&res.tres_per_job, &res.tres_per_node, &res.comment, &res.admin_comment} {
 		C.free(unsafe.Pointer(*p))
 		*p = nil
 	}
@@ -191,7 +191,4 @@ func fill(res *C.struct_gt_result, out gate.Result) {
 	res.tres_per_job, res.tres_per_node = cstr(out.TresPerJob), cstr(out.TresPerNode)
 	res.min_nodes, res.max_nodes = C.uint32_t(out.MinNodes), C.uint32_t(out.MaxNodes)
 	res.comment, res.admin_comment = cstr(out.Comment), cstr(out.AdminComment)
-	if out.SpankEnv != "" {
-		res.spank_env = C.CString(out.SpankEnv)
-	}
 }

@@ -21,11 +21,11 @@ func TestRemoteContextEnvironment(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	const vars = `env | grep -E "^(CUDA_DEVICE_ORDER|NCCL_IB_HCA|GANGTOPO_[A-Z]+)=" | grep -v GANGTOPO_LAB | sort`
+	const vars = `env | grep -E "^(CUDA_DEVICE_ORDER|NCCL_IB_HCA|GANGTOPO_[A-Z_]+)=" | grep -v GANGTOPO_LAB | sort`
 	script := strings.Join([]string{
 		vars + " > " + out + "/batch",
 		"srun -N2 -n2 --gpus-per-node=2 bash -c '" + vars + " > " + out + "/step2.$SLURMD_NODENAME'",
-		"srun -N1 -n1 --gpus=2 bash -c '" + vars + " > " + out + "/step1'",
+		"srun -N1 -n1 --gpus-per-node=2 bash -c '" + vars + " > " + out + "/step1'",
 	}, "\n")
 	id, err := lab.Submit(ctxT(t), nil, "-o", filepath.Join(out, "job.out"), "-w", "node[01-02]", "-N2",
 		"--gpus-per-node=8", "--gang-topology=leaf:preferred,slice=8", "--wrap", script)
@@ -36,16 +36,16 @@ func TestRemoteContextEnvironment(t *testing.T) {
 	want := map[string][]string{
 		// the batch step holds node01's 8 GPUs: every NIC is near one of them
 		"batch": {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "GANGTOPO_DOMAIN=leaf1", "GANGTOPO_LEAF=leaf1",
-			"GANGTOPO_REQUEST=leaf:preferred,slice=8", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=leaf",
-			"NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3"},
+			"GANGTOPO_NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3", "GANGTOPO_REQUEST=leaf:preferred,slice=8",
+			"GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=leaf", "NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3"},
 		// GPUs 0-1 on each node: mlx5_0 serves GPUs 0-1 (lab16.yaml)
 		"step2.node01": {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "GANGTOPO_DOMAIN=leaf1", "GANGTOPO_LEAF=leaf1",
-			"GANGTOPO_REQUEST=leaf:preferred,slice=8", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=leaf", "NCCL_IB_HCA==mlx5_0"},
+			"GANGTOPO_NCCL_IB_HCA==mlx5_0", "GANGTOPO_REQUEST=leaf:preferred,slice=8", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=leaf", "NCCL_IB_HCA==mlx5_0"},
 		"step2.node02": {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "GANGTOPO_DOMAIN=leaf1", "GANGTOPO_LEAF=leaf1",
-			"GANGTOPO_REQUEST=leaf:preferred,slice=8", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=leaf", "NCCL_IB_HCA==mlx5_0"},
+			"GANGTOPO_NCCL_IB_HCA==mlx5_0", "GANGTOPO_REQUEST=leaf:preferred,slice=8", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=leaf", "NCCL_IB_HCA==mlx5_0"},
 		// one node, two GPUs of one NVSwitch island
 		"step1": {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "GANGTOPO_DOMAIN=node01/nvl0", "GANGTOPO_LEAF=leaf1",
-			"GANGTOPO_REQUEST=leaf:preferred,slice=8", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=nvlink", "NCCL_IB_HCA==mlx5_0"},
+			"GANGTOPO_NCCL_IB_HCA==mlx5_0", "GANGTOPO_REQUEST=leaf:preferred,slice=8", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=nvlink", "NCCL_IB_HCA==mlx5_0"},
 	}
 	for file, w := range want {
 		data, err := os.ReadFile(filepath.Join(out, file))

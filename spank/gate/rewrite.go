@@ -1,0 +1,298 @@
+package gate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// The rewrite turns the engine's placement into job fields that make
+// Slurm's own scheduler carry it out, and that stay right when the cluster
+// changes between submit (now) and start (a second later, or much later
+// for a job that waits).
+//
+// What goes stale, and the choice made for it (docs/admin.md, "What the
+// rewrite means"):
+//
+//   - A pinned node list (req_nodes) goes stale first: another job can take
+//     one of its GPUs a second later and the job then waits for exactly
+//     those nodes while others are free. gangtopo never pins nodes.
+//   - Domains go stale slowly, so the binding is by domain: node features
+//     gt_<domain> with Slurm's matching OR, "[gt_leaf4|gt_leaf3|...]",
+//     listing every domain of the requested tier that could ever hold the
+//     gang, the engine's choice first and its ranked alternatives next.
+//     Slurm starts the job in the first listed domain that has room when it
+//     schedules, so a domain taken meanwhile costs nothing.
+//   - required binds through `features` (hard); preferred through `prefer`
+//     (Slurm tries it, then goes without).
+//   - The shape (tres_per_node with -N) follows the engine when the user
+//     gave only a GPU total and the engine chose whole uniform nodes: a
+//     32-GPU gang becomes 4 x 8. Shapes do not go stale.
+//   - Single-node jobs on a partly used node exclude the whole free nodes
+//     (exc_nodes), so Slurm fills holes instead of breaking whole nodes.
+//     This one can go stale (all holes taken before the job starts); the
+//     store's held decisions (PendingHold) keep a burst of submissions from
+//     walking into it.
+
+// placed builds the rewrite for a placed gang.
+func (g *Gate) placed(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, info SnapInfo) Result {
+	c := g.cluster
+	d := Decision{Verdict: VerdictPlaced, Request: o.String(), GPUs: req.GPUs, Snapshot: info.Generation,
+		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message}
+	if res.Widened {
+		d.Verdict = VerdictWider
+	}
+	out := Result{Action: Modify}
+	bound := g.bind(j, req, o, res, &out)
+	d.Bound = bound
+	if shape := g.shape(j, req, res, &out); shape != "" {
+		d.Shape = shape
+	}
+	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
+		g.keepWholeNodes(j, res, s, &out)
+	}
+	return g.withDecision(j, out, d)
+}
+
+// waiting builds the rewrite for a valid gang that has no room now: it is
+// bound like a placed one (so it starts in the first domain that frees) and
+// pends with Slurm's own reason; the decision says why.
+func (g *Gate) waiting(j Job, req request.Request, o request.Option, res place.Result, info SnapInfo) Result {
+	d := Decision{Verdict: VerdictWaiting, Request: o.String(), GPUs: req.GPUs, Snapshot: info.Generation, Text: res.Message}
+	out := Result{Action: Modify}
+	d.Bound = g.bind(j, req, o, res, &out)
+	if len(d.Bound) > 0 {
+		d.Text += "; it starts in the first of " + strings.Join(d.Bound, ", ") + " that has room"
+	}
+	return g.withDecision(j, out, d)
+}
+
+// bind sets features (required) or prefer (preferred) to the domains of
+// the requested tier, best first; one-node tiers become -N 1. It returns
+// the bound domains' names.
+func (g *Gate) bind(j Job, req request.Request, o request.Option, res place.Result, out *Result) []string {
+	t := req.EffectiveTier()
+	if t <= topology.TierNode && !g.nvlinkBlocks(t) {
+		if o.Mode == request.Required && req.Nodes <= 1 {
+			out.MinNodes, out.MaxNodes = 1, 1
+		}
+		return nil
+	}
+	if t == topology.TierNVLink {
+		t = topology.TierBlock // multi-node NVLink domains are blocks
+	}
+	if t == topology.TierCluster {
+		return nil
+	}
+	names := g.rankedDomains(req, t, res)
+	if len(names) == 0 {
+		return nil
+	}
+	expr := g.featureExpr(names)
+	switch {
+	case o.Mode == request.Required:
+		out.Features = strptr(andFeatures(j.Features, expr))
+		if tighter := g.tighterDomains(res, t); len(tighter) > 0 && j.Prefer == "" {
+			// required spine, placed in a leaf: the leaf is a preference
+			out.Prefer = strptr(g.featureExpr(tighter))
+		}
+	case j.Prefer == "":
+		out.Prefer = strptr(expr)
+	}
+	return names
+}
+
+// tighterDomains lists the engine's domain and alternatives when it placed
+// the gang in a multi-node domain tighter than the bound tier t.
+func (g *Gate) tighterDomains(res place.Result, t topology.Tier) []string {
+	if res.Status != place.Placed || res.Tier >= t || res.Tier < topology.TierBlock {
+		return nil
+	}
+	c := g.cluster
+	out := []string{c.Domains[res.Domain].Name}
+	for _, a := range res.Alternatives {
+		if c.Domains[a].Tier == res.Tier {
+			out = append(out, c.Domains[a].Name)
+		}
+	}
+	return out
+}
+
+// nvlinkBlocks reports whether tier nvlink means multi-node NVLink blocks
+// on this cluster (a GB200 NVL72), where binding goes through features.
+func (g *Gate) nvlinkBlocks(t topology.Tier) bool {
+	if t != topology.TierNVLink {
+		return false
+	}
+	for _, d := range g.cluster.ByTier[topology.TierBlock] {
+		if g.cluster.Domains[d].NVLink {
+			return true
+		}
+	}
+	return false
+}
+
+// rankedDomains lists the domains of tier t that could ever hold the gang:
+// the one holding the engine's placement, those holding its alternatives,
+// then the rest in tree order.
+func (g *Gate) rankedDomains(req request.Request, t topology.Tier, res place.Result) []string {
+	c := g.cluster
+	seen := map[topology.DomainID]bool{}
+	var out []string
+	add := func(d topology.DomainID) {
+		if d == topology.NoDomain || seen[d] || c.Domains[d].Tier != t || !g.couldHold(d, req) {
+			return
+		}
+		seen[d] = true
+		out = append(out, c.Domains[d].Name)
+	}
+	if res.Status == place.Placed {
+		add(ancestor(c, res.Domain, t))
+		for _, a := range res.Alternatives {
+			add(ancestor(c, a, t))
+		}
+	}
+	for _, d := range c.ByTier[t] {
+		add(d)
+	}
+	return out
+}
+
+// ancestor is d's enclosing domain of tier t (d itself if it has tier t).
+func ancestor(c *topology.Cluster, d topology.DomainID, t topology.Tier) topology.DomainID {
+	if d == topology.NoDomain {
+		return d
+	}
+	return c.Nodes[c.Domains[d].NodeLo].Up[t]
+}
+
+// couldHold is a static capacity check: enough GPUs of an acceptable model
+// in the domain (and enough nodes with GPUsPerNode of them, for a fixed
+// shape), ignoring occupancy.
+func (g *Gate) couldHold(d topology.DomainID, req request.Request) bool {
+	c := g.cluster
+	dom := &c.Domains[d]
+	total, nodes := 0, 0
+	for n := dom.NodeLo; n < dom.NodeHi; n++ {
+		k := 0
+		node := &c.Nodes[n]
+		for gi := node.GPULo; gi < node.GPUHi; gi++ {
+			if modelOK(c, c.GPUs[gi].Model, req.Models) {
+				k++
+			}
+		}
+		total += k
+		if req.GPUsPerNode > 0 && k >= req.GPUsPerNode {
+			nodes++
+		}
+	}
+	return total >= req.GPUs && (req.GPUsPerNode == 0 || nodes >= req.Nodes)
+}
+
+func modelOK(c *topology.Cluster, m topology.ModelID, want []string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	for _, w := range want {
+		if topology.CanonicalModel(w) == c.ModelName(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// featureExpr is Slurm's matching OR over the domains' features.
+func (g *Gate) featureExpr(names []string) string {
+	fs := make([]string, len(names))
+	for i, n := range names {
+		fs[i] = DomainFeature(g.cfg.FeaturePrefix, n)
+	}
+	if len(fs) == 1 {
+		return fs[0]
+	}
+	return "[" + strings.Join(fs, "|") + "]"
+}
+
+// andFeatures adds gangtopo's expression to the user's own constraint.
+func andFeatures(user, ours string) string {
+	if user == "" {
+		return ours
+	}
+	return "(" + user + ")&" + ours
+}
+
+// shape rewrites --gpus=G into -N n --gpus-per-node=k when the engine
+// placed the gang on n nodes with k GPUs each and the user fixed neither.
+func (g *Gate) shape(j Job, req request.Request, res place.Result, out *Result) string {
+	if j.TresPerNode != "" || j.TresPerTask != "" || j.MinNodes > 0 || len(res.Alloc.Nodes) < 2 {
+		return ""
+	}
+	k := len(res.Alloc.Nodes[0].GPUs)
+	for _, na := range res.Alloc.Nodes {
+		if len(na.GPUs) != k {
+			return "" // uneven: Slurm cannot express it without pinning
+		}
+	}
+	n := uint32(len(res.Alloc.Nodes))
+	gres := fmt.Sprintf("gres:gpu:%d", k)
+	if len(req.Models) == 1 {
+		gres = fmt.Sprintf("gres:gpu:%s:%d", req.Models[0], k)
+	}
+	out.TresPerJob, out.TresPerNode = strptr(""), strptr(gres)
+	out.MinNodes, out.MaxNodes = n, n
+	return fmt.Sprintf("%dx%d", n, k)
+}
+
+// keepWholeNodes excludes the whole free nodes when the engine put a
+// one-node job on a partly used node (a hole exists), so Slurm's own
+// node order does not break a whole node instead.
+func (g *Gate) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, out *Result) {
+	c := g.cluster
+	chosen := res.Alloc.Nodes[0].Node
+	if s.IsWholeNodeFree(chosen) && s.FreeCPUMilli[chosen] == int32(min(c.Nodes[chosen].CPUs*1000, 1<<31-1)) {
+		return // the engine itself opened a whole node: nothing to protect
+	}
+	excl := map[string]bool{}
+	for _, n := range splitList(j.ExcNodes) {
+		if names, err := hostlist.Expand(n); err == nil {
+			for _, x := range names {
+				excl[x] = true
+			}
+		}
+	}
+	for i := range c.Nodes {
+		if s.IsWholeNodeFree(topology.NodeID(i)) {
+			excl[c.Nodes[i].Name] = true
+		}
+	}
+	names := make([]string, 0, len(excl))
+	for n := range excl {
+		names = append(names, n)
+	}
+	if len(names) > 0 {
+		out.ExcNodes = strptr(hostlist.Compress(names))
+	}
+}
+
+// withDecision records the decision in the configured field and logs it.
+func (g *Gate) withDecision(j Job, out Result, d Decision) Result {
+	line := d.String()
+	if g.cfg.DecisionField == "comment" {
+		c := line
+		if j.Comment != "" {
+			c = j.Comment + " | " + line
+		}
+		out.Comment = &c
+	} else {
+		out.AdminComment = &line
+	}
+	out.Decision, out.LogLevel, out.Log = d, LogInfo, fmt.Sprintf("%s: %s", jobLabel(j), line)
+	return out
+}
+
+func strptr(s string) *string { return &s }
