@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -117,4 +119,71 @@ func ctldLogSize() int64 {
 func ctxT(t *testing.T) context.Context {
 	t.Helper()
 	return context.Background()
+}
+
+// fill submits one pinned job per entry (node -> GPUs), waits until all
+// run and publishes the snapshot: the starting state of a scenario.
+func fill(t *testing.T, gpus map[string]int) {
+	t.Helper()
+	var ids []string
+	for _, node := range sortedKeys(gpus) {
+		for k := gpus[node]; k > 0; {
+			n := min(k, 8)
+			ids = append(ids, submit(t, "-w", node, "--gpus="+itoa(n), "--cpus-per-gpu=1"))
+			k -= n
+		}
+	}
+	for _, id := range ids {
+		if j := settle(t, id); j.State != "RUNNING" {
+			t.Fatalf("filler job %s: %s (%s)", id, j.State, j.Reason)
+		}
+	}
+	publish(t)
+}
+
+// fillOnes submits `count` 1-GPU jobs pinned to each node and waits.
+func fillOnes(t *testing.T, count int, nodes ...string) {
+	t.Helper()
+	var ids []string
+	for _, node := range nodes {
+		for i := 0; i < count; i++ {
+			ids = append(ids, submit(t, "-w", node, "--gpus=1", "--cpus-per-gpu=1"))
+		}
+	}
+	for _, id := range ids {
+		if j := settle(t, id); j.State != "RUNNING" {
+			t.Fatalf("filler job %s: %s (%s)", id, j.State, j.Reason)
+		}
+	}
+	publish(t)
+}
+
+// whole lists fully busy nodes (8 GPUs each).
+func whole(nodes ...string) map[string]int {
+	m := map[string]int{}
+	for _, n := range nodes {
+		m[n] = 8
+	}
+	return m
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// freeWholeNodes counts nodes with all 8 GPUs free, from Slurm's own view.
+func freeWholeNodes(t *testing.T) []string {
+	t.Helper()
+	out, err := lab.Run(ctxT(t), 0, "sinfo", "-h", "-N", "-t", "idle", "-o", "%N")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(out)
 }

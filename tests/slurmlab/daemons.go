@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -106,10 +105,6 @@ func (l *Lab) Stop() error {
 	if l == nil || l.Dir == "" {
 		return nil
 	}
-	if l.CtldAlive() {
-		// Cancelling first lets slurmd clean its steps up itself.
-		_, _ = l.Run(context.Background(), 5*time.Second, "scancel", "--quiet", "--full", "-u", "root")
-	}
 	err := StopDir(l.Dir)
 	if err == nil && l.tempDir {
 		err = os.RemoveAll(l.Dir)
@@ -156,6 +151,3 @@ func waitFor(ctx context.Context, limit time.Duration, what string, cond func() 
 		}
 	}
 }
-
-// signal0 reports whether a PID exists at all.
-func signal0(pid int) bool { return syscall.Kill(pid, 0) == nil }

@@ -68,12 +68,6 @@ func (l *Lab) ShowJob(ctx context.Context, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Comments may hold spaces and "key=value" words; read them apart.
-	if out, err := l.Run(ctx, DefaultTimeout, "squeue", "-h", "-j", id, "-t", "all", "-O", "Comment:|,AdminComment:|"); err == nil {
-		if f := strings.SplitN(strings.TrimSpace(out), "|", 3); len(f) >= 2 {
-			j.Comment, j.AdminComment = nullable(strings.TrimSpace(f[0])), nullable(strings.TrimSpace(f[1]))
-		}
-	}
 	return j, nil
 }
 
@@ -118,6 +112,9 @@ func ParseJob(line string) (*Job, error) {
 	j.ID, j.State, j.Reason = f["JobId"], f["JobState"], f["Reason"]
 	j.Features, j.Prefer, j.ReqNodes, j.ExcNodes = nullable(f["Features"]), nullable(f["Prefer"]), nullable(f["ReqNodeList"]), nullable(f["ExcNodeList"])
 	j.TresPerNode, j.TresPerJob = f["TresPerNode"], f["TresPerJob"]
+	// Comments may hold blanks and lower-case key=value words: ParseJob
+	// glues those back to the comment (keys start with a capital letter).
+	j.Comment, j.AdminComment = nullable(f["Comment"]), nullable(f["AdminComment"])
 	j.NumNodes, _ = strconv.Atoi(strings.SplitN(f["NumNodes"], "-", 2)[0])
 	if j.ID == "" {
 		return nil, fmt.Errorf("no JobId in %q", line)

@@ -103,6 +103,7 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		return nil, err
 	}
 	if err := l.start(ctx); err != nil {
+		l.tempDir = false // keep the logs for the error message's reader
 		l.Stop()
 		return nil, fmt.Errorf("slurmlab: %w (logs in %s/log)", err, l.Dir)
 	}

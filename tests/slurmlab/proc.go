@@ -35,9 +35,28 @@ func (l *Lab) spawn(name string, env []string, argv ...string) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", name, err)
 	}
-	go func() { _ = cmd.Wait() }() // reap it if it dies while we run
-	l.procs = append(l.procs, proc{name, cmd.Process.Pid})
-	return cmd.Process.Pid, l.writePIDs()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }() // reap it if it dies while we run
+	pid := cmd.Process.Pid
+	l.procs = append(l.procs, proc{name, pid})
+	// Until exec completes, /proc/PID/environ is still ours, without the
+	// marker: wait for it, so belongs() is true from here on.
+	for deadline := time.Now().Add(5 * time.Second); !belongs(pid, l.Dir) && time.Now().Before(deadline); {
+		select {
+		case <-exited:
+			return pid, fmt.Errorf("%s exited at start: %s", name, tail(readFile(l.Path("log", name+".out")), 5))
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return pid, l.writePIDs()
+}
+
+func readFile(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
 }
 
 // writePIDs records the daemons for `slurmlab down` in another process.
@@ -72,8 +91,13 @@ func readPIDs(dir string) ([]proc, error) {
 }
 
 // belongs reports whether pid is alive and carries dir's marker, so a
-// recycled PID is never signalled.
+// recycled PID is never signalled. Job scripts run with the submitter's
+// environment; they belong when their command line names a file inside
+// dir (slurmd runs them from dir/spool).
 func belongs(pid int, dir string) bool {
+	if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && bytes.Contains(cmd, []byte(dir+"/")) {
+		return !isZombie(pid)
+	}
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if err != nil {
 		return false
@@ -96,9 +120,9 @@ func isZombie(pid int) bool {
 	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
 }
 
-// marked lists every live process carrying dir's marker: the daemons, and
-// the slurmstepd and task processes of jobs, which have neither a stable
-// name nor a parent we know.
+// marked lists every live process that belongs to the lab: the daemons,
+// and the slurmstepd, job script and task processes of jobs, which have
+// neither a stable name nor a parent we know.
 func marked(dir string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var out []int
@@ -152,6 +176,11 @@ func StopDir(dir string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	for _, p := range procs {
+		if p.Name == "slurmctld" && belongs(p.PID, dir) {
+			cancelAll(dir) // let slurmd clean its steps up itself first
+		}
+	}
 	order := []string{"slurmd", "slurmctld", "", "munged"}
 	var left int
 	for _, stage := range order {
@@ -173,6 +202,23 @@ func StopDir(dir string) error {
 		return fmt.Errorf("slurmlab: %d processes of %s survived SIGKILL", left, dir)
 	}
 	return nil
+}
+
+// cancelAll runs scancel for every job of the lab in dir, bounded.
+func cancelAll(dir string) {
+	cmd := exec.Command("scancel", "--quiet", "--full", "-u", "root")
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+filepath.Join(dir, "etc", "slurm.conf"))
+	done := make(chan struct{})
+	if cmd.Start() != nil {
+		return
+	}
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		time.Sleep(time.Second) // slurmd signals the steps
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+	}
 }
 
 func without(pids []int, procs []proc, name string) []int {
