@@ -37,6 +37,10 @@ func TestGolden(t *testing.T) {
 		{"defrag-spine", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine"}},
 		{"defrag-protected", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine", "--protect", "102"}},
 		{"defrag-fits", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "8"}},
+		{"why-waiting", []string{"why", "5", "--job-file", "testdata/job-waiting.txt", "--topology", lab, "--state", busy}},
+		{"why-placed", []string{"why", "5", "--job-file", "testdata/job-placed.txt", "--topology", lab}},
+		{"why-wider", []string{"why", "7", "--job-file", "testdata/job-wider.txt", "--topology", lab}},
+		{"why-no-such-job", []string{"why", "99", "--job-file", "testdata/job-placed.txt"}},
 		{"unknown-command", []string{"fragment"}},
 	}
 	for _, tc := range tests {

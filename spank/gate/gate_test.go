@@ -136,11 +136,20 @@ func TestSubmitRewrites(t *testing.T) {
 				TresPerJob: "", TresPerNode: "gres:gpu:8", MinNodes: 2, MaxNodes: 2, Domain: "leaf1", Shape: "2x8"},
 		},
 		{
-			name: "preferred binds softly",
+			name: "preferred binds while the tier has room",
 			busy: full("node01", "node05"),
 			job:  Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf:preferred"},
-			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: "[gt_leaf3|gt_leaf4|gt_leaf1|gt_leaf2]", ExcNodes: u,
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: "[gt_leaf3|gt_leaf4|gt_leaf1|gt_leaf2]", Prefer: u, ExcNodes: u,
 				TresPerJob: "", TresPerNode: "gres:gpu:8", MinNodes: 4, MaxNodes: 4, Domain: "leaf3", Shape: "4x8"},
+		},
+		{
+			// one node busy per leaf: no leaf has room; the engine goes to
+			// spine1 (node02-04 + node06) and the job is left unbound
+			name: "preferred without room goes wider",
+			busy: full("node01", "node05", "node09", "node13"),
+			job:  Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf:preferred"},
+			want: rewrite{Action: Modify, Verdict: VerdictWider, Features: u, Prefer: u, ExcNodes: u,
+				TresPerJob: "", TresPerNode: "gres:gpu:8", MinNodes: 4, MaxNodes: 4, Domain: "spine1", Shape: "4x8"},
 		},
 		{
 			// one node busy in every leaf: no leaf has 32 GPUs free now
@@ -154,7 +163,7 @@ func TestSubmitRewrites(t *testing.T) {
 			name: "user constraint is kept",
 			busy: map[string]int{},
 			job:  Job{TresPerJob: "gres:gpu:16", GangTopology: "spine", Features: "bigmem"},
-			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: "(bigmem)&[gt_spine1|gt_spine2]", Prefer: "[gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4]", ExcNodes: u,
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: "(bigmem)&[gt_spine1|gt_spine2]", Prefer: u, ExcNodes: u,
 				TresPerJob: "", TresPerNode: "gres:gpu:8", MinNodes: 2, MaxNodes: 2, Domain: "leaf1", Shape: "2x8"},
 		},
 		{

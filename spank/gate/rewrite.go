@@ -28,8 +28,9 @@ import (
 //     gang, the engine's choice first and its ranked alternatives next.
 //     Slurm starts the job in the first listed domain that has room when it
 //     schedules, so a domain taken meanwhile costs nothing.
-//   - required binds through `features` (hard); preferred through `prefer`
-//     (Slurm tries it, then goes without).
+//   - required binds through `features`; preferred binds the same way when
+//     the tier has room at submit, and not at all when it has none (the
+//     job may then start wider). Slurm's --prefer is not used (see bind).
 //   - The shape (tres_per_node with -N) follows the engine when the user
 //     gave only a GPU total and the engine chose whole uniform nodes: a
 //     32-GPU gang becomes 4 x 8. Shapes do not go stale.
@@ -72,13 +73,21 @@ func (g *Gate) waiting(j Job, req request.Request, o request.Option, res place.R
 	return g.withDecision(j, out, d)
 }
 
-// bind sets features (required) or prefer (preferred) to the domains of
-// the requested tier, best first; one-node tiers become -N 1. It returns
-// the bound domains' names.
+// bind sets features to the domains of the requested tier, best first;
+// one-node tiers become -N 1. It returns the bound domains' names.
+//
+// required always binds. preferred binds only when the engine found room
+// inside the tier now; when it had to go wider (or found no room at all)
+// the job is left free to start wider. Slurm's own --prefer is not used:
+// in 22.05 a job whose preferred nodes exist but are busy waits for them
+// (reason Priority), which is what required means, not preferred.
 func (g *Gate) bind(j Job, req request.Request, o request.Option, res place.Result, out *Result) []string {
+	if o.Mode == request.Preferred && (res.Status != place.Placed || res.Widened) {
+		return nil
+	}
 	t := req.EffectiveTier()
 	if t <= topology.TierNode && !g.nvlinkBlocks(t) {
-		if o.Mode == request.Required && req.Nodes <= 1 {
+		if req.Nodes <= 1 {
 			out.MinNodes, out.MaxNodes = 1, 1
 		}
 		return nil
@@ -90,37 +99,10 @@ func (g *Gate) bind(j Job, req request.Request, o request.Option, res place.Resu
 		return nil
 	}
 	names := g.rankedDomains(req, t, res)
-	if len(names) == 0 {
-		return nil
-	}
-	expr := g.featureExpr(names)
-	switch {
-	case o.Mode == request.Required:
-		out.Features = strptr(andFeatures(j.Features, expr))
-		if tighter := g.tighterDomains(res, t); len(tighter) > 0 && j.Prefer == "" {
-			// required spine, placed in a leaf: the leaf is a preference
-			out.Prefer = strptr(g.featureExpr(tighter))
-		}
-	case j.Prefer == "":
-		out.Prefer = strptr(expr)
+	if len(names) > 0 {
+		out.Features = strptr(andFeatures(j.Features, g.featureExpr(names)))
 	}
 	return names
-}
-
-// tighterDomains lists the engine's domain and alternatives when it placed
-// the gang in a multi-node domain tighter than the bound tier t.
-func (g *Gate) tighterDomains(res place.Result, t topology.Tier) []string {
-	if res.Status != place.Placed || res.Tier >= t || res.Tier < topology.TierBlock {
-		return nil
-	}
-	c := g.cluster
-	out := []string{c.Domains[res.Domain].Name}
-	for _, a := range res.Alternatives {
-		if c.Domains[a].Tier == res.Tier {
-			out = append(out, c.Domains[a].Name)
-		}
-	}
-	return out
 }
 
 // nvlinkBlocks reports whether tier nvlink means multi-node NVLink blocks

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/spank/gate"
+)
+
+type whyOptions struct {
+	jobFile, topology, state string
+}
+
+func newWhyCmd() *cobra.Command {
+	o := whyOptions{}
+	cmd := &cobra.Command{
+		Use:   "why JOBID",
+		Short: "Explain what gangtopo decided for a job, and why it runs where it runs or still waits",
+		Long: `Explain what gangtopo decided for a job, and why it runs where it runs or still waits.
+
+It reads the job with "scontrol -d -o show job JOBID" (or from --job-file),
+finds the decision line the job_submit plugin wrote into its AdminComment
+(or Comment), and explains it next to what Slurm says. With --topology it
+also names the domain the job's nodes span; with --topology and --state, for
+a pending job, it asks the engine whether the gang would fit now.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWhy(cmd.OutOrStdout(), args[0], o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.jobFile, "job-file", "", `read "scontrol -d -o show job" output from this file ("-": standard input) instead of running scontrol`)
+	f.StringVar(&o.topology, "topology", "", "cluster file, to name the domain the job spans")
+	f.StringVar(&o.state, "state", "", "occupancy snapshot, to ask the engine whether a pending gang fits now")
+	return cmd
+}
+
+// slurmJob is what why reads of `scontrol -d -o show job`.
+type slurmJob struct {
+	id, state, reason, nodes       string
+	features, prefer, comment, adm string
+}
+
+func runWhy(w io.Writer, id string, o whyOptions) error {
+	text, err := readJobText(id, o.jobFile)
+	if err != nil {
+		return err
+	}
+	j, err := parseSlurmJob(text, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "job %s: %s\n", j.id, j.stateLine())
+	d, err := gate.ParseDecision(j.adm)
+	if err != nil {
+		d, err = gate.ParseDecision(j.comment)
+	}
+	if err != nil {
+		fmt.Fprintln(w, "gangtopo: no decision recorded: the job was submitted without the gangtopo job_submit plugin, or outside its scope (jobs: gang and no --gang-topology)")
+		return nil
+	}
+	printDecision(w, d, j)
+	if o.topology == "" {
+		return nil
+	}
+	c, err := loadCluster(o.topology)
+	if err != nil {
+		return err
+	}
+	if j.nodes != "" {
+		fmt.Fprintf(w, "  spans:     %s\n", spanOf(c, j.nodes))
+	}
+	if j.state == "PENDING" && o.state != "" {
+		return whyNow(w, c, o.state, d)
+	}
+	return nil
+}
+
+func readJobText(id, file string) (string, error) {
+	switch file {
+	case "":
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "scontrol", "-d", "-o", "show", "job", id).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("scontrol show job %s: %v: %s", id, err, strings.TrimSpace(string(out)))
+		}
+		return string(out), nil
+	case "-":
+		data, err := io.ReadAll(os.Stdin)
+		return string(data), err
+	}
+	data, err := os.ReadFile(file)
+	return string(data), asUsage(err)
+}
+
+var whyKey = regexp.MustCompile(`^([A-Z][A-Za-z_/:]*)=(.*)$`)
+
+// parseSlurmJob reads the job's line; values with blanks (comments) are
+// glued back to their key, as scontrol's keys start with a capital letter
+// and the decision line's do not.
+func parseSlurmJob(text, id string) (slurmJob, error) {
+	for _, line := range strings.Split(text, "\n") {
+		f := map[string]string{}
+		key := ""
+		for _, tok := range strings.Fields(line) {
+			if m := whyKey.FindStringSubmatch(tok); m != nil {
+				key = m[1]
+				if _, dup := f[key]; !dup {
+					f[key] = m[2]
+				}
+			} else if key != "" {
+				f[key] += " " + tok
+			}
+		}
+		if f["JobId"] != id {
+			continue
+		}
+		null := func(k string) string {
+			if v := f[k]; v != "(null)" {
+				return v
+			}
+			return ""
+		}
+		return slurmJob{id: id, state: f["JobState"], reason: f["Reason"], nodes: null("NodeList"),
+			features: null("Features"), prefer: null("Prefer"), comment: null("Comment"), adm: null("AdminComment")}, nil
+	}
+	return slurmJob{}, fmt.Errorf("job %s: not found in scontrol's output", id)
+}
+
+// slurmReasons translates the pending reasons a gang meets most.
+var slurmReasons = map[string]string{
+	"Resources":      "waiting for resources: no allowed domain has room yet",
+	"Priority":       "other jobs are ahead of it in the queue",
+	"BadConstraints": "no node matches the job's constraints",
+	"None":           "not looked at by the scheduler yet",
+}
+
+func (j slurmJob) stateLine() string {
+	switch {
+	case j.state == "RUNNING" || j.state == "COMPLETING":
+		return fmt.Sprintf("%s on %s", j.state, j.nodes)
+	case j.state == "PENDING":
+		if r, ok := slurmReasons[j.reason]; ok {
+			return fmt.Sprintf("PENDING (%s: %s)", j.reason, r)
+		}
+		return fmt.Sprintf("PENDING (%s)", j.reason)
+	}
+	return j.state
+}
+
+func printDecision(w io.Writer, d gate.Decision, j slurmJob) {
+	head := map[gate.Verdict]string{
+		gate.VerdictPlaced:    "placed in " + d.Domain + " (tier " + d.Tier + ")",
+		gate.VerdictWider:     "placed wider than asked, in " + d.Domain + " (tier " + d.Tier + "): the preferred tier had no room",
+		gate.VerdictWaiting:   "no domain of the requested tier had room at submit; the job is bound to those that can hold it",
+		gate.VerdictUntouched: "left the job as submitted (gangtopo could not decide; Slurm places it alone)",
+		gate.VerdictRefused:   "refused the job",
+	}[d.Verdict]
+	fmt.Fprintf(w, "gangtopo: %s\n", head)
+	if d.Request != "" {
+		fmt.Fprintf(w, "  request:   --gang-topology=%s, %d GPUs\n", d.Request, d.GPUs)
+	}
+	if d.Shape != "" {
+		fmt.Fprintf(w, "  shape:     %s (nodes x GPUs per node)\n", d.Shape)
+	}
+	if len(d.Bound) > 0 {
+		how, expr := "required", j.features
+		if expr == "" || !strings.Contains(expr, "[") && !strings.Contains(expr, gate.DefaultFeaturePrefix) {
+			how, expr = "preferred", j.prefer
+		}
+		fmt.Fprintf(w, "  bound to:  %s (%s, %s)\n", strings.Join(d.Bound, ", "), how, expr)
+	}
+	if d.Text != "" {
+		fmt.Fprintf(w, "  why:       %s\n", d.Text)
+	}
+	if d.Snapshot > 0 {
+		fmt.Fprintf(w, "  snapshot:  generation %d\n", d.Snapshot)
+	}
+}
+
+// spanOf names the tightest domain holding the job's nodes.
+func spanOf(c *topology.Cluster, nodes string) string {
+	names, err := hostlist.Expand(nodes)
+	if err != nil || len(names) == 0 {
+		return "unknown (" + nodes + ")"
+	}
+	if len(names) == 1 {
+		return "one node, " + names[0]
+	}
+	for _, t := range []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine} {
+		var dom topology.DomainID = topology.NoDomain
+		same := true
+		for _, n := range names {
+			id, ok := c.NodeByName(n)
+			if !ok {
+				return "unknown: node " + n + " is not in " + c.Name
+			}
+			up := c.Nodes[id].Up[t]
+			if dom == topology.NoDomain {
+				dom = up
+			}
+			same = same && up != topology.NoDomain && up == dom
+		}
+		if same {
+			return fmt.Sprintf("%s %s (%d nodes)", t, c.Domains[dom].Name, len(names))
+		}
+	}
+	return fmt.Sprintf("the whole cluster (%d nodes over several spines)", len(names))
+}
+
+// whyNow asks the engine whether the pending gang would fit the snapshot.
+func whyNow(w io.Writer, c *topology.Cluster, statePath string, d gate.Decision) error {
+	s, err := loadSnapshot(statePath, c)
+	if err != nil {
+		return err
+	}
+	o, err := request.ParseOption(d.Request)
+	if err != nil || d.GPUs == 0 {
+		return nil // nothing to re-run
+	}
+	r := request.Request{GPUs: d.GPUs}
+	o.Apply(&r)
+	res := place.New(c, place.Options{}).Place(s, r)
+	if res.Status == place.Placed {
+		fmt.Fprintf(w, "  now:       it would fit (%s); Slurm starts it at its next scheduling pass\n", res.Message)
+		return nil
+	}
+	fmt.Fprintf(w, "  now:       still no room: %s\n", res.Message)
+	return nil
+}

@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRequiredWaitsPreferredGoesWider: one node busy in every leaf, so no
+// leaf has 32 GPUs free.
+//
+// A required leaf gang pends; Slurm's reason says it waits for resources,
+// the decision in its AdminComment says why in gangtopo's words (and
+// `gangtopo why` prints both), and it starts inside one leaf as soon as
+// one frees up. A preferred leaf gang in the same situation starts at
+// once, wider. (They are not submitted together: with unlimited time limits
+// Slurm does not start a later job past a pending one in the partition.)
+func TestRequiredWaitsPreferredGoesWider(t *testing.T) {
+	reset(t)
+	fill(t, whole("node01", "node05", "node09", "node13"))
+	id := submit(t, "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf")
+	req := settle(t, id)
+	if req.State != "PENDING" || req.Reason != "Resources" {
+		t.Fatalf("required gang: %s (%s), want PENDING (Resources)", req.State, req.Reason)
+	}
+	wantText := "gangtopo v1 waiting request=leaf:required gpus=32 bound=leaf1,leaf2,leaf3,leaf4 snapshot="
+	if !strings.HasPrefix(req.AdminComment, wantText) || !strings.Contains(req.AdminComment, "no leaf has room for 32 GPUs now") {
+		t.Errorf("decision %q, want %q... no leaf has room for 32 GPUs now", req.AdminComment, wantText)
+	}
+	why := gangtopoWhy(t, id)
+	for _, want := range []string{"PENDING (Resources: waiting for resources", "gangtopo: no domain of the requested tier had room",
+		"bound to:  leaf1, leaf2, leaf3, leaf4 (required, [gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4])", "no leaf has room for 32 GPUs now"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("gangtopo why %s:\n%s\nwant it to contain %q", id, why, want)
+		}
+	}
+
+	// free node13: leaf4 is whole again and the required gang starts there
+	cancelOn(t, "node13")
+	started := settle(t, id)
+	if started.State != "RUNNING" || strings.Join(leavesOf(t, started), ",") != "leaf4" {
+		t.Errorf("after node13 freed: required gang %s on %v, want RUNNING in leaf4", started.State, started.Nodes)
+	}
+
+	// the same full leaves again, now a preferred gang: it starts at once,
+	// over two leaves
+	if _, err := lab.Run(ctxT(t), 0, "scancel", id); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, id, 30*time.Second)
+	fill(t, whole("node13"))
+	pref := settle(t, submit(t, "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf:preferred"))
+	if pref.State != "RUNNING" || len(leavesOf(t, pref)) < 2 || !strings.HasPrefix(pref.AdminComment, "gangtopo v1 wider request=leaf:preferred") {
+		t.Errorf("preferred gang: %s on %v (%s), want RUNNING over 2+ leaves, decided wider", pref.State, pref.Nodes, pref.AdminComment)
+	}
+}
+
+// cancelOn cancels the running jobs on one node.
+func cancelOn(t *testing.T, node string) {
+	t.Helper()
+	out, err := lab.Run(ctxT(t), 0, "squeue", "-h", "-t", "R", "-w", node, "-o", "%i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range strings.Fields(out) {
+		if _, err := lab.Run(ctxT(t), 0, "scancel", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// gangtopoWhy runs the built gangtopo binary (GANGTOPO_BIN) against the lab.
+func gangtopoWhy(t *testing.T, id string) string {
+	t.Helper()
+	bin := os.Getenv("GANGTOPO_BIN")
+	if bin == "" {
+		t.Fatal("GANGTOPO_BIN is not set: run `make e2e`")
+	}
+	cmd := exec.CommandContext(context.Background(), bin, "why", id, "--topology", clusterFile)
+	cmd.Env = lab.Env()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gangtopo why %s: %v\n%s", id, err, out)
+	}
+	return string(out)
+}
