@@ -22,8 +22,14 @@ import (
 // does not make them here. CPUs and memory are not tracked (the lab's jobs
 // use one CPU per GPU and no memory).
 func (l *Lab) WriteSnapshot(ctx context.Context, path string, gen uint64) error {
+	return l.WriteSnapshotAt(ctx, path, gen, time.Now())
+}
+
+// WriteSnapshotAt is WriteSnapshot with the snapshot's time set to at (a
+// stale snapshot, for the fault tests).
+func (l *Lab) WriteSnapshotAt(ctx context.Context, path string, gen uint64, at time.Time) error {
 	s := occupancy.New(l.Cluster)
-	s.Generation, s.Time = gen, time.Now()
+	s.Generation, s.Time = gen, at
 	if err := l.readNodeStates(ctx, s); err != nil {
 		return err
 	}

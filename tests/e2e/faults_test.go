@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFaultsLeaveJobsUntouched: whatever goes wrong inside gangtopo, a job
+// is accepted exactly as submitted (on_failure: open), slurmctld logs one
+// line and keeps running (same PID), and the next job is placed as usual
+// once the fault is gone.
+func TestFaultsLeaveJobsUntouched(t *testing.T) {
+	tests := []struct {
+		name  string
+		spoil func(t *testing.T)
+		log   string // in slurmctld's log line for the job
+	}{
+		{"snapshot missing", func(t *testing.T) { must(t, os.Remove(snapshotFile)) },
+			"snapshot " + snapshotFile + ": no such file or directory"},
+		{"snapshot corrupt", func(t *testing.T) { must(t, os.WriteFile(snapshotFile, []byte(`{"version":"v1","nodes":[{`), 0o644)) },
+			"unexpected EOF"},
+		{"snapshot stale", func(t *testing.T) {
+			must(t, lab.WriteSnapshotAt(context.Background(), snapshotFile, snapGen.Add(1), time.Now().Add(-2*time.Minute)))
+		}, "is stale: taken 2m0s ago, bound 30s"},
+		{"snapshot writable by others", func(t *testing.T) { must(t, os.Chmod(snapshotFile, 0o666)) },
+			"is writable by group or others (mode 0666): refused"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reset(t)
+			tc.spoil(t)
+			time.Sleep(reloadWait)
+			untouchedThenPlaced(t, "gangtopo-fault", tc.log)
+		})
+	}
+}
+
+// TestEngineFaultsInTestBuild loads the libgangtopo built with fault hooks
+// (make plugins-fault): a job named gangtopo-inject-panic panics inside
+// the engine call, gangtopo-inject-stall outlives the 200 ms deadline.
+func TestEngineFaultsInTestBuild(t *testing.T) {
+	dir := os.Getenv("GANGTOPO_FAULT_PLUGINS")
+	if dir == "" {
+		t.Fatal("GANGTOPO_FAULT_PLUGINS is not set: run `make e2e`")
+	}
+	if err := lab.Restart(context.Background(), gangtopoPlugins(dir)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := lab.Restart(context.Background(), gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for _, tc := range []struct{ job, log string }{
+		{"gangtopo-inject-panic", "placement engine panicked: injected fault: engine panic"},
+		{"gangtopo-inject-stall", "placement took longer than the 200ms deadline"},
+	} {
+		t.Run(tc.job, func(t *testing.T) {
+			reset(t)
+			untouchedThenPlaced(t, tc.job, tc.log)
+		})
+	}
+}
+
+// untouchedThenPlaced submits a 32-GPU leaf gang named `name` while a fault
+// is active and checks it is untouched, then repairs the snapshot and
+// checks the next gang is placed in one leaf, with slurmctld alive under
+// the same PID throughout.
+func untouchedThenPlaced(t *testing.T, name, log string) {
+	t.Helper()
+	pid := lab.CtldPID
+	offset := ctldLogSize()
+	id := submit(t, "-J", name, "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf")
+	j := settle(t, id)
+	if j.AdminComment != "" || j.Features != "" || !strings.Contains(j.TresPerJob, "gpu:32") || j.NumNodes == 4 && j.TresPerNode != "" {
+		t.Errorf("job %s was changed: AdminComment %q Features %q TresPerJob %q TresPerNode %q", id, j.AdminComment, j.Features, j.TresPerJob, j.TresPerNode)
+	}
+	logged := ctldLogSince(offset)
+	if !strings.Contains(logged, log) || !strings.Contains(logged, "gangtopo v1 untouched") {
+		t.Errorf("slurmctld log after the fault:\n%s\nwant an untouched line with %q", logged, log)
+	}
+	if !lab.CtldAlive() || lab.CtldPID != pid {
+		t.Fatalf("slurmctld did not survive: alive %v, pid %d -> %d", lab.CtldAlive(), pid, lab.CtldPID)
+	}
+	reset(t) // cancels the untouched job, writes a good snapshot
+	next := running(t, "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf")
+	if len(leavesOf(t, next)) != 1 || !strings.HasPrefix(next.AdminComment, "gangtopo v1 placed") {
+		t.Errorf("next gang after the fault: %v, decision %q", next.Nodes, next.AdminComment)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
