@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-
-	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
 // fragOutcome is what one run of the fragmentation sequence leaves.
@@ -30,11 +28,14 @@ type fragOutcome struct {
 // the gang starts at once inside it.
 func TestSmallJobsKeepWholeNodesWhole(t *testing.T) {
 	with := fragSequence(t)
-	if err := lab.Restart(context.Background(), slurmlab.Plugins{}); err != nil {
+	// stock Slurm: the same daemons without JobSubmitPlugins
+	stockPlugins := gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))
+	stockPlugins.JobSubmit, stockPlugins.Spank = false, false
+	if err := lab.Reconfigure(context.Background(), stockPlugins); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := lab.Restart(context.Background(), gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))); err != nil {
+		if err := lab.Reconfigure(context.Background(), gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))); err != nil {
 			t.Fatal(err)
 		}
 	}()

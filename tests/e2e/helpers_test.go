@@ -16,7 +16,8 @@ import (
 
 var snapGen atomic.Uint64
 
-// reloadWait covers the plugin's reload_interval (100 ms) twice over.
+// reloadWait covers the plugin's reload_interval (50 ms) six times over,
+// for a loaded machine.
 const reloadWait = 300 * time.Millisecond
 
 // reset cancels every job, waits for idle nodes and publishes a fresh

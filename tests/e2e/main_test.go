@@ -34,7 +34,7 @@ var (
 const clusterSource = "../../docs/examples/lab16.yaml"
 
 // labConfig is the e2e gangtopo.yaml: every GPU job is placed, the snapshot
-// is re-read every 100 ms.
+// is re-read every 50 ms (publish waits 300 ms for it).
 const labConfig = `version: v1
 topology: %s
 snapshot: %s
@@ -42,7 +42,7 @@ jobs: gpu
 default_topology: any:preferred
 on_failure: open
 max_snapshot_age: 30s
-reload_interval: 100ms
+reload_interval: 50ms
 deadline: 200ms
 decision_field: admin_comment
 `

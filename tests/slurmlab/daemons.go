@@ -128,6 +128,20 @@ func (l *Lab) Restart(ctx context.Context, plugins Plugins) error {
 	return l.WaitNodesIdle(ctx, 30*time.Second)
 }
 
+// Reconfigure rewrites the configuration for other plugins and runs
+// `scontrol reconfigure` (0.2 s, where Restart takes seconds). slurmctld
+// loads or drops job_submit/gangtopo when JobSubmitPlugins changes; the
+// plugin directory and slurmctld's environment stay as they were, so a
+// different plugin build needs Restart.
+func (l *Lab) Reconfigure(ctx context.Context, plugins Plugins) error {
+	l.opts.Plugins = plugins
+	if err := l.writeConfig(); err != nil {
+		return err
+	}
+	_, err := l.Run(ctx, DefaultTimeout, "scontrol", "reconfigure")
+	return err
+}
+
 // waitFor polls cond every 100 ms until it holds, then runs the optional
 // checks (which may turn success into an error).
 func waitFor(ctx context.Context, limit time.Duration, what string, cond func() bool, checks ...func() error) error {
