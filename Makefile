@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench bench-engine demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages
+.PHONY: all build test unit lint bench bench-engine demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop
 
 all: build
 
@@ -114,8 +114,15 @@ bench-engine:
 	  -notes "Place*: one placement on a 4,096-node, 32,768-GPU fat tree (4 spines x 16 leaves x 64 DGX H100) filled to 70% by the engine itself with the Philly job mix; targets from issue 2 (1 GPU under 0.2 ms, 256-GPU leaf gang under 2 ms, on one core). SnapshotMemory: cluster-bytes is the live heap of the 4,096-node topology, snapshot-bytes what one occupancy snapshot of it holds (target: under 64 MB). Decode4096: reading that snapshot from JSON, done once per generation outside the placement call." \
 	  < $(BUILD)/bench-engine.txt
 
-demo: build
-	$(BUILD)/gangtopo version
+# The README's main command: a local 16-node Slurm GPU cluster with the
+# plugins, a mixed workload, the fragmentation report before and after.
+demo: slurm-packages build plugins
+	$(GO) build -o $(BUILD)/slurmlab ./tests/slurmlab/cmd/slurmlab
+	BUILD=$(abspath $(BUILD)) tests/slurmlab/demo/demo.sh
+
+demo-stop:
+	@if [ -f .lab/demo/run/pids ]; then $(GO) run ./tests/slurmlab/cmd/slurmlab down --dir $(abspath .lab/demo) && echo "demo cluster stopped"; \
+	else echo "no demo cluster running"; fi
 
 install: build install-plugins
 	install -D -m 0755 $(BUILD)/gangtopo $(DESTDIR)$(BINDIR)/gangtopo
