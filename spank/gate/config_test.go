@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,24 @@ func TestParseConfigErrors(t *testing.T) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// The documented example must parse, and set every key.
+func TestExampleConfigParses(t *testing.T) {
+	f, err := os.Open("../../docs/examples/gangtopo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, _ := os.ReadFile("../../docs/examples/gangtopo.yaml")
+	if _, err := ParseConfig(f, "gangtopo.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	p := configParser{c: &Config{}}
+	for key := range p.keys() {
+		if !strings.Contains(string(data), "\n"+key+":") {
+			t.Errorf("docs/examples/gangtopo.yaml does not show key %q", key)
+		}
 	}
 }

@@ -210,7 +210,7 @@ func (g *Gate) checkRequest(r request.Request, o request.Option) string {
 	}
 	for _, m := range r.Models {
 		if _, ok := c.ModelByName(m); !ok {
-			return fmt.Sprintf("GPU model %q: cluster %s has %s", m, c.Name, joinOr(c.Models))
+			return fmt.Sprintf("GPU model %q is not in cluster %s (its GPUs: %s)", m, c.Name, joinOr(c.Models))
 		}
 	}
 	return ""

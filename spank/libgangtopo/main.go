@@ -30,7 +30,7 @@ func main() {}
 
 var (
 	mu      sync.Mutex
-	current *gate.Gate
+	current *gate.Holder
 	logs    = make(chan string, 64) // background reload messages, for gt_poll_log
 )
 
@@ -51,23 +51,17 @@ func gt_init(path *C.char, errOut **C.char) (rc C.int) {
 	} else if env := os.Getenv("GANGTOPO_CONFIG"); env != "" {
 		p = env
 	}
-	cfg, err := gate.LoadConfig(p)
+	h, err := gate.Open(p, queueLog)
 	if err != nil {
 		setErr(errOut, err.Error())
 		return C.GT_ERR
 	}
-	g, err := gate.New(cfg)
-	if err != nil {
-		setErr(errOut, err.Error())
-		return C.GT_ERR
-	}
-	g.Start(queueLog)
 	mu.Lock()
 	old := current
-	current = g
+	current = h
 	mu.Unlock()
 	if old != nil {
-		old.Stop()
+		old.Close()
 	}
 	return C.GT_OK
 }
@@ -80,7 +74,7 @@ func gt_fini() {
 	current = nil
 	mu.Unlock()
 	if old != nil {
-		old.Stop()
+		old.Close()
 	}
 }
 
@@ -96,12 +90,12 @@ func gt_submit(job *C.struct_gt_job, res *C.struct_gt_result) (rc C.int) {
 		}
 	}()
 	mu.Lock()
-	g := current
+	h := current
 	mu.Unlock()
-	if g == nil {
+	if h == nil {
 		return C.GT_OK // not configured: init logged why; jobs pass
 	}
-	out := g.Submit(goJob(job), time.Now())
+	out := h.Gate().Submit(goJob(job), time.Now())
 	fill(res, out)
 	if out.Decision.Verdict == gate.VerdictUntouched && out.LogLevel == gate.LogError {
 		return C.GT_ERR

@@ -42,6 +42,14 @@ func TestInvalidInputRefusedAtSubmit(t *testing.T) {
 			"gangtopo: slice=8 does not divide the 12 GPUs of the gang"},
 		{"option without GPUs", nil, []string{"--gang-topology=leaf", "-n1"},
 			"gangtopo: --gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)"},
+		{"gang larger than any leaf", nil, []string{"--gang-topology=leaf", "--gpus=64"},
+			"gangtopo: 64 GPUs can never fit in one leaf: the largest (leaf1) holds 32; use --gang-topology=spine, or ask for at most 32 GPUs"},
+		{"gang larger than any NVLink domain", nil, []string{"--gang-topology=nvlink", "--gpus=16"},
+			"gangtopo: 16 GPUs can never fit in one nvlink: the largest (node01/nvl0) holds 8; use --gang-topology=leaf, or ask for at most 8 GPUs"},
+		{"gang larger than the cluster", nil, []string{"--gang-topology=spine:preferred", "--gpus=256"},
+			"gangtopo: 256 GPUs can never fit"},
+		{"GPU model the cluster lacks", nil, []string{"--gang-topology=leaf", "--gpus=a100:8"},
+			`gangtopo: GPU model "a100" is not in cluster lab16 (its GPUs: h100)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

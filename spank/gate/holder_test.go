@@ -1,0 +1,68 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// An edit of gangtopo.yaml takes effect without a restart; a broken edit
+// is reported once and the previous configuration stays.
+func TestHolderReloadsConfig(t *testing.T) {
+	dir := t.TempDir()
+	topo := filepath.Join(dir, "cluster.yaml")
+	data, err := os.ReadFile("../../docs/examples/lab16.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(topo, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "gangtopo.yaml")
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(cfgPath+".tmp", []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(cfgPath+".tmp", cfgPath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "version: v1\ntopology: " + topo + "\nsnapshot: " + filepath.Join(dir, "s.json") + "\nreload_interval: 20ms\n"
+	write(base + "jobs: gang\n")
+	var mu sync.Mutex
+	var logs []string
+	h, err := Open(cfgPath, func(m string) { mu.Lock(); logs = append(logs, m); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(3 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("timed out waiting for %s; logs: %q", what, logs)
+			}
+		}
+	}
+	write(base + "jobs: gpu\n")
+	waitFor("jobs: gpu in force", func() bool { return h.Gate().Config().Jobs == ScopeGPU })
+	write(base + "jobs: everything\n")
+	waitFor("the broken edit reported", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(strings.Join(logs, "\n"), `configuration change not applied, the previous one stays`)
+	})
+	time.Sleep(100 * time.Millisecond) // five more intervals: no second report
+	mu.Lock()
+	n := strings.Count(strings.Join(logs, "\n"), "not applied")
+	mu.Unlock()
+	if n != 1 || h.Gate().Config().Jobs != ScopeGPU {
+		t.Errorf("broken edit reported %d times, jobs %q; want once, gpu kept", n, h.Gate().Config().Jobs)
+	}
+}
