@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench bench-engine demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop
+.PHONY: all build test unit lint bench bench-engine demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm
 
 all: build
 
@@ -116,6 +116,27 @@ bench-engine:
 
 # The README's main command: a local 16-node Slurm GPU cluster with the
 # plugins, a mixed workload, the fragmentation report before and after.
+# The plugins inside a real slurmctld, figures into docs/benchmarks.md (not
+# part of make test; about 30 minutes): the plugin's time per call on a
+# 1,000-node snapshot (Go benchmark), sbatch throughput with and without the
+# plugins (500 jobs each), and the stock-Slurm reference sequences replayed
+# (BENCH_REPLAY_RUNS, BENCH_REPLAY_STOCK: which runs to replay, and to replay
+# without the plugins too).
+BENCH_REPLAY_RUNS  ?= plain,pernode,plain_off2,pernode_off2
+BENCH_REPLAY_STOCK ?= plain
+GATE_BENCH = $(GO) test -run '^$$' -bench Submit1000Nodes -benchmem -count 5 -cpu 1 ./spank/gate
+
+bench-slurm: slurm-packages plugins
+	@mkdir -p $(BUILD)
+	$(GATE_BENCH) | tee $(BUILD)/bench-gate.txt
+	$(GO) run ./tests/tools/benchdoc -section slurm-plugin-latency -title "Slurm plugin: time per call on a 1,000-node snapshot" \
+	  -cmd "$(GATE_BENCH)" \
+	  -notes "gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us are the distribution of single calls (target: p99 under 2 ms)." \
+	  < $(BUILD)/bench-gate.txt
+	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) $(BUILD)/slurmbench throughput -n 500
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) $(BUILD)/slurmbench replay -runs $(BENCH_REPLAY_RUNS) -stock "$(BENCH_REPLAY_STOCK)"
+
 demo: slurm-packages build plugins
 	$(GO) build -o $(BUILD)/slurmlab ./tests/slurmlab/cmd/slurmlab
 	BUILD=$(abspath $(BUILD)) tests/slurmlab/demo/demo.sh

@@ -1,0 +1,144 @@
+// Command slurmbench measures the gangtopo plugins inside a real Slurm 22.05
+// (the tests/slurmlab cluster) and writes the figures into
+// docs/benchmarks.md (make bench-slurm):
+//
+//	slurmbench throughput [-n 500]   sbatch throughput with and without the
+//	                                 plugins, and the plugin's per-call time
+//	                                 as slurmctld logged it
+//	slurmbench replay [-runs plain,pernode,plain_off2,pernode_off2] [-stock plain]
+//	                                 the stock-Slurm reference sequences of
+//	                                 ../shared/data/slurm-22.05-reference
+//	                                 replayed with the plugins, against the
+//	                                 recorded stock runs
+//
+// Needs root and make plugins (GANGTOPO_PLUGINS, default build/plugins).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/tests/slurmlab"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	n := fs.Int("n", 500, "submissions per mode (throughput)")
+	runs := fs.String("runs", "plain,pernode,plain_off2,pernode_off2", "reference runs to replay with gangtopo (replay)")
+	stock := fs.String("stock", "plain", "reference runs to replay with stock Slurm too, to check the lab against the recording (replay; empty: none)")
+	ref := fs.String("ref", "../shared/data/slurm-22.05-reference", "the reference data directory")
+	doc := fs.String("doc", "docs/benchmarks.md", "the document to update")
+	_ = fs.Parse(os.Args[2:])
+	var err error
+	switch os.Args[1] {
+	case "throughput":
+		err = withLab(func(b *bench) error { return b.throughput(*n, *doc) })
+	case "replay":
+		err = withLab(func(b *bench) error { return b.replayAll(*ref, split(*runs), split(*stock), *doc) })
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "slurmbench:", err)
+		os.Exit(1)
+	}
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// bench is one lab with the gangtopo plugins and the files they read.
+type bench struct {
+	lab                    *slurmlab.Lab
+	plugins                slurmlab.Plugins
+	config, snapshot, topo string
+	gen                    uint64
+}
+
+const benchConfig = `version: v1
+topology: %s
+snapshot: %s
+jobs: gpu
+default_topology: any:preferred
+max_snapshot_age: 30s
+reload_interval: 50ms
+decision_field: admin_comment
+`
+
+func withLab(f func(*bench) error) error {
+	plugins, _ := filepath.Abs(envOr("GANGTOPO_PLUGINS", "build/plugins"))
+	dir, err := os.MkdirTemp("", "gangtopo-lab-")
+	if err != nil {
+		return err
+	}
+	b := &bench{topo: filepath.Join(dir, "etc", "cluster.yaml"), config: filepath.Join(dir, "etc", "gangtopo.yaml"),
+		snapshot: filepath.Join(dir, "state", "snapshot.json")}
+	for _, sub := range []string{"etc", "state"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	data, err := os.ReadFile("docs/examples/lab16.yaml")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(b.topo, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(b.config, []byte(fmt.Sprintf(benchConfig, b.topo, b.snapshot)), 0o644); err != nil {
+		return err
+	}
+	c, err := topology.Parse(strings.NewReader(string(data)), b.topo)
+	if err != nil {
+		return err
+	}
+	b.plugins = slurmlab.Plugins{Dir: plugins, JobSubmit: true, Spank: true, CtldEnv: []string{"GANGTOPO_CONFIG=" + b.config}}
+	b.lab, err = slurmlab.Start(context.Background(), slurmlab.Options{Dir: dir, RemoveDir: true, Cluster: c, Owner: os.Getpid(),
+		Plugins: b.plugins, Logf: func(f string, a ...any) { fmt.Printf(f+"\n", a...) }})
+	if err != nil {
+		return err
+	}
+	defer b.lab.Stop()
+	return f(b)
+}
+
+// setPlugins switches job_submit/gangtopo on or off (scontrol reconfigure).
+func (b *bench) setPlugins(on bool) error {
+	p := b.plugins
+	p.JobSubmit, p.Spank = on, on
+	return b.lab.Reconfigure(context.Background(), p)
+}
+
+// publish writes the snapshot and waits for the plugin to re-read it.
+func (b *bench) publish() error {
+	b.gen++
+	if err := b.lab.WriteSnapshot(context.Background(), b.snapshot, b.gen); err != nil {
+		return err
+	}
+	time.Sleep(250 * time.Millisecond)
+	return nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
