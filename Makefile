@@ -33,7 +33,8 @@ test: lint unit c-test e2e
 
 # end-to-end tests on a real Slurm 22.05 (tests/slurmlab): needs root; installs
 # the Slurm packages with apt-get when missing. Skipped (with a note) for a
-# non-root user outside CI; under CI=true it always runs.
+# non-root user outside CI; under CI=true it always runs (and fails if not
+# root). About 3 minutes.
 e2e:
 	@if [ "$$(id -u)" != 0 ] && [ "$$CI" != true ]; then echo "e2e: skipped (needs root; CI runs it)"; \
 	else $(MAKE) --no-print-directory slurm-packages plugins plugins-fault build && \

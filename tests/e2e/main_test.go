@@ -4,8 +4,9 @@
 // gathered in invalid_test.go.
 //
 // It runs only when GANGTOPO_E2E=1 (make e2e sets it, with the plugin
-// build directories in GANGTOPO_PLUGINS and GANGTOPO_FAULT_PLUGINS) and
-// needs root; under CI=true it must run and fails instead of skipping.
+// build directories in GANGTOPO_PLUGINS and GANGTOPO_FAULT_PLUGINS and the
+// gangtopo binary in GANGTOPO_BIN) and needs root. make e2e skips it for a
+// non-root user outside CI; under CI=true it always runs.
 package e2e
 
 import (
@@ -53,11 +54,9 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	if os.Getenv("GANGTOPO_E2E") != "1" {
-		if os.Getenv("CI") == "true" {
-			fmt.Fprintln(os.Stderr, "e2e: CI=true but GANGTOPO_E2E is not 1: run `make e2e` (make test does)")
-			return 1
-		}
-		fmt.Println("e2e: skipped (set GANGTOPO_E2E=1 or run `make e2e`; needs root)")
+		// `go test ./...` (make unit) lands here; `make e2e`, part of
+		// `make test`, sets GANGTOPO_E2E and under CI=true never skips.
+		fmt.Println("e2e: skipped (run `make e2e`, or set GANGTOPO_E2E=1 with the variables it sets; needs root)")
 		return 0
 	}
 	t0 := time.Now()
