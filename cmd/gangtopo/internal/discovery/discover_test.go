@@ -302,3 +302,37 @@ func TestDiscoverNVMLFaults(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteTopoMatrix(t *testing.T) {
+	m, err := Discover(WithGPULib(NVML(dgx1().server())), WithSysfs(sysfsTree("roce-host")), WithNodeName("v100"), WithClock(func() time.Time { return fixedTime }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteTopoMatrix(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	// The hybrid cube mesh as nvidia-smi prints it for a DGX-1V, with the
+	// PLX pairs (PIX) where no NVLink joins two GPUs.
+	want := `     GPU0 GPU1 GPU2 GPU3 GPU4 GPU5 GPU6 GPU7 NIC0 NIC1 CPU Affinity NUMA Affinity
+GPU0 X    NV1  NV1  NV2  NV2  SYS  SYS  SYS  PIX  SYS  0-47         0
+GPU1 NV1  X    NV2  NV1  SYS  NV2  SYS  SYS  PIX  SYS  0-47         0
+GPU2 NV1  NV2  X    NV2  SYS  SYS  NV1  SYS  NODE SYS  0-47         0
+GPU3 NV2  NV1  NV2  X    SYS  SYS  SYS  NV1  NODE SYS  0-47         0
+GPU4 NV2  SYS  SYS  SYS  X    NV1  NV1  NV2  SYS  PIX  48-95        1
+GPU5 SYS  NV2  SYS  SYS  NV1  X    NV2  NV1  SYS  PIX  48-95        1
+GPU6 SYS  SYS  NV1  SYS  NV1  NV2  X    NV2  SYS  NODE 48-95        1
+GPU7 SYS  SYS  SYS  NV1  NV2  NV1  NV2  X    SYS  NODE 48-95        1
+NIC0 PIX  PIX  NODE NODE SYS  SYS  SYS  SYS  X    SYS
+NIC1 SYS  SYS  SYS  SYS  PIX  PIX  NODE NODE SYS  X
+
+NIC Legend:
+  NIC0: mlx5_0
+  NIC1: mlx5_1
+
+nvlink mode: direct; X = self, NV# = # NVLinks, PIX/PXB/PHB/NODE/SYS as in nvidia-smi topo -m
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
