@@ -16,6 +16,8 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(
 		newVersionCmd(),
+		newFragCmd(),
+		newPlaceCmd(),
 	)
 	return root
 }
