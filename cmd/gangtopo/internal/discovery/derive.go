@@ -21,6 +21,11 @@ func derive(m *NodeMap, facts []gpuFacts, nvmlLevels [][]PCILevel) {
 	m.NICPCIe = nicLevels(m)
 	nearestNICs(m)
 	m.Fabric, m.Warnings = nodeFabric(m.GPUs, m.Warnings)
+	for _, g := range m.GPUs {
+		if g.Minor >= 0 && g.Minor != g.Index {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("GPU %d (PCI order) is /dev/nvidia%d: gres.conf from `gangtopo gen gres` names device files by index; fix its File= for this node", g.Index, g.Minor))
+		}
+	}
 }
 
 // gpuLevels fills the GPU-GPU PCIe matrix: NVML's level where it gave one,

@@ -127,6 +127,13 @@ func TestDiscover(t *testing.T) {
 			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NICFile: ibFile,
 			MIG: []MIGMode{MIGDisabled, MIGDisabled, MIGEnabled, MIGDisabled, MIGDisabled, MIGPendingEnable, MIGDisabled, MIGDisabled}},
 	}, {
+		name: "device minor differs from the PCI-order index",
+		hw:   dgxH100(), sysfs: "ib-host",
+		setup: func(s *server.Server) { s.Devices[1].(*server.Device).Minor = 5 },
+		want: summary{Source: "nvml", Models: repeat("h100", 8), Links: topotest.FullMesh(8, 18), Mode: "nvswitch",
+			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NICFile: ibFile,
+			MIG: repeat(MIGDisabled, 8), Warnings: []string{"GPU 1 (PCI order) is /dev/nvidia5"}},
+	}, {
 		// Without the remote-type call the switch's PCI id matches no GPU:
 		// the links are reported, not guessed. NUMA comes from sysfs.
 		name: "old driver: NVSwitch links unresolved, NUMA from sysfs",
