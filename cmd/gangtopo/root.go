@@ -18,6 +18,10 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newFragCmd(),
 		newPlaceCmd(),
+		newDiscoverCmd(),
+		newTopologyCmd(),
+		newGenCmd(),
+		newDaemonCmd(),
 	)
 	return root
 }

@@ -69,7 +69,8 @@ func Discover(opts ...Option) (*NodeMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &NodeMap{Version: NodeMapVersion, Node: o.node, Time: o.now().UTC(), Gangtopo: o.gangtopo, GPUSource: SourceNVML}
+	m := &NodeMap{Version: NodeMapVersion, Node: o.node, Time: o.now().UTC(), Gangtopo: o.gangtopo, GPUSource: SourceNVML,
+		GPUs: []GPU{}, NICs: []NIC{}}
 	host, warns, err := readHost(o.sysfs)
 	if err != nil {
 		return nil, err
@@ -82,9 +83,11 @@ func Discover(opts ...Option) (*NodeMap, error) {
 	if err := addPCIPaths(o.sysfs, m); err != nil {
 		return nil, err
 	}
-	if m.NICs, err = readNICs(o.sysfs); err != nil {
+	nics, err := readNICs(o.sysfs)
+	if err != nil {
 		return nil, err
 	}
+	m.NICs = append(m.NICs, nics...)
 	derive(m, devs, levels)
 	return m, nil
 }

@@ -69,7 +69,7 @@ func pluginName(p string) string {
 }
 
 func header(c *topology.Cluster, what string) string {
-	return fmt.Sprintf("# %s for cluster %s, written by gangtopo from its cluster file\n# (topology %s). Regenerate it rather than editing it.\n", what, c.Name, c.Hash)
+	return fmt.Sprintf("# %s for cluster %s (%d nodes, %d GPUs), written by gangtopo\n# from its cluster file. Regenerate it rather than editing it.\n", what, c.Name, len(c.Nodes), c.NumGPUs())
 }
 
 func treeLines(c *topology.Cluster, root string) ([]string, error) {
