@@ -17,8 +17,8 @@ var (
 )
 
 type discoverOptions struct {
-	sysfs, node, output string
-	noGPUs              bool
+	sysfs, node, output, topology string
+	noGPUs                        bool
 }
 
 func (o *discoverOptions) addFlags(cmd *cobra.Command) {
@@ -43,12 +43,13 @@ func (o *discoverOptions) discoverOpts() []discovery.Option {
 func newDiscoverCmd() *cobra.Command {
 	o := discoverOptions{}
 	cmd := &cobra.Command{
-		Use:   "discover [--sysfs /sys] [-o json|topo|nics]",
+		Use:   "discover [--sysfs /sys] [-o json|topo|nodefile]",
 		Short: "Discover this node's GPUs, NVLink/PCIe topology and RDMA NICs, and print the node map",
 		Long: `Discover runs the node daemon's discovery once and prints the result:
   json  the node map (docs/node-map.md), as the daemon publishes it
   topo  a GPU/NIC matrix in the layout of ` + "`nvidia-smi topo -m`" + `, to compare with the driver's view
-  nics  the NIC file the SPANK plugin reads for NCCL_IB_HCA
+  nodefile  the node file the SPANK plugin reads for NCCL_IB_HCA and GANGTOPO_*
+            (with --topology, including the node's block, leaf and spine)
 A host without NVML or GPUs is reported as CPU-only, not as an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,13 +57,14 @@ A host without NVML or GPUs is reported as CPU-only, not as an error.`,
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "json", "output: json, topo or nics")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "json", "output: json, topo or nodefile")
+	cmd.Flags().StringVar(&o.topology, "topology", "", "cluster file for the node file's domain lines (-o nodefile)")
 	return cmd
 }
 
 func runDiscover(w io.Writer, o discoverOptions) error {
-	if o.output != "json" && o.output != "topo" && o.output != "nics" {
-		return usagef("--output %q: want json, topo or nics", o.output)
+	if o.output != "json" && o.output != "topo" && o.output != "nodefile" {
+		return usagef("--output %q: want json, topo or nodefile", o.output)
 	}
 	m, err := discovery.Discover(o.discoverOpts()...)
 	if err != nil {
@@ -71,8 +73,14 @@ func runDiscover(w io.Writer, o discoverOptions) error {
 	switch o.output {
 	case "topo":
 		return discovery.WriteTopoMatrix(w, m)
-	case "nics":
-		_, err = w.Write(discovery.NICFile(m))
+	case "nodefile":
+		var domains []discovery.NodeFileDomain
+		if o.topology != "" {
+			if domains, err = clusterDomains(o.topology, m.Node); err != nil {
+				return asUsage(err)
+			}
+		}
+		_, err = w.Write(discovery.BuildNodeFile(m, domains).Render())
 		return err
 	}
 	return m.Encode(w)

@@ -34,7 +34,8 @@ func TestGoldenDiscovery(t *testing.T) {
 		{"gen-features-scontrol", []string{"gen", "features", "--topology", nvl, "--format", "scontrol"}},
 		{"gen-missing-topology", []string{"gen", "gres"}},
 		{"discover-cpu-only", []string{"discover", "--sysfs", filepath.Join(sysfs, "no-nic"), "--node-name", "login1"}},
-		{"discover-nics-ib-host", []string{"discover", "--sysfs", filepath.Join(sysfs, "ib-host"), "--node-name", "n1", "-o", "nics"}},
+		{"discover-nodefile-ib-host", []string{"discover", "--sysfs", filepath.Join(sysfs, "ib-host"), "--node-name", "node05", "-o", "nodefile", "--topology", lab}},
+		{"discover-nodefile-not-in-cluster", []string{"discover", "--sysfs", filepath.Join(sysfs, "ib-host"), "--node-name", "n1", "-o", "nodefile", "--topology", lab}},
 		{"discover-topo-cpu-only", []string{"discover", "--sysfs", filepath.Join(sysfs, "no-nic"), "--node-name", "login1", "-o", "topo"}},
 		{"discover-bad-output", []string{"discover", "-o", "yaml"}},
 		{"topology-build", []string{"topology", "build", "--node-maps", filepath.Join("testdata", "nodemaps"), "--topology-conf", filepath.Join("testdata", "topology.conf"), "--name", "lab", "--partition", "gpu"}},
@@ -80,7 +81,8 @@ func TestDaemonNodeOnce(t *testing.T) {
 	dir := t.TempDir()
 	sysfs := filepath.Join("internal", "discovery", "testdata", "sysfs", "ib-host")
 	args := []string{"daemon", "--role", "node", "--once", "--sysfs", sysfs, "--node-name", "n1",
-		"--node-map-dir", filepath.Join(dir, "maps"), "--nic-file", filepath.Join(dir, "run", "nics")}
+		"--node-map-dir", filepath.Join(dir, "maps"), "--node-file-dir", filepath.Join(dir, "nodes"),
+		"--topology", filepath.Join("..", "..", "docs", "examples", "lab16.yaml")}
 	var stdout, stderr bytes.Buffer
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -99,9 +101,17 @@ func TestDaemonNodeOnce(t *testing.T) {
 	if m.Node != "n1" || len(m.NICs) != 9 || !m.CPUOnly() {
 		t.Errorf("published map: node %q, %d NICs, CPU-only %v", m.Node, len(m.NICs), m.CPUOnly())
 	}
-	nics, err := os.ReadFile(filepath.Join(dir, "run", "nics"))
-	if err != nil || !strings.HasPrefix(string(nics), discovery.NICFileHeader) {
-		t.Errorf("NIC file %q, %v", nics, err)
+	// n1 is not in lab16: the node file is written without domain lines,
+	// with a warning in the log.
+	nf, err := os.ReadFile(filepath.Join(dir, "nodes", "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err := discovery.ParseNodeFile(nf); err != nil || f.Node != "n1" || len(f.Domains) != 0 || len(f.NICs) != 7 {
+		t.Errorf("node file %q: %+v, %v (want node n1, no domains, the 7 usable NICs)", nf, f, err)
+	}
+	if !strings.Contains(stderr.String(), "node n1 is not in") {
+		t.Errorf("want a warning that n1 is not in the cluster file, got %q", stderr.String())
 	}
 	if !strings.Contains(stderr.String(), `"message":"node map published (changed)"`) {
 		t.Errorf("want a JSON log line for the publish, got %q", stderr.String())

@@ -150,7 +150,7 @@ func nicLevels(m *NodeMap) [][]PCILevel {
 // distance from it (all of them on a tie, as on DGX A100 where two NICs
 // share each GPU pair's switch), and for each NIC the GPUs it is nearest to.
 // Port state is not considered here: this is the hardware map. The NIC file
-// (NICFile) picks among NICs whose ports are up.
+// (NodeFile) picks among NICs whose ports are up.
 func nearestNICs(m *NodeMap) {
 	for i := range m.GPUs {
 		for _, n := range nearest(m.NICPCIe[i], m.NICs, func(*NIC) bool { return true }) {

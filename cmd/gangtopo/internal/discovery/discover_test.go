@@ -35,7 +35,7 @@ type summary struct {
 	NUMA     []int
 	Switch   []int
 	Nearest  [][]string // per GPU, the nearest physical NICs
-	NICFile  map[int][]string
+	NodeFile []string   // the node file's nvlink and nic lines
 	Fabric   string
 	MIG      []MIGMode
 	Warnings []string // substrings, one per expected warning
@@ -55,11 +55,15 @@ func summarize(t *testing.T, m *NodeMap) summary {
 		}
 		s.Nearest = append(s.Nearest, near)
 	}
-	nf, err := ParseNICFile(bytes.NewReader(NICFile(m)), "nics")
-	if err != nil {
-		t.Fatalf("NIC file does not parse: %v", err)
+	text := BuildNodeFile(m, nil).Render()
+	if _, err := ParseNodeFile(text); err != nil {
+		t.Fatalf("node file does not parse: %v", err)
 	}
-	s.NICFile = nf
+	for _, l := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(l, "nvlink ") || strings.HasPrefix(l, "nic ") {
+			s.NodeFile = append(s.NodeFile, l)
+		}
+	}
 	if m.Fabric != nil {
 		s.Fabric = m.Fabric.Domain()
 	}
@@ -86,15 +90,16 @@ func TestDiscover(t *testing.T) {
 		}
 		return f, nvml.SUCCESS
 	}
-	ibFile := map[int][]string{0: {"mlx5_0:1"}, 1: {"mlx5_1:1"}, 2: {"mlx5_2:1"},
-		// mlx5_3's port is down: GPU 3 falls back to the NICs of its NUMA node.
-		3: {"mlx5_0:1", "mlx5_1:1", "mlx5_2:1"},
-		4: {"mlx5_4:1"}, 5: {"mlx5_5:1"}, 6: {"mlx5_6:1"}, 7: {"mlx5_7:1"}}
+	// mlx5_3's port is down: GPU 3 is served by the other NICs of its
+	// NUMA node (NODE level), and mlx5_3 is left out; mlx5_8 is a VF.
+	ibNICs := []string{"nic mlx5_0 0,3", "nic mlx5_1 1,3", "nic mlx5_2 2-3", "nic mlx5_4 4", "nic mlx5_5 5", "nic mlx5_6 6", "nic mlx5_7 7"}
+	ibFile := append([]string{"nvlink node1/nvl0 0-7"}, ibNICs...)
 	ibNearest := [][]string{{"mlx5_0"}, {"mlx5_1"}, {"mlx5_2"}, {"mlx5_3"}, {"mlx5_4"}, {"mlx5_5"}, {"mlx5_6"}, {"mlx5_7"}}
 	// roce-host: mlx5_0 behind switch 0 (GPUs 0-1), mlx5_1 behind switch 2
 	// (GPUs 4-5); GPUs 2-3 and 6-7 reach their socket's NIC through the CPU.
 	roceNearest := [][]string{{"mlx5_0"}, {"mlx5_0"}, {"mlx5_0"}, {"mlx5_0"}, {"mlx5_1"}, {"mlx5_1"}, {"mlx5_1"}, {"mlx5_1"}}
-	roceFile := map[int][]string{0: {"mlx5_0:1"}, 1: {"mlx5_0:1"}, 2: {"mlx5_0:1"}, 3: {"mlx5_0:1"}, 4: {"mlx5_1:1"}, 5: {"mlx5_1:1"}, 6: {"mlx5_1:1"}, 7: {"mlx5_1:1"}}
+	// A tray has GPUs 0-3 of ib-host, all on NUMA 0: mlx5_4-7 serve none.
+	trayFile := []string{"nvlink node1/nvl0 0-3", "nic mlx5_0 0,3", "nic mlx5_1 1,3", "nic mlx5_2 2-3", "nic mlx5_4", "nic mlx5_5", "nic mlx5_6", "nic mlx5_7"}
 	sockets := []int{0, 0, 0, 0, 1, 1, 1, 1}
 	tests := []struct {
 		name   string
@@ -107,13 +112,13 @@ func TestDiscover(t *testing.T) {
 		name: "DGX H100: NVSwitch gives every pair 18 links", golden: "dgx-h100",
 		hw: dgxH100(), sysfs: "ib-host",
 		want: summary{Source: "nvml", Models: repeat("h100", 8), Links: topotest.FullMesh(8, 18), Mode: "nvswitch",
-			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NICFile: ibFile,
+			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NodeFile: ibFile,
 			MIG: repeat(MIGDisabled, 8)},
 	}, {
 		name: "DGX H200 server from the dgxh200 mock",
 		hw:   dgxH200(), sysfs: "ib-host",
 		want: summary{Source: "nvml", Models: repeat("h200", 8), Links: topotest.FullMesh(8, 18), Mode: "nvswitch",
-			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NICFile: ibFile,
+			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NodeFile: ibFile,
 			MIG: repeat(MIGDisabled, 8)},
 	}, {
 		name: "MIG enabled on GPU 2 and pending on GPU 5",
@@ -124,14 +129,14 @@ func TestDiscover(t *testing.T) {
 			d.GetMigModeFunc = func() (int, int, nvml.Return) { return nvml.DEVICE_MIG_DISABLE, nvml.DEVICE_MIG_ENABLE, nvml.SUCCESS }
 		},
 		want: summary{Source: "nvml", Models: repeat("h100", 8), Links: topotest.FullMesh(8, 18), Mode: "nvswitch",
-			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NICFile: ibFile,
+			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NodeFile: ibFile,
 			MIG: []MIGMode{MIGDisabled, MIGDisabled, MIGEnabled, MIGDisabled, MIGDisabled, MIGPendingEnable, MIGDisabled, MIGDisabled}},
 	}, {
 		name: "device minor differs from the PCI-order index",
 		hw:   dgxH100(), sysfs: "ib-host",
 		setup: func(s *server.Server) { s.Devices[1].(*server.Device).Minor = 5 },
 		want: summary{Source: "nvml", Models: repeat("h100", 8), Links: topotest.FullMesh(8, 18), Mode: "nvswitch",
-			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NICFile: ibFile,
+			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NodeFile: ibFile,
 			MIG: repeat(MIGDisabled, 8), Warnings: []string{"GPU 1 (PCI order) is /dev/nvidia5"}},
 	}, {
 		// Without the remote-type call the switch's PCI id matches no GPU:
@@ -139,35 +144,39 @@ func TestDiscover(t *testing.T) {
 		name: "old driver: NVSwitch links unresolved, NUMA from sysfs",
 		hw:   oldDriver, sysfs: "ib-host",
 		want: summary{Source: "nvml", Models: repeat("h100", 8), Links: topotest.FullMesh(8, 0), Mode: "none",
-			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest, NICFile: ibFile,
+			NUMA: sockets, Switch: []int{0, 1, 2, 3, 4, 5, 6, 7}, Nearest: ibNearest,
+			NodeFile: append([]string{"nvlink node1/nvl0 0", "nvlink node1/nvl1 1", "nvlink node1/nvl2 2", "nvlink node1/nvl3 3",
+				"nvlink node1/nvl4 4", "nvlink node1/nvl5 5", "nvlink node1/nvl6 6", "nvlink node1/nvl7 7"}, ibNICs...),
 			MIG: repeat(MIGDisabled, 8), Warnings: repeat("18 NVLinks end at neither a GPU", 8)},
 	}, {
 		name: "DGX-1 hybrid cube mesh: direct GPU links counted per pair", golden: "dgx1",
 		hw: dgx1(), sysfs: "roce-host",
 		want: summary{Source: "nvml", Models: repeat("v100", 8), Links: topotest.DGX1Links, Mode: "direct",
-			NUMA: sockets, Switch: []int{0, 0, 1, 1, 2, 2, 3, 3}, Nearest: roceNearest, NICFile: roceFile,
-			MIG: repeat(MIGDisabled, 8)},
+			NUMA: sockets, Switch: []int{0, 0, 1, 1, 2, 2, 3, 3}, Nearest: roceNearest,
+			NodeFile: []string{"nvlink node1/nvl0 0-7", "nic mlx5_0 0-3", "nic mlx5_1 4-7"},
+			MIG:      repeat(MIGDisabled, 8)},
 	}, {
 		// no-nic has no GPU devices in sysfs: switches come from NVML's PIX pairs.
 		name: "NVLink-bridged pairs, switches from NVML levels, no NICs", golden: "bridged",
 		hw: bridged(), sysfs: "no-nic",
 		want: summary{Source: "nvml", Models: repeat("a40", 8), Links: topotest.Pairs(8, 4), Mode: "direct",
-			NUMA: sockets, Switch: []int{0, 0, 1, 1, 2, 2, 3, 3}, Nearest: make([][]string, 8), NICFile: map[int][]string{},
-			MIG: repeat(MIGDisabled, 8)},
+			NUMA: sockets, Switch: []int{0, 0, 1, 1, 2, 2, 3, 3}, Nearest: make([][]string, 8),
+			NodeFile: []string{"nvlink node1/nvl0 0-1", "nvlink node1/nvl1 2-3", "nvlink node1/nvl2 4-5", "nvlink node1/nvl3 6-7"},
+			MIG:      repeat(MIGDisabled, 8)},
 	}, {
 		name: "GB200 tray: fabric clique defines the block", golden: "gb200",
 		hw: gb200(3), sysfs: "ib-host",
 		want: summary{Source: "nvml", Models: repeat("gb200", 4), Links: topotest.FullMesh(4, 18), Mode: "nvswitch",
 			NUMA: []int{0, 0, 0, 0}, Switch: []int{0, 1, 2, 3}, Nearest: ibNearest[:4],
-			NICFile: map[int][]string{0: {"mlx5_0:1"}, 1: {"mlx5_1:1"}, 2: {"mlx5_2:1"}, 3: {"mlx5_0:1", "mlx5_1:1", "mlx5_2:1"}},
-			Fabric:  "8e5a1c04-1122-4333-8444-5566778899aa/3", MIG: repeat(MIGDisabled, 4)},
+			NodeFile: trayFile,
+			Fabric:   "8e5a1c04-1122-4333-8444-5566778899aa/3", MIG: repeat(MIGDisabled, 4)},
 	}, {
 		name: "GB200 tray with one GPU still registering: no block",
 		hw:   halfFabric, sysfs: "ib-host",
 		want: summary{Source: "nvml", Models: repeat("gb200", 4), Links: topotest.FullMesh(4, 18), Mode: "nvswitch",
 			NUMA: []int{0, 0, 0, 0}, Switch: []int{0, 1, 2, 3}, Nearest: ibNearest[:4],
-			NICFile: map[int][]string{0: {"mlx5_0:1"}, 1: {"mlx5_1:1"}, 2: {"mlx5_2:1"}, 3: {"mlx5_0:1", "mlx5_1:1", "mlx5_2:1"}},
-			MIG:     repeat(MIGDisabled, 4), Warnings: []string{"GPUs disagree on their NVLink fabric"}},
+			NodeFile: trayFile,
+			MIG:      repeat(MIGDisabled, 4), Warnings: []string{"GPUs disagree on their NVLink fabric"}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,11 +274,11 @@ func TestDiscoverCPUOnly(t *testing.T) {
 				CPUOnly        bool
 				CPUs           int
 				Mem            int64
-				NICFile        string
-			}{"none", tc.reason, true, 32, 131072000 >> 10, NICFileHeader + "\n# node cpu1, 2025-01-02T03:04:05Z: <gpu index> <hca:port>[,<hca:port>...]\n"}
+				NodeFile       string
+			}{"none", tc.reason, true, 32, 131072000 >> 10, "# gangtopo node file, written by gangtopo daemon --role node; read by spank_gangtopo.so\n" + NodeFileHeader + "\nnode cpu1\n"}
 			got := want
 			got.Source, got.Reason, got.CPUOnly = m.GPUSource, m.NoGPUReason, m.CPUOnly()
-			got.CPUs, got.Mem, got.NICFile = m.Host.CPUs, m.Host.MemoryMiB, string(NICFile(m))
+			got.CPUs, got.Mem, got.NodeFile = m.Host.CPUs, m.Host.MemoryMiB, string(BuildNodeFile(m, nil).Render())
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

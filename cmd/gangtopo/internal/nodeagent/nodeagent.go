@@ -1,7 +1,7 @@
 // Package nodeagent is the node role of `gangtopo daemon`: it runs
 // discovery on an interval and publishes the node map (to a directory the
-// controller reads, usually on a shared file system) and the NIC file (read
-// on the node by the SPANK plugin for NCCL_IB_HCA), each replaced
+// controller reads, usually on a shared file system) and the node file (read
+// by the SPANK plugin in slurmstepd for NCCL_IB_HCA and GANGTOPO_*), each replaced
 // atomically so a reader never sees a half-written file.
 //
 // A failed discovery publishes nothing: the files from the last good run
@@ -24,12 +24,16 @@ import (
 
 // Config is the node role's configuration.
 type Config struct {
-	MapDir   string        // node maps go to MapDir/<node>.json
-	NICFile  string        // the NIC file; "" writes none
-	Interval time.Duration // between discoveries
+	MapDir      string        // node maps go to MapDir/<node>.json
+	NodeFileDir string        // node files go to NodeFileDir/<node>; "" writes none
+	Interval    time.Duration // between discoveries
 	// Discover runs one discovery (discovery.Discover with the daemon's
 	// options; tests substitute mocks).
 	Discover func() (*discovery.NodeMap, error)
+	// Domains gives the node's domains for the node file (from the cluster
+	// file); nil means none. An error is logged and the file written
+	// without domain lines, since NCCL_IB_HCA does not depend on them.
+	Domains func(node string) ([]discovery.NodeFileDomain, error)
 }
 
 // Agent publishes one node's maps.
@@ -98,8 +102,16 @@ func (a *Agent) publish(m *discovery.NodeMap) error {
 	if err := writeFile(path, buf.Bytes()); err != nil {
 		return err
 	}
-	if a.cfg.NICFile != "" {
-		if err := writeFile(a.cfg.NICFile, discovery.NICFile(m)); err != nil {
+	if a.cfg.NodeFileDir != "" {
+		var domains []discovery.NodeFileDomain
+		if a.cfg.Domains != nil {
+			var err error
+			if domains, err = a.cfg.Domains(m.Node); err != nil {
+				a.log.Warn().Err(err).Msg("node file written without domain lines")
+			}
+		}
+		nf := discovery.BuildNodeFile(m, domains).Render()
+		if err := writeFile(filepath.Join(a.cfg.NodeFileDir, m.Node), nf); err != nil {
 			return err
 		}
 	}
@@ -124,7 +136,7 @@ func (a *Agent) logPublished(m *discovery.NodeMap, path string) {
 		}
 	}
 	a.last = cur.Bytes()
-	ev.Str("node", m.Node).Str("path", path).Str("nic_file", a.cfg.NICFile).Int("gpus", len(m.GPUs)).
+	ev.Str("node", m.Node).Str("path", path).Str("node_file_dir", a.cfg.NodeFileDir).Int("gpus", len(m.GPUs)).
 		Int("nics", len(m.NICs)).Str("nvlink", m.NVLink.Mode).Str("gpu_source", m.GPUSource).Msg(msg)
 }
 

@@ -36,7 +36,7 @@ func TestOncePublishesAndKeepsLastGoodOnFailure(t *testing.T) {
 	dir := t.TempDir()
 	node := &fakeNode{}
 	var logs bytes.Buffer
-	a, err := New(Config{MapDir: filepath.Join(dir, "maps"), NICFile: filepath.Join(dir, "run", "nics"), Interval: time.Second, Discover: node.discover}, zerolog.New(&logs))
+	a, err := New(Config{MapDir: filepath.Join(dir, "maps"), NodeFileDir: filepath.Join(dir, "nodes"), Interval: time.Second, Discover: node.discover}, zerolog.New(&logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,12 @@ func TestOncePublishesAndKeepsLastGoodOnFailure(t *testing.T) {
 	if err != nil || m.Node != "cpu1" || !m.CPUOnly() {
 		t.Fatalf("published map: %+v, %v", m, err)
 	}
-	if nics, err := os.ReadFile(filepath.Join(dir, "run", "nics")); err != nil || !strings.HasPrefix(string(nics), discovery.NICFileHeader) {
-		t.Fatalf("NIC file %q, %v", nics, err)
+	nf, err := os.ReadFile(filepath.Join(dir, "nodes", "cpu1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err := discovery.ParseNodeFile(nf); err != nil || f.Node != "cpu1" {
+		t.Fatalf("node file %q: %+v, %v", nf, f, err)
 	}
 
 	node.fail = true
