@@ -96,6 +96,10 @@ func nodeMemTotal(path string) (int64, error) {
 	return 0, sc.Err()
 }
 
+// maxCPUListEntries bounds what ParseCPUList expands (the largest Linux
+// NR_CPUS is 8192; GPU lists are far smaller).
+const maxCPUListEntries = 1 << 16
+
 // ParseCPUList expands a Linux cpulist ("0-3,8,10-11") into CPU numbers.
 func ParseCPUList(s string) ([]int, error) {
 	var out []int
@@ -113,6 +117,9 @@ func ParseCPUList(s string) ([]int, error) {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
 				return nil, fmt.Errorf("bad cpulist %q", s)
 			}
+		}
+		if a < 0 || b-a >= maxCPUListEntries-len(out) {
+			return nil, fmt.Errorf("cpulist %q is out of range", s)
 		}
 		for c := a; c <= b; c++ {
 			out = append(out, c)

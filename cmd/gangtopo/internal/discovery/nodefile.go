@@ -14,6 +14,10 @@ import (
 // NodeFileHeader is the first line of a node file (format v1).
 const NodeFileHeader = "gangtopo-node v1"
 
+// MaxNodeFileGPUs bounds GPU indices in a node file: the C reader keeps a
+// node's GPUs in a 64-bit mask.
+const MaxNodeFileGPUs = 64
+
 // NodeFile is the per-node file the SPANK plugin's remote context (in
 // slurmstepd) reads to set NCCL_IB_HCA and the GANGTOPO_* variables. Its
 // format is the SPANK plugin's (c/gangtopo_nodefile.h, spank/nodefile):
@@ -160,6 +164,20 @@ func formatGPUs(gpus []int) string {
 	return strings.Join(parts, ",")
 }
 
+// parseGPUList reads "0-3,6" with every index below MaxNodeFileGPUs.
+func parseGPUList(s string) ([]int, error) {
+	gpus, err := ParseCPUList(s)
+	for _, g := range gpus {
+		if g >= MaxNodeFileGPUs {
+			err = fmt.Errorf("index %d", g)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bad GPU list %q (want indices 0..%d such as 0-3,6)", s, MaxNodeFileGPUs-1)
+	}
+	return gpus, nil
+}
+
 // ParseNodeFile reads a node file with the C parser's rules (the reader in
 // the SPANK plugin is the reference); errors name the line.
 func ParseNodeFile(data []byte) (NodeFile, error) {
@@ -198,9 +216,9 @@ func (f *NodeFile) parseLine(w []string) error {
 	case (w[0] == "nvlink" && len(w) == 3) || (w[0] == "nic" && (len(w) == 2 || len(w) == 3)):
 		s := GPUSet{Name: w[1]}
 		if len(w) == 3 {
-			gpus, err := ParseCPUList(w[2])
+			gpus, err := parseGPUList(w[2])
 			if err != nil {
-				return fmt.Errorf("bad GPU list %q", w[2])
+				return err
 			}
 			s.GPUs = gpus
 		}

@@ -36,19 +36,8 @@ func WriteTopoMatrix(w io.Writer, m *NodeMap) error {
 		}
 		fmt.Fprintln(tw, strings.Join(append(row, numaCPUs(m, g.NUMA), numaName(g.NUMA)), "\t"))
 	}
-	for n, nic := range m.NICs {
-		row := []string{"NIC" + strconv.Itoa(n)}
-		for i := range m.GPUs {
-			row = append(row, m.NICPCIe[i][n].String())
-		}
-		for o, other := range m.NICs {
-			l := LevelSelf
-			if o != n {
-				l = Level(nic.PCIPath, other.PCIPath, nic.NUMA, other.NUMA)
-			}
-			row = append(row, l.String())
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	for n := range m.NICs {
+		fmt.Fprintln(tw, strings.Join(nicRow(m, n), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -61,6 +50,23 @@ func WriteTopoMatrix(w io.Writer, m *NodeMap) error {
 	}
 	_, err := fmt.Fprintf(w, "\nnvlink mode: %s; X = self, NV# = # NVLinks, PIX/PXB/PHB/NODE/SYS as in nvidia-smi topo -m\n", m.NVLink.Mode)
 	return err
+}
+
+// nicRow is NIC n's row: its level to every GPU, then to every NIC.
+func nicRow(m *NodeMap, n int) []string {
+	nic := m.NICs[n]
+	row := []string{"NIC" + strconv.Itoa(n)}
+	for i := range m.GPUs {
+		row = append(row, m.NICPCIe[i][n].String())
+	}
+	for o, other := range m.NICs {
+		l := LevelSelf
+		if o != n {
+			l = Level(nic.PCIPath, other.PCIPath, nic.NUMA, other.NUMA)
+		}
+		row = append(row, l.String())
+	}
+	return row
 }
 
 func gpuCell(m *NodeMap, i, j int) string {

@@ -51,20 +51,7 @@ func Merge(maps []*discovery.NodeMap, tree *SwitchTree, opts MergeOptions) (*Res
 		return nil, err
 	}
 	res := &Result{Comments: map[string]string{}, Spec: topology.Spec{Name: opts.Name, At: tree.Source}}
-	placed, missing := map[string]bool{}, []string{}
-	var order []string
-	for i := range leaves {
-		var kept []string
-		for _, n := range leaves[i].Nodes {
-			if _, ok := byName[n]; !ok {
-				missing = append(missing, n)
-				continue
-			}
-			kept, placed[n] = append(kept, n), true
-			order = append(order, n)
-		}
-		leaves[i].Nodes = kept
-	}
+	order, placed, missing := placeNodes(leaves, byName)
 	if err := checkPlacement(byName, placed, missing, tree.Source, opts.RequireAll, res); err != nil {
 		return nil, err
 	}
@@ -91,6 +78,25 @@ func Merge(maps []*discovery.NodeMap, tree *SwitchTree, opts MergeOptions) (*Res
 		return nil, fmt.Errorf("the merged cluster is not valid: %w", err)
 	}
 	return res, nil
+}
+
+// placeNodes is phase 2: it keeps in each leaf the nodes that have a map,
+// and returns them in placement order, as a set, and the nodes without one.
+func placeNodes(leaves []Leaf, byName map[string]*discovery.NodeMap) (order []string, placed map[string]bool, missing []string) {
+	placed = map[string]bool{}
+	for i := range leaves {
+		var kept []string
+		for _, n := range leaves[i].Nodes {
+			if _, ok := byName[n]; !ok {
+				missing = append(missing, n)
+				continue
+			}
+			kept, placed[n] = append(kept, n), true
+			order = append(order, n)
+		}
+		leaves[i].Nodes = kept
+	}
+	return order, placed, missing
 }
 
 // checkSpines refuses a tree where some leaves have a spine and others do

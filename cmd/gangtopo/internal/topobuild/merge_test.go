@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden cluster files in tes
 
 // nodeMap loads one of discovery's golden node maps (made from go-nvml mock
 // servers and fake sysfs trees) under another node name.
-func nodeMap(t *testing.T, fixture, node string, edit ...func(*discovery.NodeMap)) *discovery.NodeMap {
+func nodeMap(t testing.TB, fixture, node string, edit ...func(*discovery.NodeMap)) *discovery.NodeMap {
 	t.Helper()
 	path := filepath.Join("..", "discovery", "testdata", "nodemaps", fixture+".json")
 	f, err := os.Open(path)
