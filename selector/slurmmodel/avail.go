@@ -23,6 +23,8 @@ type params struct {
 	minGresCPU    int // details->min_gres_cpu: CPUs one node needs for its GRES
 	minJobGresCPU int // details->min_job_gres_cpu
 	switches      int
+	memPerGres    int64 // --mem-per-gpu equivalent of the job's memory
+	memPerNode    int64 // for a CPU-only job
 	models        topology.ModelSet
 	anyModel      bool
 }
@@ -50,6 +52,14 @@ func (m *Model) params(j *Job) params {
 	}
 	p.minCPUs = max(tasks*p.cpusPerTask, p.minJobGresCPU)
 	p.pnMinCPUs = max(p.cpusPerTask, p.minGresCPU)
+	if j.MemMiB > 0 && p.gres > 0 {
+		p.memPerGres = (j.MemMiB + int64(j.gpus()) - 1) / int64(j.gpus())
+		if p.share > 0 {
+			p.memPerGres = j.MemMiB
+		}
+	} else if j.MemMiB > 0 {
+		p.memPerNode = (j.MemMiB + int64(p.minNodes) - 1) / int64(p.minNodes)
+	}
 	p.anyModel = len(j.Models) == 0
 	for _, name := range j.Models {
 		if id, ok := m.c.ModelByName(name); ok {
@@ -64,6 +74,7 @@ func (m *Model) params(j *Job) params {
 type nodeAvail struct {
 	ok       bool
 	free     []int  // usable GPUs (local indices, ascending)
+	cnt      int    // sock_gres total_cnt: len(free), capped by memory
 	cpus     int    // avail_cpus: whole free CPUs
 	near     int    // near_gpu_cnt, capped at the job's per-node maximum
 	weight   uint64 // sched_weight: Weight<<8 | (0xff - near)
@@ -71,10 +82,10 @@ type nodeAvail struct {
 }
 
 // gpus is the node's sock_gres total_cnt.
-func (a *nodeAvail) gpus() int { return len(a.free) }
+func (a *nodeAvail) gpus() int { return a.cnt }
 
 // resCnt is avail_res_cnt, the size choose_nodes sorts nodes out by.
-func (a *nodeAvail) resCnt() int { return a.cpus + len(a.free) }
+func (a *nodeAvail) resCnt() int { return a.cpus + a.cnt }
 
 // nodeAvail evaluates Slurm node index i. Phases, as in
 // can_job_run_on_node: GRES on the node (gres_sched_create_sock_gres_list),
@@ -82,44 +93,56 @@ func (a *nodeAvail) resCnt() int { return a.cpus + len(a.free) }
 // gres_select_filter_remove_unusable, which also yields near_gpu_cnt, the
 // low byte of the node's scheduling weight ("favor nodes with more
 // co-located GPUs").
-func (e *eval) nodeAvail(i int) nodeAvail {
+func (e *eval) nodeAvail(i int, a *nodeAvail) {
 	id := e.m.order[i]
 	node := &e.m.c.Nodes[id]
-	var a nodeAvail
-	if !e.s.State[id].Usable() || !e.allowed(node) {
-		return a
-	}
+	*a = nodeAvail{}
 	p := &e.p
-	a.free = e.usableGPUs(node)
-	if p.gres > 0 && (len(a.free) == 0 || (!p.perJob && len(a.free) < p.gres)) {
-		return a
+	if !e.s.State[id].Usable() || !e.allowed(node) {
+		return
+	}
+	if p.gres > 0 && p.share == 0 && e.s.WholeFree(id) < max(1, p.gres*btoi(!p.perJob)) {
+		return // a shortcut: too few whole free GPUs of any model
+	}
+	a.free = e.usableGPUs(node, e.gpuArena[node.GPULo:node.GPULo:node.GPUHi])
+	a.cnt = len(a.free)
+	if p.memPerGres > 0 {
+		a.cnt = min(a.cnt, int(e.s.FreeMemMiB[id]/p.memPerGres)) // mem_per_gres caps total_cnt
+	}
+	if p.gres > 0 && (a.cnt == 0 || (!p.perJob && a.cnt < p.gres)) {
+		return
 	}
 	a.cpus = int(e.s.FreeCPUMilli[id] / 1000)
-	if a.cpus == 0 || a.cpus < p.cpusPerTask {
-		return a
+	if e.s.FreeMemMiB[id] < p.memPerNode || a.cpus == 0 || a.cpus < p.cpusPerTask {
+		return
 	}
 	maxNodeGres := p.gres
 	if p.cpusPerGres > 0 && p.gres > 0 {
 		mg := a.cpus / p.cpusPerGres
 		if mg == 0 || (!p.perJob && p.gres > mg) {
-			return a
+			return
 		}
 		maxNodeGres = min(maxNodeGres, mg)
 	}
 	a.sockFree = e.socketFreeCores(i, id)
-	a.near = min(e.nearGPUs(i, &a), maxNodeGres)
+	a.near = min(e.nearGPUs(i, a), maxNodeGres, a.cnt)
 	if p.share > 0 || p.gres == 0 {
 		a.near = 0 // shards and CPU-only jobs leave the weight byte at 0xff
 	}
 	a.weight = uint64(max(node.Weight, 0))<<8 | uint64(0xff-min(a.near, 0xff))
 	a.ok = true
-	return a
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // usableGPUs lists the node's GPUs of an accepted model that are wholly
 // free, or for a share, that have the share free.
-func (e *eval) usableGPUs(node *topology.Node) []int {
-	var out []int
+func (e *eval) usableGPUs(node *topology.Node, out []int) []int {
 	need := uint16(occupancy.WholeGPU)
 	if e.p.share > 0 {
 		need = uint16(e.p.share)
@@ -161,7 +184,11 @@ func (e *eval) socketFreeCores(i int, id topology.NodeID) []int {
 	}
 	node := &e.m.c.Nodes[id]
 	busyCPUs := (int64(node.CPUs)*1000 - int64(e.s.FreeCPUMilli[id]) + 999) / 1000
-	busyGPUs := make([]int64, hw.sockets)
+	var buf [16]int64
+	busyGPUs := buf[:0]
+	for range hw.sockets {
+		busyGPUs = append(busyGPUs, 0)
+	}
 	var busy int64
 	for g, s := range hw.gpuSock {
 		if e.s.FreeMilli[node.GPU(g)] < occupancy.WholeGPU {
@@ -169,7 +196,8 @@ func (e *eval) socketFreeCores(i int, id topology.NodeID) []int {
 			busy++
 		}
 	}
-	free := make([]int, hw.sockets)
+	off := e.m.sockOff[i]
+	free := e.sockArena[off : off+hw.sockets : off+hw.sockets]
 	var charged int64
 	for s := range free {
 		var used int64

@@ -25,17 +25,37 @@ type eval struct {
 
 	remNodes, minRemNodes, maxNodes int
 	remCPUs, remMaxCPUs             int
+
+	// scratch backing the per-node slices above, so that a decision
+	// allocates (almost) nothing once the pool is warm
+	gpuArena  []int  // by GPUID: nodeAvail.free
+	sockArena []int  // by Model.sockOff: nodeAvail.sockFree
+	reqArena  []bool // by Model.sockOff: reqSock
+	swArena   []int  // switch node lists of evalTopo
+	sets      []consecSet
 }
 
+// newEval takes scratch space from the model's pool and evaluates every
+// node for j. Give it back with release.
 func (m *Model) newEval(s *occupancy.Snapshot, j *Job) *eval {
-	n := len(m.order)
-	e := &eval{m: m, s: s, job: j, p: m.params(j), av: make([]nodeAvail, n),
-		availCPU: make([]int, n), reqSock: make([][]bool, n), chosen: make([]bool, n),
-		jobCPUs: make([]int, n), gresOn: make([]int, n)}
+	e, _ := m.pool.Get().(*eval)
+	if e == nil {
+		n := len(m.order)
+		e = &eval{m: m, av: make([]nodeAvail, n), availCPU: make([]int, n), reqSock: make([][]bool, n),
+			chosen: make([]bool, n), jobCPUs: make([]int, n), gresOn: make([]int, n),
+			gpuArena: make([]int, len(m.c.GPUs)), sockArena: make([]int, m.sockTotal),
+			reqArena: make([]bool, m.sockTotal)}
+	}
+	e.s, e.job, e.p = s, j, m.params(j)
 	for i := range e.av {
-		e.av[i] = e.nodeAvail(i)
+		e.nodeAvail(i, &e.av[i])
 	}
 	return e
+}
+
+func (e *eval) release() {
+	e.s, e.job = nil, nil
+	e.m.pool.Put(e)
 }
 
 // gresPerJob is the C flag of the same name: the job counts GPUs per job.
@@ -159,12 +179,15 @@ func (e *eval) selectSockets(i int, firstPass bool) int {
 	if p.cpusPerGres > 0 {
 		maxGres = min(maxGres, a.cpus/p.cpusPerGres)
 	}
-	order := make([]int, hw.sockets)
-	for s := range order {
-		order[s] = s
+	var buf [16]int
+	order := buf[:0]
+	for s := 0; s < hw.sockets; s++ {
+		order = append(order, s)
 	}
 	slices.SortStableFunc(order, func(x, y int) int { return a.sockFree[y] - a.sockFree[x] })
-	req := make([]bool, hw.sockets)
+	off := e.m.sockOff[i]
+	req := e.reqArena[off : off+hw.sockets : off+hw.sockets]
+	clear(req)
 	total, sufficient, cpus := 0, false, a.cpus
 	for _, s := range order {
 		cnt := 0

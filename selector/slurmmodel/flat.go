@@ -17,7 +17,8 @@ const noWeight = ^uint64(0) // NO_VAL64
 // with GPUs the runs also break between nodes with different free GPU
 // counts (up to the job's size).
 func (e *eval) consecSets(cand []bool, firstPass bool) []consecSet {
-	sets := []consecSet{{weight: noWeight}}
+	sets := append(e.sets[:0], consecSet{weight: noWeight})
+	defer func() { e.sets = sets[:0] }()
 	cur := &sets[0]
 	for i := range cand {
 		ok := cand[i]

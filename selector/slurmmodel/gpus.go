@@ -87,7 +87,7 @@ func (g *gpuPicker) candidates(i int, used []bool) []int {
 // least linked to the first GPU of the best-linked pair.
 func (g *gpuPicker) jobBits1(i, remNodes int) {
 	e := g.e
-	maxGres := e.p.gres - g.total - (remNodes - 1)
+	maxGres := min(e.p.gres-g.total-(remNodes-1), e.av[i].cnt) // cnt: a memory cap, not in Slurm's code
 	if c := e.p.cpusPerGres; c > 0 {
 		cores := e.jobCPUs[i]
 		if e.gresOn[i] > 0 {

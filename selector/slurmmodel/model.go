@@ -3,6 +3,7 @@ package slurmmodel
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/request"
@@ -37,6 +38,11 @@ type Model struct {
 	idx   []int             // NodeID -> Slurm node index
 	sw    *switchTable      // nil without topology/tree
 	hw    []nodeHW          // by Slurm node index
+	// sockOff[i] is where node i's sockets start in the per-socket
+	// scratch arrays of an evaluation; sockTotal sizes them.
+	sockOff   []int
+	sockTotal int
+	pool      sync.Pool // *eval scratch space, reused across decisions
 }
 
 // nodeHW is what gres.conf and slurm.conf say about one node's GPUs.
@@ -58,9 +64,12 @@ func New(c *topology.Cluster, opts Options) *Model {
 		return cmp.Compare(c.Nodes[a].Order, c.Nodes[b].Order)
 	})
 	m.hw = make([]nodeHW, len(c.Nodes))
+	m.sockOff = make([]int, len(c.Nodes))
 	for i, id := range m.order {
 		m.idx[id] = i
 		m.hw[i] = hardware(&c.Nodes[id], c, opts.LinksWithoutAffinity)
+		m.sockOff[i] = m.sockTotal
+		m.sockTotal += m.hw[i].sockets
 	}
 	if opts.Tree {
 		m.sw = newSwitchTable(c, m.idx)

@@ -24,6 +24,7 @@ func (m *Model) PlaceJob(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, b
 		return occupancy.Allocation{}, false, err
 	}
 	e := m.newEval(s, j)
+	defer e.release()
 	if !e.chooseNodes() {
 		return occupancy.Allocation{}, false, nil
 	}

@@ -50,12 +50,7 @@ func (e *eval) evalTopo(cand []bool, firstPass bool) bool {
 	e.begin()
 	t := e.m.sw
 	groups := e.weightGroups(cand)
-	swNodes := make([][]int, len(t.level))
-	swCnt := make([]int, len(t.level))
-	for k := range t.nodes {
-		swNodes[k] = filter(t.nodes[k], cand)
-		swCnt[k] = len(swNodes[k])
-	}
+	swNodes, swCnt := e.switchNodes(cand)
 	top := e.topSwitch(groups, swNodes, swCnt)
 	if top < 0 {
 		return false
@@ -78,7 +73,7 @@ func (e *eval) evalTopo(cand []bool, firstPass bool) bool {
 		}
 	}
 	for k := range swNodes {
-		swNodes[k] = filter(swNodes[k], best)
+		swNodes[k] = filter(swNodes[k], best, swNodes[k][:0])
 		swCnt[k] = len(swNodes[k])
 	}
 	if len(req2) > 0 && e.fillRequiredLeaves(swNodes, required) {
@@ -283,8 +278,30 @@ func addDist(dist, from []int) {
 	}
 }
 
-func filter(nodes []int, keep []bool) []int {
-	var out []int
+// switchNodes lists each switch's candidate nodes (switch_node_bitmap
+// and switch_node_cnt), in scratch space of the evaluation.
+func (e *eval) switchNodes(cand []bool) ([][]int, []int) {
+	t := e.m.sw
+	swNodes := make([][]int, len(t.level))
+	swCnt := make([]int, len(t.level))
+	total := 0
+	for _, nodes := range t.nodes {
+		total += len(nodes)
+	}
+	if cap(e.swArena) < total {
+		e.swArena = make([]int, total)
+	}
+	off := 0
+	for k, nodes := range t.nodes {
+		swNodes[k] = filter(nodes, cand, e.swArena[off:off:off+len(nodes)])
+		swCnt[k] = len(swNodes[k])
+		off += len(nodes)
+	}
+	return swNodes, swCnt
+}
+
+// filter appends the nodes to keep to out; out may alias nodes.
+func filter(nodes []int, keep []bool, out []int) []int {
 	for _, i := range nodes {
 		if keep[i] {
 			out = append(out, i)
