@@ -126,7 +126,7 @@ func (e *eval) nodeAvail(i int, a *nodeAvail) {
 	}
 	a.sockFree = e.socketFreeCores(i, id)
 	a.near = min(e.nearGPUs(i, a), maxNodeGres, a.cnt)
-	if p.share > 0 || p.gres == 0 {
+	if p.share > 0 || p.gres == 0 || e.m.ablate&ablateWeightByte != 0 {
 		a.near = 0 // shards and CPU-only jobs leave the weight byte at 0xff
 	}
 	a.weight = uint64(max(node.Weight, 0))<<8 | uint64(0xff-min(a.near, 0xff))

@@ -42,7 +42,7 @@ func BenchmarkPlace(b *testing.B) {
 	for _, m := range []*Model{NewTree(c), NewFlat(c)} {
 		for _, g := range []int{1, 8, 32, 128} {
 			r := &request.Request{GPUs: g, CPUMilli: int64(g) * 1000}
-			b.Run(fmt.Sprintf("%s/gpus=%d", m.Name(), g), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/gpus=%d", kind(m), g), func(b *testing.B) {
 				for b.Loop() {
 					m.Place(s, r)
 				}
@@ -61,11 +61,20 @@ func BenchmarkPlaceWide(b *testing.B) {
 	s := halfBusy(c)
 	for _, m := range []*Model{NewTree(c), NewFlat(c)} {
 		for _, r := range []*request.Request{{GPUs: 1, CPUMilli: 4000}, {GPUs: 1, Milli: 500, CPUMilli: 4000}, {GPUs: 8}} {
-			b.Run(fmt.Sprintf("%s/%s", m.Name(), r), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/gpus=%d/milli=%d", kind(m), r.GPUs, r.Share()), func(b *testing.B) {
 				for b.Loop() {
 					m.Place(s, r)
 				}
 			})
 		}
 	}
+}
+
+// kind names a model in benchmark names ("slurm-flat" would read as a
+// GOMAXPROCS suffix to benchmark tools).
+func kind(m *Model) string {
+	if m.sw != nil {
+		return "tree"
+	}
+	return "flat"
 }

@@ -32,6 +32,7 @@ type eval struct {
 	sockArena []int  // by Model.sockOff: nodeAvail.sockFree
 	reqArena  []bool // by Model.sockOff: reqSock
 	swArena   []int  // switch node lists of evalTopo
+	grpArena  []int  // weight group node lists of evalTopo
 	sets      []consecSet
 }
 
@@ -184,7 +185,9 @@ func (e *eval) selectSockets(i int, firstPass bool) int {
 	for s := 0; s < hw.sockets; s++ {
 		order = append(order, s)
 	}
-	slices.SortStableFunc(order, func(x, y int) int { return a.sockFree[y] - a.sockFree[x] })
+	if e.m.ablate&ablateSocketOrder == 0 {
+		slices.SortStableFunc(order, func(x, y int) int { return a.sockFree[y] - a.sockFree[x] })
+	}
 	off := e.m.sockOff[i]
 	req := e.reqArena[off : off+hw.sockets : off+hw.sockets]
 	clear(req)

@@ -95,7 +95,7 @@ func (g *gpuPicker) jobBits1(i, remNodes int) {
 		}
 		maxGres = min(maxGres, cores/c)
 	}
-	pickAll := maxGres > 1 && e.m.hw[i].links
+	pickAll := maxGres > 1 && e.m.hw[i].links && e.m.ablate&ablateLinkPrune == 0
 	cand := g.candidates(i, g.usedSockets(i))
 	if !pickAll {
 		cand = cand[:min(len(cand), max(maxGres, 0))]

@@ -43,7 +43,19 @@ type Model struct {
 	sockOff   []int
 	sockTotal int
 	pool      sync.Pool // *eval scratch space, reused across decisions
+	ablate    ablation  // rules switched off by tests; always 0 otherwise
 }
+
+// ablation switches single rules of the model off, so that the reference
+// test can show which rules the recorded data pins down.
+type ablation uint8
+
+const (
+	ablateWeightByte  ablation = 1 << iota // no near-GPU byte in the weight
+	ablateLinkPrune                        // _set_job_bits1 takes the lowest GPUs
+	ablateNodeLinks                        // _set_node_bits ignores links
+	ablateSocketOrder                      // sockets in index order
+)
 
 // nodeHW is what gres.conf and slurm.conf say about one node's GPUs.
 type nodeHW struct {

@@ -19,7 +19,7 @@ func (g *gpuPicker) nodeBits(i int) []int {
 	want := e.p.gres
 	used := g.usedSockets(i)
 	var linksCnt []int
-	if hw.links {
+	if hw.links && e.m.ablate&ablateNodeLinks == 0 {
 		linksCnt = make([]int, node.NumGPUs())
 	}
 	for s := -1; s < hw.sockets && len(g.picks[i]) < want; s++ {

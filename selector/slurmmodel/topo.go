@@ -17,19 +17,31 @@ type weightGroup struct {
 // byte, nodes with more free GPUs (up to the job's size) are lighter.
 func (e *eval) weightGroups(cand []bool) []weightGroup {
 	var groups []weightGroup
+	counts := map[uint64]int{}
 	for i, ok := range cand {
-		if !ok {
-			continue
+		if ok {
+			if counts[e.av[i].weight] == 0 {
+				groups = append(groups, weightGroup{weight: e.av[i].weight})
+			}
+			counts[e.av[i].weight]++
 		}
-		w := e.av[i].weight
-		k := slices.IndexFunc(groups, func(g weightGroup) bool { return g.weight == w })
-		if k < 0 {
-			groups = append(groups, weightGroup{weight: w})
-			k = len(groups) - 1
-		}
-		groups[k].nodes = append(groups[k].nodes, i)
 	}
 	slices.SortFunc(groups, func(a, b weightGroup) int { return cmp.Compare(a.weight, b.weight) })
+	if cap(e.grpArena) < len(cand) {
+		e.grpArena = make([]int, len(cand))
+	}
+	off := 0
+	for k := range groups {
+		n := counts[groups[k].weight]
+		groups[k].nodes = e.grpArena[off : off : off+n]
+		off += n
+	}
+	for i, ok := range cand {
+		if ok {
+			k := slices.IndexFunc(groups, func(g weightGroup) bool { return g.weight == e.av[i].weight })
+			groups[k].nodes = append(groups[k].nodes, i)
+		}
+	}
 	return groups
 }
 
