@@ -69,6 +69,10 @@ func (m *Model) params(j *Job) params {
 	return p
 }
 
+// unknownCPUs stands for the free CPUs of a node whose CPU count the
+// cluster does not say.
+const unknownCPUs = 1 << 15
+
 // nodeAvail is what can_job_run_on_node finds on one node: the GPUs the
 // job could use, the free CPUs, and the scheduling weight it sets.
 type nodeAvail struct {
@@ -113,6 +117,9 @@ func (e *eval) nodeAvail(i int, a *nodeAvail) {
 		return
 	}
 	a.cpus = int(e.s.FreeCPUMilli[id] / 1000)
+	if node.CPUs == 0 {
+		a.cpus = unknownCPUs // a cluster file without CPUs: not a limit
+	}
 	if e.s.FreeMemMiB[id] < p.memPerNode || a.cpus == 0 || a.cpus < p.cpusPerTask {
 		return
 	}

@@ -80,7 +80,13 @@
 // Mapping choices of this model (not Slurm facts):
 //   - Sockets are the distinct NUMA nodes of a node's GPUs, each with an
 //     equal share of the CPUs; GPUs of unknown NUMA, or all on one NUMA
-//     node, mean no Cores= (no affinity).
+//     node, mean no Cores= (no affinity). Options.NoCores says gres.conf
+//     has no Cores= whatever the cluster file knows: the lab cluster
+//     (docs/examples/lab16.yaml) lists NUMA nodes and NVSwitch links, but
+//     its Slurm, like the reference runs, has neither in gres.conf, so it
+//     picks the lowest free GPUs; the default model would predict 0,3 for
+//     a 2-GPU job there (see the last paragraph).
+//   - A node without a CPU count in the cluster file has no CPU limit.
 //   - A snapshot knows only a node's free CPUs, so busy CPUs are charged to
 //     sockets in proportion to the busy GPUs on them (exact when every
 //     job's cores sit on its GPUs' sockets, as with Cores=).

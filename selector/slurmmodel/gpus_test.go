@@ -70,6 +70,28 @@ func TestGPUPicks(t *testing.T) {
 	}
 }
 
+// TestNoCores: the lab's gres.conf has no Cores=, so Slurm knows no
+// socket affinity there and picks the lowest free GPUs, links or not.
+func TestNoCores(t *testing.T) {
+	c := topotest.Lab16()
+	for _, tc := range []struct {
+		opts Options
+		want []int
+	}{
+		{Options{Tree: true}, []int{0, 3}},
+		{Options{Tree: true, NoCores: true}, []int{0, 1}},
+	} {
+		j := perJob(2)
+		a, ok, err := New(c, tc.opts).PlaceJob(occupancy.New(c), &j)
+		if err != nil || !ok {
+			t.Fatalf("%+v: ok=%v err=%v", tc.opts, ok, err)
+		}
+		if diff := cmp.Diff(tc.want, a.Nodes[0].GPUs); diff != "" {
+			t.Errorf("%+v: GPUs (-want +got):\n%s", tc.opts, diff)
+		}
+	}
+}
+
 // TestShares checks the gres/shard model of fractional requests.
 func TestShares(t *testing.T) {
 	c := topotest.SingleNode(fourGPU("n1"))

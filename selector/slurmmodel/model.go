@@ -26,6 +26,11 @@ type Options struct {
 	// use the links there (reference ref2: lowest free indices in 21/21
 	// picks), so the default leaves it off.
 	LinksWithoutAffinity bool
+	// NoCores models a gres.conf without Cores= (and without AutoDetect),
+	// like the lab and reference clusters: the GPUs' NUMA nodes in the
+	// cluster file are then not known to Slurm, so no GPU has socket
+	// affinity (and, per the above, Links= are not used either).
+	NoCores bool
 }
 
 // Model is stock Slurm 22.05's choice of nodes and GPU indices for one
@@ -79,7 +84,7 @@ func New(c *topology.Cluster, opts Options) *Model {
 	m.sockOff = make([]int, len(c.Nodes))
 	for i, id := range m.order {
 		m.idx[id] = i
-		m.hw[i] = hardware(&c.Nodes[id], c, opts.LinksWithoutAffinity)
+		m.hw[i] = hardware(&c.Nodes[id], c, opts)
 		m.sockOff[i] = m.sockTotal
 		m.sockTotal += m.hw[i].sockets
 	}
@@ -108,13 +113,13 @@ func (m *Model) Name() string {
 // distinct NUMA node is one socket holding an equal share of the CPUs, as
 // Cores= written by NVML autodetection would say. A node whose GPUs all sit
 // on one NUMA node, or with any GPU of unknown NUMA, has no affinity.
-func hardware(n *topology.Node, c *topology.Cluster, linksAnyway bool) nodeHW {
+func hardware(n *topology.Node, c *topology.Cluster, opts Options) nodeHW {
 	k := n.NumGPUs()
 	h := nodeHW{sockets: 1, coresPerSock: n.CPUs, gpuSock: make([]int, k)}
 	var numas []int
 	for i := 0; i < k; i++ {
 		numa := c.GPUs[n.GPU(i)].NUMA
-		if numa < 0 {
+		if numa < 0 || opts.NoCores || n.CPUs == 0 {
 			numas = nil
 			break
 		}
@@ -132,7 +137,7 @@ func hardware(n *topology.Node, c *topology.Cluster, linksAnyway bool) nodeHW {
 	if len(numas) > 1 {
 		h.sockets, h.coresPerSock = len(numas), n.CPUs/len(numas)
 	}
-	h.links = hasLinks(n) && (len(numas) > 1 || linksAnyway)
+	h.links = hasLinks(n) && (len(numas) > 1 || opts.LinksWithoutAffinity)
 	return h
 }
 
