@@ -163,7 +163,9 @@ func TestFromRequest(t *testing.T) {
 			}
 		})
 	}
-	if _, err := FromRequest(&request.Request{GPUs: -1}, false); err == nil {
-		t.Error("negative GPUs: no error")
+	for _, r := range []request.Request{{GPUs: -1}, {GPUs: 12, GPUsPerNode: 8}} {
+		if _, err := FromRequest(&r, false); err == nil {
+			t.Errorf("request %+v: no error", r)
+		}
 	}
 }

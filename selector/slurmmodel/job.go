@@ -64,6 +64,9 @@ func FromRequest(r *request.Request, switchesFromTier bool) (Job, error) {
 	case r.Share() < 1000:
 		j.Share, j.GPUsPerNode, j.MinNodes, j.MaxNodes = r.Share(), 1, 1, 1
 	case r.GPUsPerNode > 0:
+		if r.GPUs%r.GPUsPerNode != 0 {
+			return Job{}, fmt.Errorf("slurmmodel: request %s: %d GPUs are not a whole number of nodes of %d", r.JobID, r.GPUs, r.GPUsPerNode)
+		}
 		j.GPUsPerNode = r.GPUsPerNode
 		j.MinNodes = r.GPUs / r.GPUsPerNode
 		j.MaxNodes = j.MinNodes
