@@ -168,11 +168,12 @@ func (e *eval) selectCores(i int, firstPass bool) int {
 	return e.selectSockets(i, firstPass)
 }
 
-// selectSockets is the socket part of gres_select_filter_sock_core.
+// selectSockets is the socket part of gres_select_filter_sock_core: take
+// sockets, most free cores first, until their GPUs cover the job's share
+// of the node; on the first pass the other sockets' cores are dropped.
 func (e *eval) selectSockets(i int, firstPass bool) int {
 	a := &e.av[i]
 	p := &e.p
-	hw := &e.m.hw[i]
 	maxGres := p.gres
 	if p.perJob {
 		maxGres = min(p.gres-e.totalGres, p.gres)
@@ -180,28 +181,12 @@ func (e *eval) selectSockets(i int, firstPass bool) int {
 	if p.cpusPerGres > 0 {
 		maxGres = min(maxGres, a.cpus/p.cpusPerGres)
 	}
-	var buf [16]int
-	order := buf[:0]
-	for s := 0; s < hw.sockets; s++ {
-		order = append(order, s)
-	}
-	if e.m.ablate&ablateSocketOrder == 0 {
-		slices.SortStableFunc(order, func(x, y int) int { return a.sockFree[y] - a.sockFree[x] })
-	}
-	off := e.m.sockOff[i]
-	req := e.reqArena[off : off+hw.sockets : off+hw.sockets]
+	off, n := e.m.sockOff[i], e.m.hw[i].sockets
+	req := e.reqArena[off : off+n : off+n]
 	clear(req)
 	total, sufficient, cpus := 0, false, a.cpus
-	for _, s := range order {
-		cnt := 0
-		for _, g := range a.free {
-			if hw.gpuSock[g] == s {
-				cnt++
-			}
-		}
-		if firstPass && p.cpusPerGres > 0 {
-			cnt = min(cnt, a.sockFree[s]/p.cpusPerGres)
-		}
+	for _, s := range e.socketOrder(i) {
+		cnt := e.socketGPUs(i, s, firstPass)
 		if cnt == 0 || (firstPass && a.sockFree[s] == 0) {
 			continue // no usable GPU here: its cores are dropped
 		}
@@ -228,4 +213,33 @@ func (e *eval) selectSockets(i int, firstPass bool) int {
 	}
 	e.reqSock[i] = req
 	return cpus
+}
+
+// socketOrder lists node i's sockets, most free cores first (stable).
+func (e *eval) socketOrder(i int) []int {
+	order := make([]int, 0, 16)
+	for s := 0; s < e.m.hw[i].sockets; s++ {
+		order = append(order, s)
+	}
+	if e.m.ablate&ablateSocketOrder == 0 {
+		free := e.av[i].sockFree
+		slices.SortStableFunc(order, func(x, y int) int { return free[y] - free[x] })
+	}
+	return order
+}
+
+// socketGPUs counts the usable GPUs of socket s, on the first pass no
+// more than its free cores can feed with --cpus-per-gpu.
+func (e *eval) socketGPUs(i, s int, firstPass bool) int {
+	a := &e.av[i]
+	cnt := 0
+	for _, g := range a.free {
+		if e.m.hw[i].gpuSock[g] == s {
+			cnt++
+		}
+	}
+	if firstPass && e.p.cpusPerGres > 0 {
+		cnt = min(cnt, a.sockFree[s]/e.p.cpusPerGres)
+	}
+	return cnt
 }
