@@ -18,6 +18,7 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newFragCmd(),
 		newPlaceCmd(),
+		newDefragCmd(),
 		newDiscoverCmd(),
 		newTopologyCmd(),
 		newGenCmd(),
