@@ -10,10 +10,11 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
 )
 
-// gpuLib and now are the world discovery commands see; tests replace them.
+// discoverGPULib and discoverClock are the world the discovery commands
+// see; tests replace them.
 var (
-	gpuLib = discovery.DefaultGPULib
-	now    = time.Now
+	discoverGPULib = discovery.DefaultGPULib
+	discoverClock  = time.Now
 )
 
 type discoverOptions struct {
@@ -30,13 +31,13 @@ func (o *discoverOptions) addFlags(cmd *cobra.Command) {
 
 // discoverOpts are the discovery options the flags select.
 func (o *discoverOptions) discoverOpts() []discovery.Option {
-	lib := gpuLib()
+	lib := discoverGPULib()
 	if o.noGPUs {
 		lib = discovery.Null{Reason: "--no-gpus given"}
 	}
 	return []discovery.Option{
 		discovery.WithGPULib(lib), discovery.WithSysfs(o.sysfs), discovery.WithNodeName(o.node),
-		discovery.WithClock(now), discovery.WithVersion(version),
+		discovery.WithClock(discoverClock), discovery.WithVersion(version),
 	}
 }
 

@@ -68,10 +68,10 @@ func TestGoldenDiscovery(t *testing.T) {
 // stubWorld makes discovery see no GPU library and a fixed clock.
 func stubWorld(t *testing.T) func() {
 	t.Helper()
-	oldLib, oldNow := gpuLib, now
-	gpuLib = func() discovery.GPULib { return discovery.Null{Reason: "test: no NVML"} }
-	now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }
-	return func() { gpuLib, now = oldLib, oldNow }
+	oldLib, oldNow := discoverGPULib, discoverClock
+	discoverGPULib = func() discovery.GPULib { return discovery.Null{Reason: "test: no NVML"} }
+	discoverClock = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }
+	return func() { discoverGPULib, discoverClock = oldLib, oldNow }
 }
 
 // TestDaemonNodeOnce runs `gangtopo daemon --role node --once` and reads
