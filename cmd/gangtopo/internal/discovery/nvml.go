@@ -220,7 +220,7 @@ func (d *nvmlDevice) Fabric() (FabricInfo, error) {
 	if ret != nvml.SUCCESS {
 		return FabricInfo{}, nvmlErr("fabric info", ret)
 	}
-	info := FabricInfo{Supported: true, State: fabricState(f.State)}
+	info := FabricInfo{Supported: f.State != nvml.GPU_FABRIC_STATE_NOT_SUPPORTED, State: fabricState(f.State)}
 	if st := nvml.Return(f.Status); st != nvml.SUCCESS && info.State == "completed" {
 		info.Status = st.Error()
 	}

@@ -167,6 +167,7 @@ func buildLeaves(leaves []Leaf, byName map[string]*discovery.NodeMap, res *Resul
 			}
 			ls.Blocks[at[b]].Nodes = append(ls.Blocks[at[b]].Nodes, n)
 		}
+		ls = dropLoneBlocks(ls, res)
 		if len(ls.Nodes) == 0 && len(ls.Blocks) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("leaf %s has no node with a node map; left out", l.Name))
 			continue
@@ -177,6 +178,25 @@ func buildLeaves(leaves []Leaf, byName map[string]*discovery.NodeMap, res *Resul
 		out = append(out, ls)
 	}
 	return out, nil
+}
+
+// dropLoneBlocks turns blocks of one node back into loose nodes of the
+// leaf: NVLink inside one node is the node's own island, so such a block
+// adds nothing, and single-node HGX boards whose driver reports a fabric
+// clique would otherwise each become a block.
+func dropLoneBlocks(ls topology.LeafSpec, res *Result) topology.LeafSpec {
+	var kept []topology.BlockSpec
+	for _, b := range ls.Blocks {
+		if len(b.Nodes) > 1 {
+			kept = append(kept, b)
+			continue
+		}
+		ls.Nodes = append(ls.Nodes, b.Nodes...)
+		res.Warnings = append(res.Warnings, fmt.Sprintf("NVLink fabric %s has one node with a map (%s); no block made", strings.TrimPrefix(res.Comments[b.Name], "NVLink fabric "), b.Nodes[0]))
+		delete(res.Comments, b.Name)
+	}
+	ls.Blocks = kept
+	return ls
 }
 
 // groupSpines is phase 4: leaves under their spines, in order of first

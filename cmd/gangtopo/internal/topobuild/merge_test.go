@@ -3,6 +3,7 @@ package topobuild
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -232,5 +233,23 @@ func TestNodeSpecWarnings(t *testing.T) {
 	want := []string{"node dgx1: sysfs has no NUMA nodes", "node dgx1: GPU 2 has MIG enabled; gangtopo places whole GPUs"}
 	if diff := cmp.Diff(want, warns); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestMergeLoneBlock(t *testing.T) {
+	// gb1 and gb2 share clique 3; gb3 is alone in clique 4.
+	ms := []*discovery.NodeMap{nodeMap(t, "gb200", "gb1"), nodeMap(t, "gb200", "gb2"), nodeMap(t, "gb200", "gb3", clique(4))}
+	res, err := Merge(ms, conf(t, "SwitchName=l1 Nodes=gb[1-3]\n"), MergeOptions{Name: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := res.Spec.Leaves[0]
+	got := fmt.Sprintf("loose %v, blocks %d: %v", l.Nodes, len(l.Blocks), l.Blocks[0].Nodes)
+	if want := "loose [gb3], blocks 1: [gb1 gb2]"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	want := []string{"NVLink fabric 8e5a1c04-1122-4333-8444-5566778899aa/4 has one node with a map (gb3); no block made"}
+	if diff := cmp.Diff(want, res.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
