@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench bench-engine demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm
+.PHONY: all build test unit lint bench bench-engine bench-slurmmodel demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm
 
 all: build
 
@@ -104,7 +104,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine
+bench: bench-engine bench-slurmmodel
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -115,8 +115,19 @@ bench-engine:
 	  -notes "Place*: one placement on a 4,096-node, 32,768-GPU fat tree (4 spines x 16 leaves x 64 DGX H100) filled to 70% by the engine itself with the Philly job mix; targets from issue 2 (1 GPU under 0.2 ms, 256-GPU leaf gang under 2 ms, on one core). SnapshotMemory: cluster-bytes is the live heap of the 4,096-node topology, snapshot-bytes what one occupancy snapshot of it holds (target: under 64 MB). Decode4096: reading that snapshot from JSON, done once per generation outside the placement call." \
 	  < $(BUILD)/bench-engine.txt
 
-# The README's main command: a local 16-node Slurm GPU cluster with the
-# plugins, a mixed workload, the fragmentation report before and after.
+# The stock Slurm model: its match table against the recorded slurmctld runs
+# (written by the test itself), then the cost of one decision.
+SLURMMODEL_BENCH = $(GO) test -run '^$$' -bench . -benchmem -benchtime 200x -count 5 -cpu 1 ./selector/slurmmodel
+
+bench-slurmmodel:
+	@mkdir -p $(BUILD)
+	$(GO) test ./selector/slurmmodel -run TestReference -count=1 -args -matchdoc $(CURDIR)/docs/benchmarks.md
+	$(SLURMMODEL_BENCH) | tee $(BUILD)/bench-slurmmodel.txt
+	$(GO) run ./tests/tools/benchdoc -section slurmmodel-bench -title "Stock Slurm model: cost of one decision" \
+	  -cmd "$(SLURMMODEL_BENCH)" \
+	  -notes "Place: 256 DGX H100 nodes (2 spines x 8 leaves x 16), about half of the GPUs busy at random; PlaceWide: 1,213 eight-GPU nodes without NUMA facts (the size of the Alibaba openb cluster), half busy. tree = the slurm policy (topology/tree), flat = slurm-flat (no topology plugin). The model evaluates every node for every decision, as slurmctld does." \
+	  < $(BUILD)/bench-slurmmodel.txt
+
 # The plugins inside a real slurmctld, figures into docs/benchmarks.md (not
 # part of make test; about 30 minutes): the plugin's time per call on a
 # 1,000-node snapshot (Go benchmark), sbatch throughput with and without the
@@ -138,6 +149,8 @@ bench-slurm: slurm-packages plugins
 	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) $(BUILD)/slurmbench throughput -n 500
 	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) $(BUILD)/slurmbench replay -runs $(BENCH_REPLAY_RUNS) -stock "$(BENCH_REPLAY_STOCK)"
 
+# The README's main command: a local 16-node Slurm GPU cluster with the
+# plugins, a mixed workload, the fragmentation report before and after.
 demo: slurm-packages build plugins
 	$(GO) build -o $(BUILD)/slurmlab ./tests/slurmlab/cmd/slurmlab
 	BUILD=$(abspath $(BUILD)) tests/slurmlab/demo/demo.sh

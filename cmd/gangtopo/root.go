@@ -19,6 +19,10 @@ func newRootCmd() *cobra.Command {
 		newFragCmd(),
 		newPlaceCmd(),
 		newDefragCmd(),
+		newDiscoverCmd(),
+		newTopologyCmd(),
+		newGenCmd(),
+		newDaemonCmd(),
 		newWhyCmd(),
 	)
 	return root
