@@ -195,8 +195,8 @@ func (p *configParser) check(root *yaml.Node) {
 	if c.Snapshot == "" {
 		p.errorf(root, "snapshot", "missing (the occupancy snapshot the daemon writes, e.g. /var/lib/gangtopo/snapshot.json)")
 	}
-	if DomainFeature("", c.FeaturePrefix) != c.FeaturePrefix {
-		p.errorf(root, "feature_prefix", "%q may only hold lower-case letters, digits and '_'", c.FeaturePrefix)
+	if c.FeaturePrefix != "" && !featureName.MatchString(c.FeaturePrefix) {
+		p.errorf(root, "feature_prefix", "%q may only hold letters, digits and _ . + - (and must match what `gangtopo gen features` wrote)", c.FeaturePrefix)
 	}
 	o, err := request.ParseOption(c.DefaultTopology)
 	if err != nil {

@@ -69,7 +69,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"future version", "version: v2\ntopology: /t\nsnapshot: /s\n", `version: unsupported version "v2"`},
 		{"missing paths", "version: v1\n", "topology: missing"},
 		{"bad default option", base + "default_topology: leaf:maybe\n", `default_topology: unknown mode "maybe"`},
-		{"bad prefix", base + "feature_prefix: Gt-\n", `feature_prefix: "Gt-" may only hold`},
+		{"bad prefix", base + "feature_prefix: gt/\n", `feature_prefix: "gt/" may only hold`},
 		{"key twice", base + "jobs: gpu\njobs: gang\n", "jobs: given twice"},
 		{"bad uid", base + "trusted_uids: [slurm]\n", `trusted_uids: "slurm" is not a user ID`},
 		{"empty file", "", "empty file"},

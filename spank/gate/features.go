@@ -2,40 +2,31 @@ package gate
 
 import (
 	"fmt"
-	"strings"
+	"regexp"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
-// DefaultFeaturePrefix starts every node feature gangtopo relies on.
+// DefaultFeaturePrefix starts every node feature gangtopo relies on; it is
+// the prefix `gangtopo gen features` writes (cmd/gangtopo/internal/slurmgen).
 const DefaultFeaturePrefix = "gt_"
+
+// featureName is what a Slurm node feature may hold, as slurmgen checks it.
+var featureName = regexp.MustCompile(`^[A-Za-z0-9_.+-]+$`)
 
 // featureTiers are the tiers whose domains become Slurm node features: the
 // multi-node domains a gang can be bound to. Nodes and NVLink islands need
 // no feature (a node is named directly; an island is inside one node).
 var featureTiers = []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine}
 
-// DomainFeature is the Slurm node feature that marks membership of domain d:
-// the prefix and the domain's name, lower case, with every character Slurm
-// does not allow in a feature name replaced by '_' ("leaf1" -> "gt_leaf1",
-// "rack-A.3" -> "gt_rack_a_3").
-func DomainFeature(prefix, domain string) string {
-	var b strings.Builder
-	b.WriteString(prefix)
-	for _, r := range strings.ToLower(domain) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
+// DomainFeature is the Slurm node feature that marks membership of a
+// domain: the prefix and the domain's name as the cluster file spells it
+// ("leaf1" -> "gt_leaf1"), exactly what `gangtopo gen features` writes.
+func DomainFeature(prefix, domain string) string { return prefix + domain }
 
 // NodeFeatures lists, for every node of c, the features of the domains above
-// it (block, leaf, spine, in that order), as slurm.conf's Feature= wants
-// them. It fails when two domains map to the same feature name.
+// it (block, leaf, spine, in that order). It fails when a domain's name
+// cannot be a Slurm feature.
 func NodeFeatures(c *topology.Cluster, prefix string) ([][]string, error) {
 	if err := checkFeatureNames(c, prefix); err != nil {
 		return nil, err
@@ -52,18 +43,13 @@ func NodeFeatures(c *topology.Cluster, prefix string) ([][]string, error) {
 	return out, nil
 }
 
-// checkFeatureNames makes sure no two feature-bearing domains share a
-// feature name after sanitising.
+// checkFeatureNames refuses domain names Slurm cannot take as features.
 func checkFeatureNames(c *topology.Cluster, prefix string) error {
-	seen := map[string]string{}
 	for _, t := range featureTiers {
 		for _, id := range c.ByTier[t] {
-			name := c.Domains[id].Name
-			f := DomainFeature(prefix, name)
-			if other, dup := seen[f]; dup {
-				return fmt.Errorf("domains %q and %q both map to node feature %q: rename one in the cluster file", other, name, f)
+			if name := c.Domains[id].Name; !featureName.MatchString(DomainFeature(prefix, name)) {
+				return fmt.Errorf("%s %q cannot be a Slurm node feature (allowed: letters, digits and _ . + -): rename it in the cluster file", t, name)
 			}
-			seen[f] = name
 		}
 	}
 	return nil
