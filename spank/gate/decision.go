@@ -81,10 +81,18 @@ func ParseDecision(s string) (Decision, error) {
 		return Decision{}, fmt.Errorf("decision without a verdict")
 	}
 	d := Decision{Verdict: Verdict(f[0]), Text: strings.TrimSpace(text)}
+	switch d.Verdict {
+	case VerdictPlaced, VerdictWaiting, VerdictWider, VerdictUntouched, VerdictRefused:
+	default:
+		return Decision{}, fmt.Errorf("unknown verdict %q", f[0])
+	}
 	for _, kv := range f[1:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			return Decision{}, fmt.Errorf("decision field %q is not key=value", kv)
+		}
+		if v == "" {
+			continue // String never writes empty values
 		}
 		if err := d.set(k, v); err != nil {
 			return Decision{}, err

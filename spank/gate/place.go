@@ -50,6 +50,7 @@ func (g *Gate) place(j Job, req request.Request, o request.Option, now time.Time
 type engineOut struct {
 	res place.Result
 	err error
+	dur time.Duration // the engine's own time
 }
 
 // runEngine calls the engine in a goroutine bounded by cfg.Deadline,
@@ -71,12 +72,15 @@ func (g *Gate) runEngine(j Job, s *occupancy.Snapshot, r request.Request) (place
 			}
 		}()
 		hook(j)
-		ch <- engineOut{res: e.Place(s, r)}
+		t0 := time.Now()
+		res := e.Place(s, r)
+		ch <- engineOut{res: res, dur: time.Since(t0)}
 	}()
 	timer := time.NewTimer(g.cfg.Deadline)
 	defer timer.Stop()
 	select {
 	case out := <-ch:
+		g.lastEngine = out.dur
 		return out.res, false, out.err
 	case <-timer.C:
 		g.engine.busy = busy

@@ -101,7 +101,7 @@ func logSize(path string) int64 {
 	return fi.Size()
 }
 
-var tookRe = regexp.MustCompile(`job_submit/gangtopo: job .*\(took (\d+)us\)`)
+var tookRe = regexp.MustCompile(`job_submit/gangtopo: job .*\(took (\d+)us`)
 
 // tookSince reads the plugin's per-call times (µs) logged after offset.
 func tookSince(path string, offset int64) []float64 {

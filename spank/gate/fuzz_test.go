@@ -1,0 +1,51 @@
+package gate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The parsers of what reaches slurmctld from outside: gangtopo.yaml, the
+// TRES strings of a job, and decision lines read back by gangtopo why.
+// None may panic; a decision that parses must render back to itself.
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add("version: v1\ntopology: /t\nsnapshot: /s\njobs: gpu\ndeadline: 20ms\n")
+	f.Add("version: v1\npartitions: [a, b]\ntrusted_uids: [1, x]\n")
+	f.Add("- [\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		_, _ = ParseConfig(strings.NewReader(in), "fuzz.yaml")
+	})
+}
+
+func FuzzParseGPUTres(f *testing.F) {
+	for _, s := range []string{"gres:gpu:h100:16", "gres:gpu", "gres/gpu=4", "gres:nic:1,gres:gpu:2", "gres:gpu:a:b:c", "gpu:-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		g, ok, err := parseGPUTres(in)
+		if err == nil && ok && g.Count < 0 {
+			t.Errorf("%q: negative count %d", in, g.Count)
+		}
+	})
+}
+
+func FuzzParseDecision(f *testing.F) {
+	f.Add("gangtopo v1 placed request=leaf:required gpus=32 shape=4x8 domain=leaf4 tier=leaf bound=leaf4,leaf3 snapshot=42: text")
+	f.Add("gangtopo v1 untouched: snapshot missing")
+	f.Fuzz(func(t *testing.T, in string) {
+		d, err := ParseDecision(in)
+		if err != nil || strings.ContainsAny(in, "\n\r\t") {
+			return
+		}
+		again, err := ParseDecision(d.String())
+		if err != nil {
+			t.Fatalf("%q renders to %q, which does not parse: %v", in, d.String(), err)
+		}
+		if diff := cmp.Diff(d, again); diff != "" && d.Text == strings.TrimSpace(d.Text) {
+			t.Errorf("%q: round trip (-first +second):\n%s", in, diff)
+		}
+	})
+}
