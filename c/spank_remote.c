@@ -191,6 +191,13 @@ int gt_remote_user_init(spank_t sp)
 	uint64_t gpus = 0;
 
 	set(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+	if (!gt_opt_set && getenv_sp(sp, "SLURM_SPANK_" GT_CONTROL_VAR, buf, sizeof(buf))) {
+		/* no option on this step: the job's, as sbatch forwarded it
+		 * (from --gang-topology or $GANGTOPO_TOPOLOGY) */
+		char err[256];
+
+		gt_opt_set = gt_option_parse(buf, &gt_opt, err, sizeof(err)) == 0;
+	}
 	if (gt_opt_set) {
 		gt_option_format(&gt_opt, buf, sizeof(buf));
 		set(sp, "GANGTOPO_REQUEST", buf, 1);

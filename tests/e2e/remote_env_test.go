@@ -61,6 +61,26 @@ func TestRemoteContextEnvironment(t *testing.T) {
 	}
 }
 
+// TestRemoteRequestFromEnvironment: a job whose option came from
+// GANGTOPO_TOPOLOGY (not the command line) still sees GANGTOPO_REQUEST.
+func TestRemoteRequestFromEnvironment(t *testing.T) {
+	reset(t)
+	out := filepath.Join(lab.Dir, "state", "remote-env-default")
+	id, err := lab.Submit(ctxT(t), []string{"GANGTOPO_TOPOLOGY=node:preferred"}, "-o", out, "--gpus=2",
+		"--wrap", "env | grep ^GANGTOPO_REQUEST=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, id, 30*time.Second)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(data)); got != "GANGTOPO_REQUEST=node:preferred" {
+		t.Errorf("batch step sees %q, want GANGTOPO_REQUEST=node:preferred", got)
+	}
+}
+
 // waitGone waits until a job has left the queue (completed or failed).
 func waitGone(t *testing.T, id string, limit time.Duration) {
 	t.Helper()

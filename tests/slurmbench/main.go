@@ -38,7 +38,9 @@ func main() {
 	stock := fs.String("stock", "plain", "reference runs to replay with stock Slurm too, to check the lab against the recording (replay; empty: none)")
 	ref := fs.String("ref", "../shared/data/slurm-22.05-reference", "the reference data directory")
 	doc := fs.String("doc", "docs/benchmarks.md", "the document to update")
+	ctldEnv := fs.String("ctld-env", "", "extra environment for slurmctld, NAME=value,... (e.g. GOMAXPROCS=1)")
 	_ = fs.Parse(os.Args[2:])
+	extraEnv = split(*ctldEnv)
 	var err error
 	switch os.Args[1] {
 	case "throughput":
@@ -82,6 +84,9 @@ reload_interval: 50ms
 decision_field: admin_comment
 `
 
+// extraEnv is added to slurmctld's environment (-ctld-env).
+var extraEnv []string
+
 func withLab(f func(*bench) error) error {
 	plugins, _ := filepath.Abs(envOr("GANGTOPO_PLUGINS", "build/plugins"))
 	dir, err := os.MkdirTemp("", "gangtopo-lab-")
@@ -109,7 +114,7 @@ func withLab(f func(*bench) error) error {
 	if err != nil {
 		return err
 	}
-	b.plugins = slurmlab.Plugins{Dir: plugins, JobSubmit: true, Spank: true, CtldEnv: []string{"GANGTOPO_CONFIG=" + b.config}}
+	b.plugins = slurmlab.Plugins{Dir: plugins, JobSubmit: true, Spank: true, CtldEnv: append([]string{"GANGTOPO_CONFIG=" + b.config}, extraEnv...)}
 	b.lab, err = slurmlab.Start(context.Background(), slurmlab.Options{Dir: dir, RemoveDir: true, Cluster: c, Owner: os.Getpid(),
 		Plugins: b.plugins, Logf: func(f string, a ...any) { fmt.Printf(f+"\n", a...) }})
 	if err != nil {
