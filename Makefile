@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench bench-engine bench-slurmmodel demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm
+.PHONY: all build test unit lint bench bench-engine bench-slurmmodel demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay
 
 all: build
 
@@ -136,17 +136,24 @@ bench-slurmmodel:
 # without the plugins too).
 BENCH_REPLAY_RUNS  ?= plain,pernode,plain_off2,pernode_off2
 BENCH_REPLAY_STOCK ?= plain
-GATE_BENCH = $(GO) test -run '^$$' -bench Submit1000Nodes -benchmem -count 5 -cpu 1 ./spank/gate
+GATE_BENCH = $(GO) test -run '^$$' -bench Submit1000Nodes -benchmem -count 5 -cpu 2 ./spank/gate
 
-bench-slurm: slurm-packages plugins
+bench-slurm: bench-slurm-gate bench-slurm-throughput bench-slurm-replay
+
+bench-slurm-gate:
 	@mkdir -p $(BUILD)
 	$(GATE_BENCH) | tee $(BUILD)/bench-gate.txt
 	$(GO) run ./tests/tools/benchdoc -section slurm-plugin-latency -title "Slurm plugin: time per call on a 1,000-node snapshot" \
 	  -cmd "$(GATE_BENCH)" \
-	  -notes "gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us are the distribution of single calls (target: p99 under 2 ms)." \
+	  -notes "gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from a goroutine locked to its OS thread as slurmctld's cgo callback is (so the engine's goroutine runs on another thread: two hand-offs per call), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session." \
 	  < $(BUILD)/bench-gate.txt
+
+bench-slurm-throughput: slurm-packages plugins
 	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
 	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) $(BUILD)/slurmbench throughput -n 500
+
+bench-slurm-replay: slurm-packages plugins
+	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
 	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) $(BUILD)/slurmbench replay -runs $(BENCH_REPLAY_RUNS) -stock "$(BENCH_REPLAY_STOCK)"
 
 # The README's main command: a local 16-node Slurm GPU cluster with the
