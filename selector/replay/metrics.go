@@ -119,7 +119,9 @@ func Summarize(r *Result) Summary {
 		if cs.Jobs > 0 {
 			cs.MeanJCT = jct[k] / float64(cs.Jobs)
 		}
-		allWait += cs.MeanWait * float64(cs.Jobs)
+		if cs.Jobs > 0 {
+			allWait += cs.MeanWait * float64(cs.Jobs)
+		}
 		allJCT += jct[k]
 	}
 	if s.Jobs > 0 {

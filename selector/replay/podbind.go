@@ -36,7 +36,6 @@ func (p *podSim) bind(t float64, j int32) {
 	pj.pending--
 	p.free--
 	p.held++
-	p.res.PeakHeldIdle = max(p.res.PeakHeldIdle, p.held)
 }
 
 // hold adds GPU local of node n to the job's allocation, GPUs ascending.

@@ -115,6 +115,7 @@ func (p *podSim) run() (*Result, error) {
 		p.q.flush(t)
 		p.schedule(t)
 		p.checkDeadlock()
+		p.res.PeakHeldIdle = max(p.res.PeakHeldIdle, p.held)
 	}
 	if p.err != nil {
 		return nil, p.err
