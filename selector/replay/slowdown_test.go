@@ -94,9 +94,9 @@ func alloc(parts map[topology.NodeID][]int) occupancy.Allocation {
 }
 
 func TestReach(t *testing.T) {
-	lab := topotest.Lab16() // nodes 0-3 leaf1, 4-7 leaf2 (spine1), 8-15 spine2
+	lab := topotest.Lab16()                                  // nodes 0-3 leaf1, 4-7 leaf2 (spine1), 8-15 spine2
 	pcie := topotest.SingleNode(topotest.PCIeEightGPU("p1")) // islands are bridged pairs
-	nvl := topotest.NVL72(2)                                  // two racks in one leaf
+	nvl := topotest.NVL72(2)                                 // two racks in one leaf
 	type want struct {
 		Tier  topology.Tier
 		Nodes int
