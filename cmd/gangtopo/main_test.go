@@ -34,6 +34,9 @@ func TestGolden(t *testing.T) {
 		{"place-bad-gpus", []string{"place", "--topology", lab, "--gpus", "-3"}},
 		{"place-missing-topology", []string{"place", "--gpus", "8"}},
 		{"place-bad-state", []string{"place", "--topology", lab, "--state", "testdata/nonexistent.json", "--gpus", "8"}},
+		{"defrag-spine", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine"}},
+		{"defrag-protected", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine", "--protect", "102"}},
+		{"defrag-fits", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "8"}},
 		{"unknown-command", []string{"fragment"}},
 	}
 	for _, tc := range tests {

@@ -18,6 +18,11 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newFragCmd(),
 		newPlaceCmd(),
+		newDefragCmd(),
+		newDiscoverCmd(),
+		newTopologyCmd(),
+		newGenCmd(),
+		newDaemonCmd(),
 	)
 	return root
 }
