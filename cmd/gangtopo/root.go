@@ -23,6 +23,7 @@ func newRootCmd() *cobra.Command {
 		newTopologyCmd(),
 		newGenCmd(),
 		newDaemonCmd(),
+		newReplayCmd(),
 	)
 	return root
 }

@@ -20,8 +20,7 @@ import (
 //     fit blocks the jobs behind it (Slurm's main scheduler stops at it).
 //   - Reservation: the blocked job gets one: the earliest time T at which
 //     the policy would place it if running jobs ended at their expected
-//     end (start + time limit, or now for a job already past its limit),
-//     and the nodes it would get then.
+//     end (start + time limit), and the nodes it would get then.
 //   - Backfill: every later job, in order, may start now if the policy
 //     places it and it does not delay the reservation: it ends (by its
 //     time limit) no later than T, or it keeps off the reserved nodes
@@ -31,8 +30,15 @@ import (
 //     backfill plans up to bf_max_job_test jobs, each with a reservation,
 //     which is more conservative. Backfill runs at every event rather
 //     than every bf_interval (30 s), and scheduling takes no time.
-//   - Time limits are the trace durations times LimitFactor; a job that
-//     runs past its limit (its placement slowed it) is not killed.
+//   - Time limits are exact, the usual assumption of backfill studies: a
+//     job's limit is its run time where it is placed, duration x slowdown,
+//     times LimitFactor (1 by default; more models users who pad their
+//     limits). So a candidate for backfill is checked against T with the
+//     placement the policy would give it. A limit of the bare trace
+//     duration would be exceeded by every slowed job, which Slurm would
+//     kill and the replay cannot (the trace says how long the job ran);
+//     the planner would then count such jobs as ending "now", again and
+//     again, and pin reservations on nodes that stay busy for hours.
 //
 // Cost: a job is tried only when the free GPUs (outside the reservation,
 // where it applies) could hold it, and once a job of g GPUs fails in a
@@ -70,7 +76,7 @@ func (g *gangSim) schedule(t float64, released bool, firstNew int) {
 		return
 	}
 	g.res.Passes++
-	for len(g.queue) > 0 && g.tryStart(t, g.queue[0], false) {
+	for len(g.queue) > 0 && g.tryStart(t, g.queue[0]) {
 		g.queue = g.queue[1:]
 	}
 	if len(g.queue) == 0 || g.err != nil {
@@ -81,16 +87,27 @@ func (g *gangSim) schedule(t float64, released bool, firstNew int) {
 	g.backfill(t, 1)
 }
 
-// tryStart places job j now, on the whole cluster or (masked) outside the
-// reserved nodes, and starts it if the policy finds room.
-func (g *gangSim) tryStart(t float64, j int32, masked bool) bool {
+// tryStart places job j now on the whole cluster and starts it if the
+// policy finds room.
+func (g *gangSim) tryStart(t float64, j int32) bool {
+	a, feasible, ok := g.place(j, false)
+	if ok {
+		g.commit(t, j, a, feasible)
+	}
+	return ok
+}
+
+// place asks the policy for job j, on the whole cluster or (masked)
+// outside the reserved nodes, without taking anything. feasible is the
+// tightest tier that could have held it (jobs of 2 or more GPUs).
+func (g *gangSim) place(j int32, masked bool) (occupancy.Allocation, topology.Tier, bool) {
 	gpus := g.jobs[j].GPUs
 	avail := g.free
 	if masked {
 		avail -= g.reservedFree()
 	}
 	if gpus > avail || g.err != nil {
-		return false
+		return occupancy.Allocation{}, 0, false
 	}
 	if masked {
 		g.mask()
@@ -99,29 +116,30 @@ func (g *gangSim) tryStart(t float64, j int32, masked bool) bool {
 	g.res.PlaceCalls++
 	a, ok := g.pol.Place(g.s, g.request(j))
 	if !ok {
-		return false
+		return a, 0, false
 	}
 	if err := g.checkAlloc(j, a); err != nil {
 		g.fail(err)
-		return false
+		return a, 0, false
 	}
 	if masked && g.usesReserved(a) {
 		g.fail(fmt.Errorf("%s was placed on a node reserved for %s (drained for the call)", g.jobs[j].Name, g.jobs[g.resv.job].Name))
-		return false
+		return a, 0, false
 	}
 	var feasible topology.Tier
 	if gpus >= 2 {
 		feasible = g.feas.tightest(g.s, gpus)
 	}
-	if masked {
-		g.unmask()
-	}
+	return a, feasible, true
+}
+
+// commit starts job j with allocation a.
+func (g *gangSim) commit(t float64, j int32, a occupancy.Allocation, feasible topology.Tier) {
 	if err := g.s.Allocate(a); err != nil {
 		g.fail(fmt.Errorf("%s: %v", g.jobs[j].Name, err))
-		return false
+		return
 	}
 	g.start(t, j, a, feasible)
-	return true
 }
 
 // reserve sets up the reservation of the blocked job head: its lower
@@ -174,6 +192,9 @@ func (g *gangSim) planReservation(t float64) {
 			g.fail(fmt.Errorf("restoring after planning: %v", err))
 		}
 	}
+	if g.onPlan != nil {
+		g.onPlan(rv.job, rv.at)
+	}
 }
 
 // release frees a running job's GPUs on the snapshot for planning and
@@ -185,10 +206,10 @@ func (g *gangSim) release(j int32) {
 	g.undo = append(g.undo, j)
 }
 
-// endsBefore reports whether job j, started now, ends (by its limit) no
-// later than the reservation, planning it when the bound does not decide.
-func (g *gangSim) endsBefore(t float64, j int32) bool {
-	end := t + g.limit(j)
+// before reports whether a job started now that ends at end (by its limit)
+// ends no later than the reservation, planning it when the lower bound
+// does not decide.
+func (g *gangSim) before(t, end float64) bool {
 	if end <= g.resv.lb {
 		return true
 	}
@@ -201,26 +222,11 @@ func (g *gangSim) endsBefore(t float64, j int32) bool {
 // backfill tries the queued jobs from position from on, in order, against
 // the reservation, and removes those that start.
 func (g *gangSim) backfill(t float64, from int) {
-	minU, minM := math.MaxInt, math.MaxInt // smallest size that failed: unmasked, masked
+	bf := backfillPass{minU: math.MaxInt, minM: math.MaxInt}
 	w, i := from, from
 	for ; i < len(g.queue) && g.err == nil; i++ {
 		j := g.queue[i]
-		gpus := g.jobs[j].GPUs
-		started := false
-		switch {
-		case gpus > g.free || gpus >= minU && gpus >= minM:
-		case g.endsBefore(t, j):
-			if gpus < minU {
-				if started = g.tryStart(t, j, false); !started {
-					minU = gpus
-				}
-			}
-		case gpus < minM:
-			if started = g.tryStart(t, j, true); !started {
-				minM = gpus
-			}
-		}
-		if started {
+		if g.backfillOne(t, j, &bf) {
 			g.out[j].Backfilled = true
 			continue
 		}
@@ -230,7 +236,7 @@ func (g *gangSim) backfill(t float64, from int) {
 		if g.resv.planned {
 			freeM -= g.reservedFree()
 		}
-		if (g.free == 0 || minU <= 1) && (freeM <= 0 || minM <= 1) {
+		if (g.free == 0 || bf.minU <= 1) && (freeM <= 0 || bf.minM <= 1) {
 			i++
 			break
 		}
@@ -238,6 +244,43 @@ func (g *gangSim) backfill(t float64, from int) {
 	if w < i {
 		g.queue = slices.Delete(g.queue, w, i)
 	}
+}
+
+// backfillPass remembers, within one pass, the smallest job size that
+// failed on the whole cluster (minU) and outside the reservation (minM).
+type backfillPass struct{ minU, minM int }
+
+// backfillOne starts job j if that does not delay the reservation: placed
+// on the whole cluster when it would end by T, else outside the reserved
+// nodes.
+func (g *gangSim) backfillOne(t float64, j int32, bf *backfillPass) bool {
+	job := &g.jobs[j]
+	gpus := job.GPUs
+	if gpus > g.free || gpus >= bf.minU && gpus >= bf.minM {
+		return false
+	}
+	// The run time is known once placed; at slowdown 1 it is the least.
+	if gpus < bf.minU && g.before(t, t+job.Duration*g.cfg.LimitFactor) {
+		a, feasible, ok := g.place(j, false)
+		switch {
+		case !ok:
+			bf.minU, bf.minM = gpus, min(bf.minM, gpus) // masked is a subset
+			return false
+		case g.before(t, t+g.limitOn(j, a)):
+			g.commit(t, j, a, feasible)
+			return true
+		}
+	}
+	if gpus >= bf.minM {
+		return false
+	}
+	a, feasible, ok := g.place(j, true)
+	if !ok {
+		bf.minM = gpus
+		return false
+	}
+	g.commit(t, j, a, feasible)
+	return true
 }
 
 // reservedFree counts the whole free GPUs on the reserved nodes.

@@ -52,6 +52,9 @@ type gangSim struct {
 	reqs   map[int]*request.Request // by GPU count
 	never  map[int]bool             // by GPU count: does not fit the empty cluster
 	undo   []int32                  // scratch for reserve
+	most   int                      // GPUs of the largest node
+	// onPlan, when set (tests), sees every planned reservation.
+	onPlan func(job int32, at float64)
 	done   int
 	err    error
 }
@@ -62,6 +65,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 		expEnd: make([]float64, len(jobs)), free: c.NumGPUs(), feas: newFeasibility(c),
 		reqs: map[int]*request.Request{}, never: map[int]bool{}}
 	g.out = g.res.Outcomes
+	g.most = mostGPUs(c)
 	return g
 }
 
@@ -128,21 +132,30 @@ func (g *gangSim) admit(j int32) {
 	g.queue = append(g.queue, j)
 }
 
-// limit is a job's time limit.
-func (g *gangSim) limit(j int32) float64 { return g.jobs[j].Duration * g.cfg.LimitFactor }
+// limitOn is job j's time limit if placed with allocation a: its run
+// time there (duration x slowdown) times LimitFactor.
+func (g *gangSim) limitOn(j int32, a occupancy.Allocation) float64 {
+	return g.jobs[j].Duration * g.slowdown(j, a) * g.cfg.LimitFactor
+}
+
+// slowdown is the slowdown of job j with allocation a.
+func (g *gangSim) slowdown(j int32, a occupancy.Allocation) float64 {
+	tier, nodes := Reach(g.c, a)
+	return g.cfg.Slowdown.Factor(tier, nodes, minNodes(g.most, g.jobs[j].GPUs))
+}
 
 // start records that job j starts at t with allocation a.
 func (g *gangSim) start(t float64, j int32, a occupancy.Allocation, feasible topology.Tier) {
 	job := &g.jobs[j]
 	tier, nodes := Reach(g.c, a)
-	f := g.cfg.Slowdown.Factor(tier, nodes, minNodes(g.c, job.GPUs))
+	f := g.cfg.Slowdown.Factor(tier, nodes, minNodes(g.most, job.GPUs))
 	o := &g.out[j]
 	o.Start, o.End = t, t+job.Duration*f
 	o.Tier, o.Nodes, o.Slowdown, o.Feasible = tier, nodes, f, feasible
 	g.allocs[j] = a
 	g.free -= job.GPUs
 	g.ends.push(o.End, j)
-	g.expEnd[j] = t + g.limit(j)
+	g.expEnd[j] = t + job.Duration*f*g.cfg.LimitFactor
 	g.plan.insert(g.expEnd[j], j)
 }
 

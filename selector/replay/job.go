@@ -25,14 +25,15 @@ type Job struct {
 type Config struct {
 	// Slowdown is the placement slowdown model. Zero value: DefaultSlowdown.
 	Slowdown Slowdown
-	// LimitFactor sets each job's time limit to Duration*LimitFactor. The
-	// limit is what backfill plans with (Slurm's --time); jobs are never
-	// killed at it. Default 1: limits equal to the trace durations.
+	// LimitFactor sets each job's time limit (Slurm's --time, what
+	// backfill plans with) to its run time where placed, Duration x
+	// slowdown, times LimitFactor. Default 1: exact limits.
 	LimitFactor float64
 	// GangAbove and GangOption: a job of more than GangAbove GPUs asks for
 	// GangOption (--gang-topology), default leaf:preferred above 8 GPUs.
 	// Smaller jobs ask for no tier (the engine's default, any:required,
-	// still tries one NVLink domain, then one node, first).
+	// still tries one NVLink domain, then one node, first). 0 means the
+	// default; a negative GangAbove gives every job the option.
 	GangAbove  int
 	GangOption request.Option
 	// CPUsPerGPU is the CPU request per GPU; default 4, below the CPU/GPU
@@ -80,8 +81,8 @@ func (c *Config) validate() error {
 	if !(c.LimitFactor > 0) || math.IsInf(c.LimitFactor, 0) {
 		return fmt.Errorf("time limit factor %g: want a positive number", c.LimitFactor)
 	}
-	if c.GangAbove < 0 || c.CPUsPerGPU < 0 || !(c.RendezvousTimeout > 0) {
-		return fmt.Errorf("gang threshold, CPUs per GPU and rendezvous timeout must be positive")
+	if c.CPUsPerGPU < 0 || !(c.RendezvousTimeout > 0) {
+		return fmt.Errorf("CPUs per GPU and rendezvous timeout must be positive")
 	}
 	return nil
 }
@@ -118,12 +119,17 @@ func checkJobs(jobs []Job) error {
 	return nil
 }
 
-// minNodes is the fewest servers of c that could hold g GPUs.
-func minNodes(c *topology.Cluster, g int) int {
+// mostGPUs is the GPU count of the cluster's largest node.
+func mostGPUs(c *topology.Cluster) int {
 	most := 0
 	for i := range c.Nodes {
 		most = max(most, c.Nodes[i].NumGPUs())
 	}
+	return most
+}
+
+// minNodes is the fewest servers of at most most GPUs that hold g GPUs.
+func minNodes(most, g int) int {
 	if most == 0 {
 		return 0
 	}

@@ -91,7 +91,7 @@ func (p *podSim) startJob(t float64, j int32) {
 		o.Feasible = p.feasibleFor(pj.held, job.GPUs)
 	}
 	tier, nodes := Reach(p.c, pj.held)
-	f := p.cfg.Slowdown.Factor(tier, nodes, minNodes(p.c, job.GPUs))
+	f := p.cfg.Slowdown.Factor(tier, nodes, minNodes(p.most, job.GPUs))
 	o.Start, o.End = t, t+job.Duration*f
 	o.Tier, o.Nodes, o.Slowdown = tier, nodes, f
 	p.ends.push(o.End, j)

@@ -82,6 +82,7 @@ type podSim struct {
 	last                float64 // time of the previous event, for integrals
 	deadlocked          bool
 	feas                *feasibility
+	most                int // GPUs of the largest node
 	done                int
 	err                 error
 }
@@ -90,6 +91,7 @@ func newPodSim(c *topology.Cluster, jobs []Job, cfg Config) *podSim {
 	p := &podSim{c: c, jobs: jobs, cfg: cfg, s: occupancy.New(c), res: newResult(NaivePods, c, jobs),
 		pj: make([]podJob, len(jobs)), free: c.NumGPUs(), feas: newFeasibility(c)}
 	p.out = p.res.Outcomes
+	p.most = mostGPUs(c)
 	if len(jobs) > 0 {
 		p.last = jobs[0].Submit
 	}

@@ -1,0 +1,381 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
+	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/replay"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/slurmmodel"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// replayPolicies are the policies gangtopo replay knows, in report order.
+var replayPolicies = []string{"gangtopo", "slurm", "slurm-flat", replay.NaivePods}
+
+type replayOptions struct {
+	topology, trace, traces string
+	policies                string
+	from, to                string
+	peakLoad, compress      float64
+	slowdown                string
+	limitFactor             float64
+	gangTopology            string
+	gangAbove, cpusPerGPU   int
+	rendezvous              time.Duration
+	output                  string
+}
+
+func newReplayCmd() *cobra.Command {
+	o := replayOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay --topology cluster.yaml [--trace philly.csv] [--policies gangtopo,slurm,...]",
+		Short: "Replay the Philly trace over time through several policies: queue waits, utilisation, locality",
+		Long: `Replay the Philly job trace (submit time, duration, GPUs) on a cluster file through
+each policy, with a Slurm-like queue (FIFO by submit order, EASY backfill, time
+limits = durations) for the all-or-nothing policies and Kubernetes' pod queue for
+naive-pods. Jobs run for their duration times a placement slowdown. Submit times
+are compressed so that the busiest week of the trace loads the cluster to
+--peak-load (or by --compress). See docs/replay.md.
+
+Policies: gangtopo (the engine), slurm (stock Slurm 22.05, topology/tree),
+slurm-flat (stock Slurm without a topology plugin), naive-pods (Kubernetes
+without gang scheduling).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runReplay(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.topology, "topology", "", "cluster file (YAML, version v1)")
+	f.StringVar(&o.trace, "trace", "", "Philly job table (default: TRACES/"+traces.PhillyJobs+")")
+	f.StringVar(&o.traces, "traces", "", "trace directory (default: $"+traces.EnvDir+", else ../shared/data/traces of the checkout)")
+	f.StringVar(&o.policies, "policies", strings.Join(replayPolicies, ","), "policies to replay, comma-separated")
+	f.StringVar(&o.from, "from", "", "first submit time to replay (YYYY-MM-DD[ HH:MM:SS], trace time); default the first job")
+	f.StringVar(&o.to, "to", "", "replay jobs submitted before this time; default all")
+	f.Float64Var(&o.peakLoad, "peak-load", 1, "compress time so the busiest week submits this fraction of the cluster's capacity")
+	f.Float64Var(&o.compress, "compress", 0, "compress submit times by this factor instead of --peak-load")
+	f.StringVar(&o.slowdown, "slowdown", "default", "placement slowdown: default, none, or KEY=F,... over the default (nvlink, node, block, leaf, spine, any, spread)")
+	f.Float64Var(&o.limitFactor, "limit-factor", 1, "time limit = duration x this (what backfill plans with)")
+	f.StringVar(&o.gangTopology, "gang-topology", "leaf:preferred", "--gang-topology of jobs above --gang-above GPUs")
+	f.IntVar(&o.gangAbove, "gang-above", 8, "jobs with more GPUs than this get --gang-topology")
+	f.IntVar(&o.cpusPerGPU, "cpus-per-gpu", 4, "CPUs each job asks per GPU")
+	f.DurationVar(&o.rendezvous, "rendezvous-timeout", 10*time.Minute, "naive-pods: a partial gang gives up and restarts after this")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
+	return cmd
+}
+
+// replaySetup is everything a replay run needs, resolved from the flags.
+type replaySetup struct {
+	cluster  *topology.Cluster
+	jobs     []replay.Job
+	policies []string
+	cfg      replay.Config
+	info     replayInfo
+}
+
+// replayInfo describes the run for the report header.
+type replayInfo struct {
+	Topology, Trace      string
+	Trace0, Trace1       time.Time // first and last submit replayed
+	Compress             float64
+	PeakLoad, Offered    float64
+	Slowdown, GangOption string
+	GangAbove            int
+	LimitFactor          float64
+	Rendezvous           time.Duration
+}
+
+func runReplay(w, errw io.Writer, o replayOptions) error {
+	set, err := o.setup()
+	if err != nil {
+		return err
+	}
+	results, elapsed, err := runPolicies(set, errw)
+	if err != nil {
+		return err
+	}
+	rep := newReplayReport(set, results, elapsed)
+	switch o.output {
+	case "csv":
+		return rep.writeCSV(w)
+	case "markdown":
+		rep.writeMarkdown(w)
+	default:
+		rep.writeTable(w)
+	}
+	return nil
+}
+
+// setup checks the flags and loads the cluster and the trace. Every
+// problem here is the user's to fix (exit status 2).
+func (o *replayOptions) setup() (*replaySetup, error) {
+	if o.output != "table" && o.output != "csv" && o.output != "markdown" {
+		return nil, usagef("--output %q: want table, csv or markdown", o.output)
+	}
+	pols, err := parsePolicies(o.policies)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	c, err := loadCluster(o.topology)
+	if err != nil {
+		return nil, err
+	}
+	path, err := o.tracePath()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := traces.ReadPhilly(path)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	set := &replaySetup{cluster: c, policies: pols, cfg: cfg}
+	set.info = replayInfo{Topology: o.topology, Trace: path, Slowdown: cfg.Slowdown.String(),
+		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, LimitFactor: cfg.LimitFactor,
+		Rendezvous: o.rendezvous}
+	if err := o.scale(set, raw); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+func parsePolicies(list string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(list, ",") {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if !slices.Contains(replayPolicies, p) {
+			return nil, usagef("--policies: unknown policy %q (want one of %s)", p, strings.Join(replayPolicies, ", "))
+		}
+		if slices.Contains(out, p) {
+			return nil, usagef("--policies: %s given twice", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// config builds the replay configuration from the flags.
+func (o *replayOptions) config() (replay.Config, error) {
+	sd, err := replay.ParseSlowdown(o.slowdown)
+	if err != nil {
+		return replay.Config{}, usagef("--slowdown: %v", err)
+	}
+	opt, err := request.ParseOption(o.gangTopology)
+	if err != nil {
+		return replay.Config{}, usagef("--gang-topology: %v", err)
+	}
+	switch {
+	case !(o.limitFactor > 0):
+		return replay.Config{}, usagef("--limit-factor %g: want a positive number", o.limitFactor)
+	case o.gangAbove < 0:
+		return replay.Config{}, usagef("--gang-above %d: want 0 or more GPUs", o.gangAbove)
+	case o.cpusPerGPU < 1:
+		return replay.Config{}, usagef("--cpus-per-gpu %d: want at least 1", o.cpusPerGPU)
+	case o.rendezvous <= 0:
+		return replay.Config{}, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
+	case o.compress < 0:
+		return replay.Config{}, usagef("--compress %g: want a positive factor", o.compress)
+	}
+	cfg := replay.Config{Slowdown: sd, LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
+		CPUsPerGPU: o.cpusPerGPU, RendezvousTimeout: o.rendezvous.Seconds()}
+	if o.gangAbove == 0 {
+		cfg.GangAbove = -1 // every job is a gang; Defaults reads 0 as "unset"
+	}
+	return cfg.Defaults(), nil
+}
+
+// tracePath is --trace, else the Philly table in the trace directory.
+func (o *replayOptions) tracePath() (string, error) {
+	if o.trace != "" {
+		return o.trace, nil
+	}
+	dir, err := traces.Dir(o.traces)
+	if err != nil {
+		return "", asUsage(err)
+	}
+	return filepath.Join(dir, traces.PhillyJobs), nil
+}
+
+// scale keeps the jobs submitted in [--from, --to), sorts them by submit
+// time (file order on ties) and compresses their submit times.
+func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
+	from, err := parseTraceTime("--from", o.from)
+	if err != nil {
+		return err
+	}
+	to, err := parseTraceTime("--to", o.to)
+	if err != nil {
+		return err
+	}
+	var kept []traces.Job
+	for _, j := range raw {
+		if (o.from == "" || !j.Submit.Before(from)) && (o.to == "" || j.Submit.Before(to)) {
+			kept = append(kept, j)
+		}
+	}
+	if len(kept) == 0 {
+		return usagef("no job of %s was submitted in the window --from %q --to %q", set.info.Trace, o.from, o.to)
+	}
+	sort.SliceStable(kept, func(a, b int) bool { return kept[a].Submit.Before(kept[b].Submit) })
+	origin := kept[0].Submit
+	if o.from != "" {
+		origin = from
+	}
+	jobs := make([]replay.Job, len(kept))
+	for i, j := range kept {
+		jobs[i] = replay.Job{Name: j.At, Submit: j.Submit.Sub(origin).Seconds(), Duration: j.Duration.Seconds(), GPUs: j.GPUs}
+	}
+	gpus := set.cluster.NumGPUs()
+	k := o.compress
+	if k == 0 {
+		if k, err = replay.CompressionFor(jobs, gpus, o.peakLoad); err != nil {
+			return usagef("--peak-load: %v", err)
+		}
+	}
+	set.jobs = replay.Compress(jobs, 0, k)
+	set.info.Trace0, set.info.Trace1, set.info.Compress = kept[0].Submit, kept[len(kept)-1].Submit, k
+	set.info.PeakLoad = replay.PeakLoad(set.jobs, gpus, replay.PeakWindow)
+	set.info.Offered = replay.OfferedLoad(set.jobs, gpus)
+	return nil
+}
+
+// parseTraceTime reads a --from/--to value in the trace's clock (UTC).
+func parseTraceTime(flag, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, strings.TrimSpace(v)); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("%s %q: want YYYY-MM-DD or YYYY-MM-DD HH:MM:SS", flag, v)
+}
+
+// newPolicyRun replays one policy.
+func newPolicyRun(name string, set *replaySetup, cfg replay.Config) (*replay.Result, error) {
+	c := set.cluster
+	switch name {
+	case "gangtopo":
+		return replay.Replay(c, set.jobs, replay.NewGangTopo(c, place.Options{}), cfg)
+	case "slurm":
+		return replay.Replay(c, set.jobs, slurmmodel.NewTree(c), cfg)
+	case "slurm-flat":
+		return replay.Replay(c, set.jobs, slurmmodel.NewFlat(c), cfg)
+	case replay.NaivePods:
+		return replay.ReplayPods(c, set.jobs, cfg)
+	}
+	return nil, fmt.Errorf("no policy %q", name)
+}
+
+// runPolicies replays the policies side by side, one goroutine each, at
+// most GOMAXPROCS at a time (each replay is single-threaded). Progress goes
+// to errw only when it is a terminal.
+func runPolicies(set *replaySetup, errw io.Writer) ([]*replay.Result, []time.Duration, error) {
+	n := len(set.policies)
+	results := make([]*replay.Result, n)
+	elapsed := make([]time.Duration, n)
+	errs := make([]error, n)
+	prog := newReplayProgress(errw, set.policies, len(set.jobs))
+	sem := make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), n)))
+	var wg sync.WaitGroup
+	for i, name := range set.policies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cfg := set.cfg
+			cfg.Progress = prog.callback(i)
+			start := time.Now()
+			results[i], errs[i] = newPolicyRun(name, set, cfg)
+			elapsed[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	prog.stop()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return results, elapsed, nil
+}
+
+// replayProgress draws one status line on a terminal.
+type replayProgress struct {
+	w     io.Writer
+	names []string
+	total int
+	mu    sync.Mutex
+	done  []int
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newReplayProgress(w io.Writer, names []string, total int) *replayProgress {
+	p := &replayProgress{w: w, names: names, total: total, done: make([]int, len(names))}
+	f, ok := w.(*os.File)
+	if !ok {
+		return p
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return p
+	}
+	p.quit = make(chan struct{})
+	p.wg.Add(1)
+	go p.draw()
+	return p
+}
+
+func (p *replayProgress) callback(i int) func(done, total int) {
+	return func(done, _ int) {
+		p.mu.Lock()
+		p.done[i] = done
+		p.mu.Unlock()
+	}
+}
+
+func (p *replayProgress) draw() {
+	defer p.wg.Done()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.quit:
+			fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 100))
+			return
+		case <-tick.C:
+		}
+		var parts []string
+		p.mu.Lock()
+		for i, name := range p.names {
+			parts = append(parts, fmt.Sprintf("%s %3.0f%%", name, 100*float64(p.done[i])/float64(max(p.total, 1))))
+		}
+		p.mu.Unlock()
+		fmt.Fprintf(p.w, "\rreplay: %s ", strings.Join(parts, "  "))
+	}
+}
+
+func (p *replayProgress) stop() {
+	if p.quit != nil {
+		close(p.quit)
+		p.wg.Wait()
+	}
+}

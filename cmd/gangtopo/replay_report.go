@@ -1,0 +1,215 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/replay"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Targets of issue 3, part 2: gangtopo against stock Slurm (topology/tree).
+const (
+	targetTight     = 0.95 // gangs in their tightest feasible domain
+	targetWait16    = 0.7  // mean wait of 16+ GPU gangs, as a fraction of slurm's
+	targetReference = "slurm"
+)
+
+// replayReport is the outcome of one gangtopo replay run.
+type replayReport struct {
+	info    replayInfo
+	cluster *topology.Cluster
+	jobs    int
+	rows    []replayRow
+}
+
+type replayRow struct {
+	s       replay.Summary
+	elapsed time.Duration
+}
+
+func newReplayReport(set *replaySetup, results []*replay.Result, elapsed []time.Duration) *replayReport {
+	r := &replayReport{info: set.info, cluster: set.cluster, jobs: len(set.jobs)}
+	for i, res := range results {
+		r.rows = append(r.rows, replayRow{replay.Summarize(res), elapsed[i]})
+	}
+	return r
+}
+
+// header describes the run in a few lines.
+func (r *replayReport) header() []string {
+	in := r.info
+	c := r.cluster
+	return []string{
+		fmt.Sprintf("replay of %s on %s (%d nodes, %d GPUs)", in.Trace, c.Name, len(c.Nodes), c.NumGPUs()),
+		fmt.Sprintf("%d jobs submitted %s .. %s (trace time), submit times compressed %.3gx: the busiest week submits %.0f%% of the cluster's GPU capacity, the whole replay %.0f%% on average",
+			r.jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04"), in.Compress, 100*in.PeakLoad, 100*in.Offered),
+		fmt.Sprintf("slowdown %s; jobs above %d GPUs ask for %s; time limit = %g x duration; naive-pods rendezvous timeout %s",
+			in.Slowdown, in.GangAbove, in.GangOption, in.LimitFactor, in.Rendezvous),
+	}
+}
+
+func minutes(sec float64) string {
+	if math.IsNaN(sec) {
+		return "-"
+	}
+	return strconv.FormatFloat(sec/60, 'f', 1, 64)
+}
+
+func hours(sec float64) string {
+	if math.IsNaN(sec) {
+		return "-"
+	}
+	return strconv.FormatFloat(sec/3600, 'f', 2, 64)
+}
+
+func pct(f float64) string {
+	if math.IsNaN(f) {
+		return "-"
+	}
+	return strconv.FormatFloat(100*f, 'f', 1, 64)
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+
+// mainTable is the per-policy overview: header row, then one row each.
+func (r *replayReport) mainTable() [][]string {
+	t := [][]string{{"policy", "GPU util %", "useful %", "mean wait min", "wait 16+ min", "mean JCT h",
+		"tightest %", "slowdown GPU-h", "held idle GPU-h", "deadlocks", "timeouts", "rejected", "run s"}}
+	for _, row := range r.rows {
+		s := row.s
+		t = append(t, []string{s.Policy, pct(s.Util), pct(s.Useful), minutes(s.MeanWait), minutes(s.Wait16), hours(s.MeanJCT),
+			pct(s.Tight), num(s.SlowdownGPUHours), num(s.HeldIdleGPUHours), strconv.Itoa(s.Deadlocks),
+			strconv.Itoa(s.Timeouts), strconv.Itoa(s.Rejected), strconv.FormatFloat(row.elapsed.Seconds(), 'f', 1, 64)})
+	}
+	return t
+}
+
+// classTable lists mean / p95 waits (minutes) and mean JCT (hours) by class.
+func (r *replayReport) classTable() [][]string {
+	head := []string{"policy"}
+	for _, c := range replay.Classes {
+		head = append(head, "wait "+c.Name+" mean / p95 min")
+	}
+	for _, c := range replay.Classes {
+		head = append(head, "JCT "+c.Name+" h")
+	}
+	t := [][]string{head}
+	for _, row := range r.rows {
+		line := []string{row.s.Policy}
+		for _, cs := range row.s.Classes {
+			line = append(line, minutes(cs.MeanWait)+" / "+minutes(cs.P95Wait))
+		}
+		for _, cs := range row.s.Classes {
+			line = append(line, hours(cs.MeanJCT))
+		}
+		t = append(t, line)
+	}
+	return t
+}
+
+// targets compares gangtopo with slurm, when both ran.
+func (r *replayReport) targets() [][]string {
+	var g, s *replay.Summary
+	for i := range r.rows {
+		switch r.rows[i].s.Policy {
+		case "gangtopo":
+			g = &r.rows[i].s
+		case targetReference:
+			s = &r.rows[i].s
+		}
+	}
+	if g == nil || s == nil {
+		return nil
+	}
+	met := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	ratio := g.Wait16 / s.Wait16
+	one, oneRef := g.Classes[0].MeanWait, s.Classes[0].MeanWait
+	return [][]string{
+		{"target (gangtopo against slurm)", "measured", "wanted", ""},
+		{"gangs in their tightest feasible domain", pct(g.Tight) + "%", ">= 95%", met(g.Tight >= targetTight)},
+		{"mean wait of 16+ GPU gangs", fmt.Sprintf("%.2fx (%s vs %s min)", ratio, minutes(g.Wait16), minutes(s.Wait16)), "<= 0.70x", met(ratio <= targetWait16)},
+		{"mean wait of 1-GPU jobs", minutes(one) + " vs " + minutes(oneRef) + " min", "<= slurm", met(one <= oneRef)},
+	}
+}
+
+func (r *replayReport) writeTable(w io.Writer) {
+	for _, h := range r.header() {
+		fmt.Fprintln(w, h)
+	}
+	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets()} {
+		if t == nil {
+			continue
+		}
+		fmt.Fprintln(w)
+		if i == 1 {
+			fmt.Fprintln(w, "by gang size (GPUs):")
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, line := range t {
+			fmt.Fprintln(tw, strings.Join(line, "\t"))
+		}
+		tw.Flush()
+	}
+}
+
+func (r *replayReport) writeMarkdown(w io.Writer) {
+	for _, h := range r.header() {
+		fmt.Fprintln(w, h+"  ")
+	}
+	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets()} {
+		if t == nil {
+			continue
+		}
+		fmt.Fprintln(w)
+		for i, line := range t {
+			fmt.Fprintln(w, "| "+strings.Join(line, " | ")+" |")
+			if i == 0 {
+				fmt.Fprintln(w, "|"+strings.Repeat("---|", len(line)))
+			}
+		}
+	}
+}
+
+// writeCSV writes one row per policy with every figure in base units
+// (seconds, GPU-hours, fractions).
+func (r *replayReport) writeCSV(w io.Writer) error {
+	head := []string{"cluster", "policy", "jobs", "rejected", "compress", "peak_load", "offered_load", "util", "useful",
+		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "mean_slowdown",
+		"backfilled", "held_idle_gpu_hours", "peak_held_idle", "deadlocks", "timeouts", "run_s"}
+	for _, c := range replay.Classes {
+		head = append(head, "jobs_"+c.Name, "wait_mean_s_"+c.Name, "wait_p95_s_"+c.Name, "jct_mean_s_"+c.Name)
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	for _, row := range r.rows {
+		s := row.s
+		line := []string{r.cluster.Name, s.Policy, strconv.Itoa(s.Jobs), strconv.Itoa(s.Rejected), f(r.info.Compress),
+			f(r.info.PeakLoad), f(r.info.Offered), f(s.Util), f(s.Useful), f(s.MeanWait), f(s.Wait16), f(s.MeanJCT),
+			f(s.Tight), strconv.Itoa(s.Gangs), f(s.SlowdownGPUHours), f(s.MeanSlowdown), f(s.Backfilled),
+			f(s.HeldIdleGPUHours), strconv.Itoa(s.PeakHeldIdle), strconv.Itoa(s.Deadlocks), strconv.Itoa(s.Timeouts),
+			f(row.elapsed.Seconds())}
+		for _, cs := range s.Classes {
+			line = append(line, strconv.Itoa(cs.Jobs), f(cs.MeanWait), f(cs.P95Wait), f(cs.MeanJCT))
+		}
+		if err := cw.Write(line); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
