@@ -113,6 +113,9 @@ func (g *gangSim) place(j int32, masked bool) (occupancy.Allocation, topology.Ti
 		g.mask()
 		defer g.unmask()
 	}
+	if g.hopeless(j) {
+		return occupancy.Allocation{}, 0, false
+	}
 	g.res.PlaceCalls++
 	a, ok := g.pol.Place(g.s, g.request(j))
 	if !ok {
@@ -170,14 +173,26 @@ func (g *gangSim) planReservation(t float64) {
 		return
 	}
 	r := g.request(rv.job)
+	tier, required := g.requiredTier(rv.job)
 	g.undo = g.undo[:0]
 	ends := g.plan.ends
-	placed := false
+	placed, counted := false, false
 	for k := 0; k < len(ends) && !placed && g.err == nil; {
 		when := max(t, ends[k].at)
 		for ; k < len(ends) && (max(t, ends[k].at) == when || k <= rv.first); k++ {
 			when = max(t, ends[k].at)
-			g.release(ends[k].job)
+			g.release(ends[k].job, counted)
+		}
+		if required {
+			// Count once, then follow the releases: a Place call that
+			// cannot succeed costs far more than the count.
+			if !counted {
+				g.feas.fill(g.s)
+				counted = true
+			}
+			if !g.feas.within(tier, g.jobs[rv.job].GPUs) {
+				continue
+			}
 		}
 		g.res.PlaceCalls++
 		if a, ok := g.pol.Place(g.s, r); ok {
@@ -198,10 +213,13 @@ func (g *gangSim) planReservation(t float64) {
 }
 
 // release frees a running job's GPUs on the snapshot for planning and
-// remembers it for the undo.
-func (g *gangSim) release(j int32) {
+// remembers it for the undo; counted: keep the feasibility counts in step.
+func (g *gangSim) release(j int32, counted bool) {
 	if err := g.s.Release(g.allocs[j]); err != nil {
 		g.fail(err)
+	}
+	if counted {
+		g.feas.add(g.allocs[j], 1)
 	}
 	g.undo = append(g.undo, j)
 }

@@ -34,6 +34,11 @@ func newFeasibility(c *topology.Cluster) *feasibility {
 // or 0 when not even the pooled cluster has g free GPUs.
 func (f *feasibility) tightest(s *occupancy.Snapshot, g int) topology.Tier {
 	f.fill(s)
+	return f.tightestCounted(g)
+}
+
+// tightestCounted is tightest over the current counts.
+func (f *feasibility) tightestCounted(g int) topology.Tier {
 	for _, pooled := range []bool{false, true} {
 		for _, t := range topology.Tiers() {
 			if f.holds(t, g, pooled) {
@@ -47,30 +52,55 @@ func (f *feasibility) tightest(s *occupancy.Snapshot, g int) topology.Tier {
 // fill counts the whole free GPUs of usable nodes into every domain.
 func (f *feasibility) fill(s *occupancy.Snapshot) {
 	clear(f.count)
-	c, k := f.c, f.columns
-	pooled := k - 1
+	c := f.c
 	for i := range c.Nodes {
-		n := &c.Nodes[i]
 		if !s.State[i].Usable() || s.WholeFree(topology.NodeID(i)) == 0 {
 			continue
 		}
-		free := s.NodeFree(topology.NodeID(i))
-		for local, milli := range free {
-			if milli != occupancy.WholeGPU {
-				continue
-			}
-			gpu := &c.GPUs[n.GPU(local)]
-			m := int(gpu.Model)
-			f.count[int(gpu.Island)*k+m]++
-			f.count[int(gpu.Island)*k+pooled]++
-			for t := topology.TierNode; t <= topology.TierCluster; t++ {
-				if d := n.Up[t]; d != topology.NoDomain {
-					f.count[int(d)*k+m]++
-					f.count[int(d)*k+pooled]++
-				}
+		for local, milli := range s.NodeFree(topology.NodeID(i)) {
+			if milli == occupancy.WholeGPU {
+				f.addGPU(&c.Nodes[i], local, 1)
 			}
 		}
 	}
+}
+
+// add counts the GPUs of an allocation as freed (delta 1) or taken (-1),
+// for updates between fills.
+func (f *feasibility) add(a occupancy.Allocation, delta int32) {
+	for _, na := range a.Nodes {
+		for _, local := range na.GPUs {
+			f.addGPU(&f.c.Nodes[na.Node], local, delta)
+		}
+	}
+}
+
+func (f *feasibility) addGPU(n *topology.Node, local int, delta int32) {
+	k := f.columns
+	gpu := &f.c.GPUs[n.GPU(local)]
+	m, pooled := int(gpu.Model), k-1
+	f.count[int(gpu.Island)*k+m] += delta
+	f.count[int(gpu.Island)*k+pooled] += delta
+	for t := topology.TierNode; t <= topology.TierCluster; t++ {
+		if d := n.Up[t]; d != topology.NoDomain {
+			f.count[int(d)*k+m] += delta
+			f.count[int(d)*k+pooled] += delta
+		}
+	}
+}
+
+// within reports, from the current counts, whether some domain of tier
+// limit or tighter holds g free GPUs of one model.
+func (f *feasibility) within(limit topology.Tier, g int) bool {
+	for _, t := range topology.Tiers() {
+		if t > limit {
+			break
+		}
+		if f.holds(t, g, false) {
+			return true
+		}
+	}
+	return false
 }
 
 // holds reports whether some domain of tier t has g free GPUs of one model

@@ -53,6 +53,7 @@ type gangSim struct {
 	never  map[int]bool             // by GPU count: does not fit the empty cluster
 	undo   []int32                  // scratch for reserve
 	most   int                      // GPUs of the largest node
+	honors bool                     // the policy keeps Required gangs inside their tier
 	// onPlan, when set (tests), sees every planned reservation.
 	onPlan func(job int32, at float64)
 	done   int
@@ -66,6 +67,9 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 		reqs: map[int]*request.Request{}, never: map[int]bool{}}
 	g.out = g.res.Outcomes
 	g.most = mostGPUs(c)
+	if th, ok := p.(TierHonoring); ok {
+		g.honors = th.HonorsTier()
+	}
 	return g
 }
 
@@ -130,6 +134,28 @@ func (g *gangSim) admit(j int32) {
 		return
 	}
 	g.queue = append(g.queue, j)
+}
+
+// hopeless reports, for a policy that honours tiers, that job j asks for a
+// Required tier and no domain of it has the job's GPUs free: Place would
+// fail, at a much higher cost than this count.
+func (g *gangSim) hopeless(j int32) bool {
+	tier, ok := g.requiredTier(j)
+	if !ok {
+		return false
+	}
+	g.feas.fill(g.s)
+	return !g.feas.within(tier, g.jobs[j].GPUs)
+}
+
+// requiredTier is the tier job j must fit in, when the policy honours it
+// and it is tighter than the whole cluster.
+func (g *gangSim) requiredTier(j int32) (topology.Tier, bool) {
+	r := g.request(j)
+	if !g.honors || r.Mode != request.Required || r.EffectiveTier() == topology.TierCluster {
+		return 0, false
+	}
+	return r.EffectiveTier(), true
 }
 
 // limitOn is job j's time limit if placed with allocation a: its run

@@ -25,6 +25,14 @@ type Policy interface {
 	Place(s *occupancy.Snapshot, r *request.Request) (occupancy.Allocation, bool)
 }
 
+// TierHonoring is implemented by policies that never place a request
+// whose tier is Required outside one domain of that tier (the engine does;
+// stock Slurm ignores the option). The replay then skips Place calls that
+// cannot succeed: when no domain of the tier has the GPUs free.
+type TierHonoring interface {
+	HonorsTier() bool
+}
+
 // GangTopo is the gangtopo engine (selector/place) as a replay policy.
 type GangTopo struct {
 	e *place.Engine
@@ -43,3 +51,6 @@ func (g *GangTopo) Place(s *occupancy.Snapshot, r *request.Request) (occupancy.A
 	res := g.e.Place(s, *r)
 	return res.Alloc, res.Status == place.Placed
 }
+
+// HonorsTier is true: the engine keeps a Required gang inside its tier.
+func (g *GangTopo) HonorsTier() bool { return true }
