@@ -34,6 +34,7 @@ type replayOptions struct {
 	limitFactor             float64
 	gangTopology            string
 	gangAbove, cpusPerGPU   int
+	oneNodeUpTo             int
 	rendezvous              time.Duration
 	output                  string
 }
@@ -71,6 +72,7 @@ without gang scheduling).`,
 	f.Float64Var(&o.limitFactor, "limit-factor", 1, "time limit = duration x this (what backfill plans with)")
 	f.StringVar(&o.gangTopology, "gang-topology", "leaf:preferred", "--gang-topology of jobs above --gang-above GPUs")
 	f.IntVar(&o.gangAbove, "gang-above", 8, "jobs with more GPUs than this get --gang-topology")
+	f.IntVar(&o.oneNodeUpTo, "one-node-up-to", 0, "jobs of at most this many GPUs ask for exactly one node (-N 1; one pod for naive-pods); 0: none")
 	f.IntVar(&o.cpusPerGPU, "cpus-per-gpu", 4, "CPUs each job asks per GPU")
 	f.DurationVar(&o.rendezvous, "rendezvous-timeout", 10*time.Minute, "naive-pods: a partial gang gives up and restarts after this")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
@@ -93,7 +95,7 @@ type replayInfo struct {
 	Compress             float64
 	PeakLoad, Offered    float64
 	Slowdown, GangOption string
-	GangAbove            int
+	GangAbove, OneNode   int
 	LimitFactor          float64
 	Rendezvous           time.Duration
 }
@@ -147,7 +149,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	}
 	set := &replaySetup{cluster: c, policies: pols, cfg: cfg}
 	set.info = replayInfo{Topology: o.topology, Trace: path, Slowdown: cfg.Slowdown.String(),
-		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, LimitFactor: cfg.LimitFactor,
+		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
 		Rendezvous: o.rendezvous}
 	if err := o.scale(set, raw); err != nil {
 		return nil, err
@@ -189,11 +191,13 @@ func (o *replayOptions) config() (replay.Config, error) {
 		return replay.Config{}, usagef("--cpus-per-gpu %d: want at least 1", o.cpusPerGPU)
 	case o.rendezvous <= 0:
 		return replay.Config{}, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
+	case o.oneNodeUpTo < 0:
+		return replay.Config{}, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
 	case o.compress < 0:
 		return replay.Config{}, usagef("--compress %g: want a positive factor", o.compress)
 	}
 	cfg := replay.Config{Slowdown: sd, LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
-		CPUsPerGPU: o.cpusPerGPU, RendezvousTimeout: o.rendezvous.Seconds()}
+		CPUsPerGPU: o.cpusPerGPU, RendezvousTimeout: o.rendezvous.Seconds(), OneNodeUpTo: o.oneNodeUpTo}
 	if o.gangAbove == 0 {
 		cfg.GangAbove = -1 // every job is a gang; Defaults reads 0 as "unset"
 	}

@@ -50,9 +50,16 @@ func (r *replayReport) header() []string {
 		fmt.Sprintf("replay of %s on %s (%d nodes, %d GPUs)", in.Trace, c.Name, len(c.Nodes), c.NumGPUs()),
 		fmt.Sprintf("%d jobs submitted %s .. %s (trace time), submit times compressed %.3gx: the busiest week submits %.0f%% of the cluster's GPU capacity, the whole replay %.0f%% on average",
 			r.jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04"), in.Compress, 100*in.PeakLoad, 100*in.Offered),
-		fmt.Sprintf("slowdown %s; jobs above %d GPUs ask for %s; time limit = %g x duration; naive-pods rendezvous timeout %s",
-			in.Slowdown, in.GangAbove, in.GangOption, in.LimitFactor, in.Rendezvous),
+		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; slowdown %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
+			oneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
 	}
+}
+
+func oneNodeText(n int) string {
+	if n == 0 {
+		return "jobs ask for a GPU count only (--gpus=G: the scheduler may split any job over nodes; naive-pods: one pod per GPU)"
+	}
+	return fmt.Sprintf("jobs of up to %d GPUs ask for one node (-N 1; naive-pods: one pod), bigger ones for a GPU count", n)
 }
 
 func minutes(sec float64) string {

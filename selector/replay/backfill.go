@@ -113,7 +113,7 @@ func (g *gangSim) place(j int32, masked bool) (occupancy.Allocation, topology.Ti
 		g.mask()
 		defer g.unmask()
 	}
-	if g.hopeless(j) {
+	if g.hopeless(j, false) {
 		return occupancy.Allocation{}, 0, false
 	}
 	g.res.PlaceCalls++
@@ -173,7 +173,7 @@ func (g *gangSim) planReservation(t float64) {
 		return
 	}
 	r := g.request(rv.job)
-	tier, required := g.requiredTier(rv.job)
+	_, required := g.requiredTier(rv.job)
 	g.undo = g.undo[:0]
 	ends := g.plan.ends
 	placed, counted := false, false
@@ -183,16 +183,13 @@ func (g *gangSim) planReservation(t float64) {
 			when = max(t, ends[k].at)
 			g.release(ends[k].job, counted)
 		}
-		if required {
-			// Count once, then follow the releases: a Place call that
-			// cannot succeed costs far more than the count.
-			if !counted {
-				g.feas.fill(g.s)
-				counted = true
-			}
-			if !g.feas.within(tier, g.jobs[rv.job].GPUs) {
-				continue
-			}
+		if required && !counted {
+			// Count once, then follow the releases.
+			g.feas.fill(g.s)
+			counted = true
+		}
+		if g.hopeless(rv.job, counted) {
+			continue
 		}
 		g.res.PlaceCalls++
 		if a, ok := g.pol.Place(g.s, r); ok {

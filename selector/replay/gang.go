@@ -136,16 +136,35 @@ func (g *gangSim) admit(j int32) {
 	g.queue = append(g.queue, j)
 }
 
-// hopeless reports, for a policy that honours tiers, that job j asks for a
-// Required tier and no domain of it has the job's GPUs free: Place would
-// fail, at a much higher cost than this count.
-func (g *gangSim) hopeless(j int32) bool {
+// hopeless reports that Place cannot succeed for job j now, by counts
+// that cost far less than the call: a one-node job needs a node with its
+// GPUs free (any policy), and a Required tier needs a domain of the tier
+// with them (a policy that honours tiers). counted says the feasibility
+// counts are already up to date.
+func (g *gangSim) hopeless(j int32, counted bool) bool {
+	gpus := g.jobs[j].GPUs
+	if g.request(j).Nodes == 1 && g.largestFree() < gpus {
+		return true
+	}
 	tier, ok := g.requiredTier(j)
 	if !ok {
 		return false
 	}
-	g.feas.fill(g.s)
-	return !g.feas.within(tier, g.jobs[j].GPUs)
+	if !counted {
+		g.feas.fill(g.s)
+	}
+	return !g.feas.within(tier, gpus)
+}
+
+// largestFree is the most whole free GPUs on one usable node.
+func (g *gangSim) largestFree() int {
+	most := 0
+	for i := range g.c.Nodes {
+		if n := topology.NodeID(i); g.s.State[n].Usable() {
+			most = max(most, g.s.WholeFree(n))
+		}
+	}
+	return most
 }
 
 // requiredTier is the tier job j must fit in, when the policy honours it

@@ -36,6 +36,11 @@ type Config struct {
 	// default; a negative GangAbove gives every job the option.
 	GangAbove  int
 	GangOption request.Option
+	// OneNodeUpTo: jobs of at most this many GPUs ask for exactly one node
+	// (Slurm's -N 1, what users of stock Slurm usually write for a job that
+	// fits a server). 0: no job fixes its node count, the scheduler may
+	// split any job (--gpus=G alone).
+	OneNodeUpTo int
 	// CPUsPerGPU is the CPU request per GPU; default 4, below the CPU/GPU
 	// ratio of every node in the example clusters, so CPUs never bind.
 	CPUsPerGPU int
@@ -93,6 +98,9 @@ func (c *Config) Request(j *Job) request.Request {
 	r := request.Request{JobID: j.Name, GPUs: j.GPUs, CPUMilli: int64(j.GPUs) * int64(c.CPUsPerGPU) * 1000}
 	if j.GPUs > c.GangAbove {
 		c.GangOption.Apply(&r)
+	}
+	if j.GPUs <= c.OneNodeUpTo {
+		r.Nodes = 1
 	}
 	return r
 }

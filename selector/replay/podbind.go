@@ -2,75 +2,73 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
-// bind binds one pending pod of job j to a free GPU.
+// bind binds one pending pod of job j to a node with room for it.
 func (p *podSim) bind(t float64, j int32) {
 	pj := &p.pj[j]
 	n := p.pickNode(pj)
 	if n < 0 {
-		p.fail(fmt.Errorf("%d GPUs counted free but none found", p.free))
+		p.fail(fmt.Errorf("no node has room for a %d-GPU pod, %d GPUs free", pj.size, p.free))
 		return
 	}
-	local := -1
+	var gpus []int
 	for i, m := range p.s.NodeFree(n) {
-		if m == occupancy.WholeGPU {
-			local = i
-			break
+		if m == occupancy.WholeGPU && len(gpus) < pj.size {
+			gpus = append(gpus, i)
 		}
 	}
-	cpu := int32(p.cfg.CPUsPerGPU * 1000)
-	pod := occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: n, GPUs: []int{local}, Milli: occupancy.WholeGPU, CPUMilli: cpu}}}
+	cpu := int32(p.cfg.CPUsPerGPU * 1000 * pj.size)
+	pod := occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: n, GPUs: gpus, Milli: occupancy.WholeGPU, CPUMilli: cpu}}}
 	if err := p.s.Allocate(pod); err != nil {
 		p.fail(err)
 		return
 	}
-	p.hold(pj, n, local, cpu)
-	if len(pj.held.Nodes) == 1 && len(pj.held.Nodes[0].GPUs) == 1 {
+	first := len(pj.held.Nodes) == 0
+	p.hold(pj, pod.Nodes[0])
+	if first && pj.size < p.jobs[j].GPUs {
 		pj.tgen++
 		p.timeouts.push(keyed{at: t + p.cfg.RendezvousTimeout, job: j, gen: pj.tgen})
 	}
-	pj.pending--
-	p.free--
-	p.held++
+	p.setPending(pj, pj.pending-1)
+	p.free -= pj.size
+	p.held += pj.size
 }
 
-// hold adds GPU local of node n to the job's allocation, GPUs ascending.
-func (p *podSim) hold(pj *podJob, n topology.NodeID, local int, cpu int32) {
+// hold adds a bound pod's GPUs to the job's allocation, GPUs ascending.
+func (p *podSim) hold(pj *podJob, pod occupancy.NodeAlloc) {
 	for i := range pj.held.Nodes {
 		na := &pj.held.Nodes[i]
-		if na.Node != n {
+		if na.Node != pod.Node {
 			continue
 		}
-		k := len(na.GPUs)
-		na.GPUs = append(na.GPUs, local)
-		for ; k > 0 && na.GPUs[k-1] > local; k-- {
-			na.GPUs[k] = na.GPUs[k-1]
-		}
-		na.GPUs[k] = local
-		na.CPUMilli += cpu
+		na.GPUs = append(na.GPUs, pod.GPUs...)
+		slices.Sort(na.GPUs)
+		na.CPUMilli += pod.CPUMilli
 		return
 	}
-	pj.held.Nodes = append(pj.held.Nodes, occupancy.NodeAlloc{Node: n, GPUs: []int{local}, Milli: occupancy.WholeGPU, CPUMilli: cpu})
+	pod.GPUs = slices.Clone(pod.GPUs)
+	pj.held.Nodes = append(pj.held.Nodes, pod)
 }
 
-// pickNode is the per-GPU greedy choice, kube-scheduler's default
-// scoring for a pod: a node that already holds pods of the same job and
-// has a free GPU (preferred pod affinity to the job's own pods, the usual
-// setting for distributed training), else the node with the most free
-// GPUs (NodeResourcesFit LeastAllocated, the default strategy; the pods
-// ask for CPUs in proportion to GPUs, so least CPU allocated is most
-// GPUs free), lowest node first on ties (kube breaks ties at random).
+// pickNode is kube-scheduler's default choice for a pod: a node that
+// already holds pods of the same job and has room (preferred pod affinity
+// to the job's own pods, the usual setting for distributed training),
+// else the node with the most free GPUs (NodeResourcesFit
+// LeastAllocated, the default strategy; pods ask for CPUs in proportion
+// to GPUs, so least CPU allocated is most GPUs free), lowest node first on
+// ties (kube breaks ties at random). -1 when no node has room.
 func (p *podSim) pickNode(pj *podJob) topology.NodeID {
 	for _, na := range pj.held.Nodes {
-		if p.s.WholeFree(na.Node) > 0 {
+		if p.s.WholeFree(na.Node) >= pj.size {
 			return na.Node
 		}
 	}
-	best, bestFree := topology.NodeID(-1), 0
+	best, bestFree := topology.NodeID(-1), pj.size-1
 	for i := range p.c.Nodes {
 		n := topology.NodeID(i)
 		if f := p.s.WholeFree(n); f > bestFree && p.s.State[n].Usable() {
@@ -142,7 +140,7 @@ func (p *podSim) timeoutsAt(t float64) bool {
 		p.held -= held
 		p.res.Timeouts++
 		p.out[e.job].Restarts++
-		pj.pending = int32(p.jobs[e.job].GPUs)
+		p.setPending(pj, int32(p.jobs[e.job].GPUs/pj.size))
 		p.enqueue(t, e.job)
 		any = any || k > 0
 	}
@@ -159,9 +157,16 @@ func (p *podSim) releaseHeld(pj *podJob) {
 }
 
 // checkDeadlock counts the episodes in which nothing can move but a
-// timeout: no GPU free, no job running, partial gangs holding GPUs.
+// timeout: no job running, partial gangs holding GPUs, and no pending pod
+// small enough for the free GPUs of any node.
 func (p *podSim) checkDeadlock() {
-	stuck := p.free == 0 && p.running == 0 && p.held > 0
+	stuck := p.running == 0 && p.held > 0
+	if stuck {
+		room := p.largestFree()
+		for size := 1; size <= min(room, p.most); size++ {
+			stuck = stuck && p.pendingBySize[size] == 0
+		}
+	}
 	if stuck && !p.deadlocked {
 		p.res.Deadlocks++
 	}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"container/heap"
+	"math"
 	"slices"
 )
 
@@ -53,6 +54,7 @@ type cohort struct {
 	retry    float64 // end of back-off, while in the back-off queue
 	head     int32   // first group, -1 when empty
 	tail     int32
+	minPod   int // smallest pod (GPUs) of its groups: none binds below that
 }
 
 // podQueue holds the cohorts and the links between pod groups.
@@ -74,10 +76,12 @@ func (q *podQueue) newGroup(j int32) int32 {
 
 func (q *podQueue) newCohort(at float64, attempts int) *cohort {
 	q.seq++
-	return &cohort{at: at, seq: q.seq, attempts: min(attempts, saturated), head: -1, tail: -1}
+	return &cohort{at: at, seq: q.seq, attempts: min(attempts, saturated), head: -1, tail: -1, minPod: math.MaxInt}
 }
 
-func (q *podQueue) push(c *cohort, g int32) {
+// push appends group g, whose pods have podGPUs GPUs each.
+func (q *podQueue) push(c *cohort, g int32, podGPUs int) {
+	c.minPod = min(c.minPod, podGPUs)
 	q.next[g] = -1
 	if c.head < 0 {
 		c.head = g
@@ -105,6 +109,7 @@ func (q *podQueue) fail(c *cohort, t float64) {
 		if last := q.unsched[n-1]; last.at == t && last.attempts == c.attempts {
 			q.next[last.tail] = c.head
 			last.tail = c.tail
+			last.minPod = min(last.minPod, c.minPod)
 			return
 		}
 	}

@@ -12,23 +12,25 @@ import (
 const NaivePods = "naive-pods"
 
 // ReplayPods replays the jobs as Kubernetes would run them without gang
-// scheduling: each job is G one-GPU pods that the scheduler binds one at
-// a time, and a job runs only once all its pods are bound.
+// scheduling: a job that fits one server (at most OneNodeUpTo GPUs) is one
+// pod holding all its GPUs, which the device plugin allocates on one node
+// at once; a bigger job is G one-GPU pods that the scheduler binds one at a
+// time, per GPU, and the job runs only once all of them are bound.
 //
 // What is modelled, after kube-scheduler v1.2x with its default queue:
 //
-//   - At submit a job's G pods enter the active queue, ordered by the time
+//   - At submit a job's pods enter the active queue, ordered by the time
 //     they were queued (then creation order).
-//   - A pod binds to any free GPU (per-GPU greedy; see pickNode). There
-//     is no gang: a bound pod holds its GPU, idle, until every pod of its
+//   - A pod binds to a node with enough free GPUs (see pickNode). There is
+//     no gang: a bound pod holds its GPUs, idle, until every pod of its
 //     job is bound and the job has run, which is how partial gangs hold
 //     GPUs that nobody uses.
-//   - A pod that finds no free GPU is unschedulable: its attempts count
-//     goes up and its back-off becomes 1 s doubling to 10 s. Unschedulable
-//     pods are moved back when a GPU is released (a pod deleted): those
-//     whose back-off has run out go to the active queue at once, the
-//     others when it runs out; their queue time is that of their last
-//     failure, so pods submitted meanwhile and never tried go first.
+//   - A pod that finds no room is unschedulable: its attempts count goes
+//     up and its back-off becomes 1 s doubling to 10 s. Unschedulable pods
+//     are moved back when GPUs are released (a pod deleted): those whose
+//     back-off has run out go to the active queue at once, the others when
+//     it runs out; their queue time is that of their last failure, so pods
+//     submitted meanwhile and never tried go first.
 //   - Rendezvous timeout: a job whose pods are not all bound
 //     RendezvousTimeout seconds after its first pod was bound fails (the
 //     workers give up waiting for each other); the training operator
@@ -36,9 +38,9 @@ const NaivePods = "naive-pods"
 //     the kindest recovery Kubernetes offers; with container restarts in
 //     place the pods would keep their GPUs and a deadlock would last
 //     forever.
-//   - Deadlock: no GPU free, no job running and partial gangs holding
-//     GPUs, so only a timeout can make progress. Each such episode is
-//     counted.
+//   - Deadlock: no job running, partial gangs holding GPUs, and no pending
+//     pod that fits the free GPUs, so only a timeout can make progress.
+//     Each such episode is counted.
 //
 // Scheduling takes no time and pods of one job are handled together (they
 // share a queue time and an attempts count, exactly as in the real queue
@@ -57,6 +59,7 @@ func ReplayPods(c *topology.Cluster, jobs []Job, cfg Config) (*Result, error) {
 
 // podJob is one job's pods.
 type podJob struct {
+	size    int   // GPUs per pod: all of them, or 1
 	pending int32 // pods not bound
 	group   int32 // current pod group in the queue (-1: none)
 	tgen    int32 // bumped when its timeout entry goes stale
@@ -79,6 +82,7 @@ type podSim struct {
 	ends     endHeap
 
 	free, running, held int     // free GPUs, running jobs, GPUs held by partial gangs
+	pendingBySize       []int   // pending pods by GPUs per pod
 	last                float64 // time of the previous event, for integrals
 	deadlocked          bool
 	feas                *feasibility
@@ -92,6 +96,7 @@ func newPodSim(c *topology.Cluster, jobs []Job, cfg Config) *podSim {
 		pj: make([]podJob, len(jobs)), free: c.NumGPUs(), feas: newFeasibility(c)}
 	p.out = p.res.Outcomes
 	p.most = mostGPUs(c)
+	p.pendingBySize = make([]int, p.most+1)
 	if len(jobs) > 0 {
 		p.last = jobs[0].Submit
 	}
@@ -155,15 +160,28 @@ func (p *podSim) account(t float64) {
 	p.last = t
 }
 
-// submit creates a job's pods, or rejects a job larger than the cluster.
+// submit creates a job's pods, or rejects a job that can never run: a
+// one-pod job larger than every node, a job larger than the cluster.
 func (p *podSim) submit(t float64, j int32) {
-	if p.jobs[j].GPUs > p.c.NumGPUs() {
+	gpus := p.jobs[j].GPUs
+	pj := &p.pj[j]
+	pj.size = 1
+	if gpus <= p.cfg.OneNodeUpTo {
+		pj.size = gpus
+	}
+	if gpus > p.c.NumGPUs() || pj.size > p.most {
 		p.out[j].Rejected = true
 		p.jobDone()
 		return
 	}
-	p.pj[j].pending = int32(p.jobs[j].GPUs)
+	p.setPending(pj, int32(gpus/pj.size))
 	p.enqueue(t, j)
+}
+
+// setPending sets a job's pending pods, keeping the count by size.
+func (p *podSim) setPending(pj *podJob, n int32) {
+	p.pendingBySize[pj.size] += int(n - pj.pending)
+	pj.pending = n
 }
 
 // enqueue creates job j's pending pods at t: a new pod group in a new
@@ -172,26 +190,28 @@ func (p *podSim) enqueue(t float64, j int32) {
 	g := p.q.newGroup(j)
 	p.pj[j].group = g
 	c := p.q.newCohort(t, 0)
-	p.q.push(c, g)
+	p.q.push(c, g, p.pj[j].size)
 	p.q.active = append(p.q.active, c)
 }
 
-// schedule tries the active cohorts in queue order: pods bind while GPUs
-// are free; the first pod group that finds none, and every cohort after
-// it, fail and become unschedulable.
+// schedule tries the active cohorts in queue order: pods bind while a
+// node has room for them; a pod group that finds none becomes
+// unschedulable, and once no pod of a cohort can fit, the rest of it too.
 func (p *podSim) schedule(t float64) {
 	q := &p.q
 	q.sortActive()
+	room := p.largestFree()
 	for _, c := range q.active {
-		for p.free > 0 && c.head >= 0 && p.err == nil {
+		for c.head >= 0 && room >= c.minPod && p.err == nil {
 			g := q.pop(c)
 			j := q.job[g]
 			pj := &p.pj[j]
 			if pj.group != g {
 				continue // its pods were deleted (rendezvous timeout)
 			}
-			for pj.pending > 0 && p.free > 0 && p.err == nil {
+			for pj.pending > 0 && room >= pj.size && p.err == nil {
 				p.bind(t, j)
+				room = p.largestFree()
 			}
 			if pj.pending == 0 {
 				pj.group = -1
@@ -199,7 +219,7 @@ func (p *podSim) schedule(t float64) {
 				continue
 			}
 			one := q.newCohort(t, c.attempts)
-			q.push(one, g)
+			q.push(one, g, pj.size)
 			q.fail(one, t)
 		}
 		if c.head >= 0 {
@@ -209,6 +229,18 @@ func (p *podSim) schedule(t float64) {
 	clear(q.active)
 	q.active = q.active[:0]
 }
+
+// largestFree is the most whole free GPUs on one usable node.
+func (p *podSim) largestFree() int {
+	most := 0
+	for i := range p.c.Nodes {
+		if n := topology.NodeID(i); p.s.State[n].Usable() {
+			most = max(most, p.s.WholeFree(n))
+		}
+	}
+	return most
+}
+
 func (p *podSim) jobDone() {
 	p.done++
 	if p.cfg.Progress != nil && p.done%4096 == 0 {

@@ -30,10 +30,11 @@ func totals(r *Result) podTotals {
 func TestReplayPods(t *testing.T) {
 	leaf, nvl := topology.TierLeaf, topology.TierNVLink
 	tests := []struct {
-		name string
-		jobs []Job
-		want []outcome
-		tot  podTotals
+		name    string
+		oneNode int // Config.OneNodeUpTo
+		jobs    []Job
+		want    []outcome
+		tot     podTotals
 	}{{
 		name: "no contention: every job starts at submit",
 		jobs: []Job{{"a", 0, 10, 1}, {"b", 0, 10, 8}, {"c", 1, 10, 4}},
@@ -54,10 +55,21 @@ func TestReplayPods(t *testing.T) {
 		// held: 8 GPUs 10..11.75, 16 GPUs 11.75..610, 4 GPUs 610..710.
 		tot: podTotals{HeldIdleGPUSeconds: 8*1.75 + 16*598.25 + 4*100, PeakHeldIdle: 16, Deadlocks: 1, Timeouts: 1,
 			Restarts: []int{0, 0, 1, 0}},
+	}, {
+		name:    "a job that fits a server is one pod: it waits whole, holding nothing",
+		oneNode: 8,
+		// x takes node 1 (tie, lowest), y node 2 (most free). z (8 GPUs,
+		// one pod) finds at most 4 free on a node and waits; w (1 GPU)
+		// binds beside x meanwhile. When x ends node 1 has 7 free: still
+		// not enough; when y ends at 20, z gets node 2.
+		jobs: []Job{{"x", 0, 10, 4}, {"y", 0, 20, 4}, {"z", 1, 5, 8}, {"w", 2, 100, 1}},
+		want: []outcome{{0, 10, false, nvl}, {0, 20, false, nvl}, {20, 25, false, nvl}, {2, 102, false, nvl}},
+		tot:  podTotals{Restarts: []int{0, 0, 0, 0}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := ReplayPods(topotest.FatTree(0, 1, 2, topotest.DGXH100), tc.jobs, Config{Slowdown: NoSlowdown()})
+			cfg := Config{Slowdown: NoSlowdown(), OneNodeUpTo: tc.oneNode}
+			res, err := ReplayPods(topotest.FatTree(0, 1, 2, topotest.DGXH100), tc.jobs, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
