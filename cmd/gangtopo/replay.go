@@ -66,7 +66,7 @@ without gang scheduling).`,
 	f.StringVar(&o.policies, "policies", strings.Join(replayPolicies, ","), "policies to replay, comma-separated")
 	f.StringVar(&o.from, "from", "", "first submit time to replay (YYYY-MM-DD[ HH:MM:SS], trace time); default the first job")
 	f.StringVar(&o.to, "to", "", "replay jobs submitted before this time; default all")
-	f.Float64Var(&o.peakLoad, "peak-load", 1, "compress time so the busiest week submits this fraction of the cluster's capacity")
+	f.Float64Var(&o.peakLoad, "peak-load", 1, "compress time so the trace's busiest week arrives at this fraction of the cluster's capacity")
 	f.Float64Var(&o.compress, "compress", 0, "compress submit times by this factor instead of --peak-load")
 	f.StringVar(&o.slowdown, "slowdown", "default", "placement slowdown: default, none, or KEY=F,... over the default (nvlink, node, block, leaf, spine, any, spread)")
 	f.Float64Var(&o.limitFactor, "limit-factor", 1, "time limit = duration x this (what backfill plans with)")
@@ -254,7 +254,7 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	}
 	set.jobs = replay.Compress(jobs, 0, k)
 	set.info.Trace0, set.info.Trace1, set.info.Compress = kept[0].Submit, kept[len(kept)-1].Submit, k
-	set.info.PeakLoad = replay.PeakLoad(set.jobs, gpus, replay.PeakWindow)
+	set.info.PeakLoad = k * replay.PeakLoad(jobs, gpus, replay.PeakWindow)
 	set.info.Offered = replay.OfferedLoad(set.jobs, gpus)
 	return nil
 }

@@ -48,7 +48,7 @@ func (r *replayReport) header() []string {
 	c := r.cluster
 	return []string{
 		fmt.Sprintf("replay of %s on %s (%d nodes, %d GPUs)", in.Trace, c.Name, len(c.Nodes), c.NumGPUs()),
-		fmt.Sprintf("%d jobs submitted %s .. %s (trace time), submit times compressed %.3gx: the busiest week submits %.0f%% of the cluster's GPU capacity, the whole replay %.0f%% on average",
+		fmt.Sprintf("%d jobs submitted %s .. %s (trace time), submit times compressed %.3gx: the trace's busiest week arrives at %.0f%% of the cluster's GPU capacity, the whole replay at %.0f%% on average",
 			r.jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04"), in.Compress, 100*in.PeakLoad, 100*in.Offered),
 		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; slowdown %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
 			oneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),

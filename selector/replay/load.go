@@ -8,16 +8,17 @@ import (
 // Load scaling.
 //
 // A trace recorded on one cluster rarely loads another the same way: the
-// Philly jobs, replayed at their own pace on 2,048 GPUs, keep a third of
-// them busy at the busiest and leave queues empty. The replay compresses
-// time instead: submit times are divided by a factor K (durations are
-// kept), so K times as much work arrives per hour. K is either given or
-// chosen so that the busiest PeakWindow of replay time receives
-// peakLoad times the cluster's capacity in submitted work (GPU-seconds of
-// the jobs submitted in it over window x GPUs): the cluster is sized for
-// the busiest week of the trace, as capacity is usually planned.
+// Philly jobs, replayed at their own pace on 2,048 GPUs, keep a fifth of
+// them busy on average and leave queues empty. The replay compresses time
+// instead: submit times are divided by a factor K (durations are kept), so
+// K times as much work arrives per hour. K is either given or chosen so
+// that the busiest week of the trace (the 7 days in which the most
+// GPU-seconds of work were submitted), compressed, arrives at peakLoad
+// times the cluster's capacity: the cluster is sized against the
+// busiest week of the trace, as capacity is usually planned. Because the
+// week is taken in trace time, K is simply peakLoad / PeakLoad(trace).
 
-// PeakWindow is the window of replay time the peak load is measured over.
+// PeakWindow is the window the peak load is measured over: a week.
 const PeakWindow = 7 * 24 * 3600.0
 
 // Compress returns copies of jobs with submit times (Submit - origin)/k.
@@ -66,30 +67,15 @@ func OfferedLoad(jobs []Job, gpus int) float64 {
 	return work / ((jobs[len(jobs)-1].Submit - jobs[0].Submit) * float64(gpus))
 }
 
-// CompressionFor finds the factor K for which the jobs (sorted, in trace
-// seconds) reach the target peak load on gpus GPUs over PeakWindow of
-// replay time. PeakLoad grows with K (each window covers K times more of
-// the trace), so bisection on log K finds it to 1e-9 relative.
+// CompressionFor is the factor K that makes the busiest week of the jobs
+// (sorted, in trace seconds) arrive at the target load on gpus GPUs.
 func CompressionFor(jobs []Job, gpus int, target float64) (float64, error) {
 	if !(target > 0) || math.IsInf(target, 0) {
 		return 0, fmt.Errorf("peak load %g: want a positive number", target)
 	}
-	// Compressed by k, a window of replay time covers k windows of trace.
-	at := func(k float64) float64 { return peakWork(jobs, k*PeakWindow) / (PeakWindow * float64(gpus)) }
-	lo, hi := 1e-4, 1e6
-	if at(hi) < target {
-		return 0, fmt.Errorf("the jobs hold too little work to load %d GPUs to %g (at most %.3g): choose a longer window or a compression factor", gpus, target, at(hi))
+	peak := PeakLoad(jobs, gpus, PeakWindow)
+	if !(peak > 0) {
+		return 0, fmt.Errorf("the jobs submit no work: no compression reaches a peak load")
 	}
-	if at(lo) > target {
-		return 0, fmt.Errorf("the jobs overload %d GPUs beyond %g even stretched %g times: choose a shorter window or a compression factor", gpus, target, 1/lo)
-	}
-	for i := 0; i < 200 && hi/lo > 1+1e-9; i++ {
-		mid := math.Sqrt(lo * hi)
-		if at(mid) < target {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi, nil
+	return target / peak, nil
 }

@@ -19,18 +19,18 @@ func TestLoad(t *testing.T) {
 	if got, want := OfferedLoad(jobs, 8), 17.0/64; math.Abs(got-want) > 1e-12 {
 		t.Errorf("OfferedLoad = %g, want %g", got, want)
 	}
-	// All 17 GPU-days fall in one week of replay time (17/56) once a week
-	// covers more than the 8 days from a to c: k just above 8/7.
-	k, err := CompressionFor(jobs, 8, 17.0/56)
-	if err != nil || math.Abs(k-8.0/7) > 1e-6 {
-		t.Errorf("CompressionFor = %g, %v; want 8/7", k, err)
+	// The busiest week submits 9/56 of 8 GPUs' capacity; to make it 0.9
+	// the trace runs 0.9 / (9/56) = 5.6 times faster.
+	k, err := CompressionFor(jobs, 8, 0.9)
+	if err != nil || math.Abs(k-5.6) > 1e-9 {
+		t.Errorf("CompressionFor = %g, %v; want 5.6", k, err)
 	}
 	got := Compress(jobs, 1*day, 2)
 	if got[1].Submit != 3*day || got[1].Duration != day || jobs[1].Submit != 7*day {
 		t.Errorf("Compress: %+v (input changed: %+v)", got[1], jobs[1])
 	}
-	if _, err := CompressionFor(jobs, 8, 0.5); err == nil || !strings.Contains(err.Error(), "too little work") {
-		t.Errorf("CompressionFor beyond the total work: %v", err)
+	if _, err := CompressionFor([]Job{{"idle", 0, 0, 1}}, 8, 0.5); err == nil || !strings.Contains(err.Error(), "no work") {
+		t.Errorf("CompressionFor without work: %v", err)
 	}
 	if _, err := CompressionFor(jobs, 8, -1); err == nil {
 		t.Error("CompressionFor(-1): no error")
