@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -144,6 +146,9 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		return nil, err
 	}
 	raw, err := traces.ReadPhilly(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usagef("trace %s does not exist (give --trace FILE, --traces DIR or $%s)", path, traces.EnvDir)
+	}
 	if err != nil {
 		return nil, asUsage(err)
 	}
