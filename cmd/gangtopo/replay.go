@@ -2,25 +2,21 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
-	"os"
+	"math"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
-	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/replay"
 	"github.com/gangtopo/gangtopo/selector/request"
-	"github.com/gangtopo/gangtopo/selector/slurmmodel"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -31,7 +27,8 @@ type replayOptions struct {
 	topology, trace, traces string
 	policies                string
 	from, to                string
-	peakLoad, compress      float64
+	peakLoad                string
+	compress                float64
 	slowdown                string
 	limitFactor             float64
 	gangTopology            string
@@ -68,7 +65,7 @@ without gang scheduling).`,
 	f.StringVar(&o.policies, "policies", strings.Join(replayPolicies, ","), "policies to replay, comma-separated")
 	f.StringVar(&o.from, "from", "", "first submit time to replay (YYYY-MM-DD[ HH:MM:SS], trace time); default the first job")
 	f.StringVar(&o.to, "to", "", "replay jobs submitted before this time; default all")
-	f.Float64Var(&o.peakLoad, "peak-load", 1, "compress time so the trace's busiest week arrives at this fraction of the cluster's capacity")
+	f.StringVar(&o.peakLoad, "peak-load", "1", "compress time so the trace's busiest week arrives at this fraction of the cluster's capacity; a comma-separated list replays each (a load sweep)")
 	f.Float64Var(&o.compress, "compress", 0, "compress submit times by this factor instead of --peak-load")
 	f.StringVar(&o.slowdown, "slowdown", "default", "placement slowdown: default, none, or KEY=F,... over the default (nvlink, node, block, leaf, spine, any, spread)")
 	f.Float64Var(&o.limitFactor, "limit-factor", 1, "time limit = duration x this (what backfill plans with)")
@@ -81,21 +78,29 @@ without gang scheduling).`,
 	return cmd
 }
 
-// replaySetup is everything a replay run needs, resolved from the flags.
+// replaySetup is everything a replay needs, resolved from the flags: one
+// run per load, each replaying every policy.
 type replaySetup struct {
 	cluster  *topology.Cluster
-	jobs     []replay.Job
 	policies []string
 	cfg      replay.Config
 	info     replayInfo
+	runs     []*replayRun
 }
 
-// replayInfo describes the run for the report header.
+// replayRun is the trace at one load and what each policy made of it.
+type replayRun struct {
+	compress, peak, offered float64
+	jobs                    []replay.Job
+	results                 []*replay.Result // by policy
+	elapsed                 []time.Duration
+}
+
+// replayInfo describes the replay for the report header.
 type replayInfo struct {
 	Topology, Trace      string
+	Jobs                 int
 	Trace0, Trace1       time.Time // first and last submit replayed
-	Compress             float64
-	PeakLoad, Offered    float64
 	Slowdown, GangOption string
 	GangAbove, OneNode   int
 	LimitFactor          float64
@@ -107,11 +112,22 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	results, elapsed, err := runPolicies(set, errw)
-	if err != nil {
+	if err := runReplays(set, errw); err != nil {
 		return err
 	}
-	rep := newReplayReport(set, results, elapsed)
+	if len(set.runs) > 1 {
+		sw := &sweepReport{set: set}
+		switch o.output {
+		case "csv":
+			return sw.writeCSV(w)
+		case "markdown":
+			sw.writeMarkdown(w)
+		default:
+			sw.writeTable(w)
+		}
+		return nil
+	}
+	rep := newReplayReport(set, set.runs[0])
 	switch o.output {
 	case "csv":
 		return rep.writeCSV(w)
@@ -251,17 +267,44 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 		jobs[i] = replay.Job{Name: j.At, Submit: j.Submit.Sub(origin).Seconds(), Duration: j.Duration.Seconds(), GPUs: j.GPUs}
 	}
 	gpus := set.cluster.NumGPUs()
-	k := o.compress
-	if k == 0 {
-		if k, err = replay.CompressionFor(jobs, gpus, o.peakLoad); err != nil {
+	set.info.Jobs, set.info.Trace0, set.info.Trace1 = len(jobs), kept[0].Submit, kept[len(kept)-1].Submit
+	peak := replay.PeakLoad(jobs, gpus, replay.PeakWindow)
+	if o.compress > 0 {
+		set.runs = []*replayRun{newReplayRun(jobs, gpus, o.compress, peak)}
+		return nil
+	}
+	loads, err := parseLoads(o.peakLoad)
+	if err != nil {
+		return err
+	}
+	for _, load := range loads {
+		k, err := replay.CompressionFor(jobs, gpus, load)
+		if err != nil {
 			return usagef("--peak-load: %v", err)
 		}
+		set.runs = append(set.runs, newReplayRun(jobs, gpus, k, peak))
 	}
-	set.jobs = replay.Compress(jobs, 0, k)
-	set.info.Trace0, set.info.Trace1, set.info.Compress = kept[0].Submit, kept[len(kept)-1].Submit, k
-	set.info.PeakLoad = k * replay.PeakLoad(jobs, gpus, replay.PeakWindow)
-	set.info.Offered = replay.OfferedLoad(set.jobs, gpus)
 	return nil
+}
+
+// newReplayRun compresses the jobs (trace seconds) by k.
+func newReplayRun(jobs []replay.Job, gpus int, k, tracePeak float64) *replayRun {
+	r := &replayRun{compress: k, peak: k * tracePeak, jobs: replay.Compress(jobs, 0, k)}
+	r.offered = replay.OfferedLoad(r.jobs, gpus)
+	return r
+}
+
+// parseLoads reads --peak-load: positive numbers, comma-separated.
+func parseLoads(list string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, usagef("--peak-load %q: want positive numbers, comma-separated", list)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // parseTraceTime reads a --from/--to value in the trace's clock (UTC).
@@ -275,116 +318,4 @@ func parseTraceTime(flag, v string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, usagef("%s %q: want YYYY-MM-DD or YYYY-MM-DD HH:MM:SS", flag, v)
-}
-
-// newPolicyRun replays one policy.
-func newPolicyRun(name string, set *replaySetup, cfg replay.Config) (*replay.Result, error) {
-	c := set.cluster
-	switch name {
-	case "gangtopo":
-		return replay.Replay(c, set.jobs, replay.NewGangTopo(c, place.Options{}), cfg)
-	case "slurm":
-		return replay.Replay(c, set.jobs, slurmmodel.NewTree(c), cfg)
-	case "slurm-flat":
-		return replay.Replay(c, set.jobs, slurmmodel.NewFlat(c), cfg)
-	case replay.NaivePods:
-		return replay.ReplayPods(c, set.jobs, cfg)
-	}
-	return nil, fmt.Errorf("no policy %q", name)
-}
-
-// runPolicies replays the policies side by side, one goroutine each, at
-// most GOMAXPROCS at a time (each replay is single-threaded). Progress goes
-// to errw only when it is a terminal.
-func runPolicies(set *replaySetup, errw io.Writer) ([]*replay.Result, []time.Duration, error) {
-	n := len(set.policies)
-	results := make([]*replay.Result, n)
-	elapsed := make([]time.Duration, n)
-	errs := make([]error, n)
-	prog := newReplayProgress(errw, set.policies, len(set.jobs))
-	sem := make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), n)))
-	var wg sync.WaitGroup
-	for i, name := range set.policies {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cfg := set.cfg
-			cfg.Progress = prog.callback(i)
-			start := time.Now()
-			results[i], errs[i] = newPolicyRun(name, set, cfg)
-			elapsed[i] = time.Since(start)
-		}()
-	}
-	wg.Wait()
-	prog.stop()
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	return results, elapsed, nil
-}
-
-// replayProgress draws one status line on a terminal.
-type replayProgress struct {
-	w     io.Writer
-	names []string
-	total int
-	mu    sync.Mutex
-	done  []int
-	quit  chan struct{}
-	wg    sync.WaitGroup
-}
-
-func newReplayProgress(w io.Writer, names []string, total int) *replayProgress {
-	p := &replayProgress{w: w, names: names, total: total, done: make([]int, len(names))}
-	f, ok := w.(*os.File)
-	if !ok {
-		return p
-	}
-	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return p
-	}
-	p.quit = make(chan struct{})
-	p.wg.Add(1)
-	go p.draw()
-	return p
-}
-
-func (p *replayProgress) callback(i int) func(done, total int) {
-	return func(done, _ int) {
-		p.mu.Lock()
-		p.done[i] = done
-		p.mu.Unlock()
-	}
-}
-
-func (p *replayProgress) draw() {
-	defer p.wg.Done()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-p.quit:
-			fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 100))
-			return
-		case <-tick.C:
-		}
-		var parts []string
-		p.mu.Lock()
-		for i, name := range p.names {
-			parts = append(parts, fmt.Sprintf("%s %3.0f%%", name, 100*float64(p.done[i])/float64(max(p.total, 1))))
-		}
-		p.mu.Unlock()
-		fmt.Fprintf(p.w, "\rreplay: %s ", strings.Join(parts, "  "))
-	}
-}
-
-func (p *replayProgress) stop() {
-	if p.quit != nil {
-		close(p.quit)
-		p.wg.Wait()
-	}
 }

@@ -27,24 +27,24 @@ func TestReplayOrderings(t *testing.T) {
 	}
 	o := replayOptions{topology: filepath.Join("..", "..", "docs", "examples", "dgx-h100-256.yaml"),
 		traces: dir, policies: "gangtopo,slurm,slurm-flat,naive-pods", from: "2017-09-25", to: "2017-10-09",
-		peakLoad: 1.5, slowdown: "default", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
+		peakLoad: "1.5", slowdown: "default", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
 		cpusPerGPU: 4, rendezvous: 600e9, output: "table"}
 	set, err := o.setup()
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, _, err := runPolicies(set, io.Discard)
-	if err != nil {
+	if err := runReplays(set, io.Discard); err != nil {
 		t.Fatal(err)
 	}
+	jobs := set.runs[0].jobs
 	s := map[string]replay.Summary{}
-	for _, r := range results {
+	for _, r := range set.runs[0].results {
 		sum := replay.Summarize(r)
 		s[r.Policy] = sum
 		t.Logf("%-10s wait %.1f min, 16+ %.1f min, 1-GPU %.1f min, tightest %.1f%%, slowdown %.0f GPU-h, held idle %.0f GPU-h",
 			sum.Policy, sum.MeanWait/60, sum.Wait16/60, sum.Classes[0].MeanWait/60, 100*sum.Tight, sum.SlowdownGPUHours, sum.HeldIdleGPUHours)
-		if sum.Rejected != 0 || sum.Jobs != len(set.jobs) {
-			t.Errorf("%s: %d jobs run, %d rejected; want all %d run", sum.Policy, sum.Jobs, sum.Rejected, len(set.jobs))
+		if sum.Rejected != 0 || sum.Jobs != len(jobs) {
+			t.Errorf("%s: %d jobs run, %d rejected; want all %d run", sum.Policy, sum.Jobs, sum.Rejected, len(jobs))
 		}
 	}
 	g := s["gangtopo"]

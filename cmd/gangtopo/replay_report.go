@@ -21,11 +21,11 @@ const (
 	targetReference = "slurm"
 )
 
-// replayReport is the outcome of one gangtopo replay run.
+// replayReport is the outcome of one gangtopo replay run (one load).
 type replayReport struct {
 	info    replayInfo
 	cluster *topology.Cluster
-	jobs    int
+	run     *replayRun
 	rows    []replayRow
 }
 
@@ -34,22 +34,26 @@ type replayRow struct {
 	elapsed time.Duration
 }
 
-func newReplayReport(set *replaySetup, results []*replay.Result, elapsed []time.Duration) *replayReport {
-	r := &replayReport{info: set.info, cluster: set.cluster, jobs: len(set.jobs)}
-	for i, res := range results {
-		r.rows = append(r.rows, replayRow{replay.Summarize(res), elapsed[i]})
+func newReplayReport(set *replaySetup, run *replayRun) *replayReport {
+	r := &replayReport{info: set.info, cluster: set.cluster, run: run}
+	for i, res := range run.results {
+		r.rows = append(r.rows, replayRow{replay.Summarize(res), run.elapsed[i]})
 	}
 	return r
 }
 
 // header describes the run in a few lines.
 func (r *replayReport) header() []string {
-	in := r.info
-	c := r.cluster
+	h := replayHeader(r.info, r.cluster)
+	return append(h[:2], fmt.Sprintf("submit times compressed %.3gx: the trace's busiest week arrives at %.0f%% of the cluster's GPU capacity, the whole replay at %.0f%% on average",
+		r.run.compress, 100*r.run.peak, 100*r.run.offered), h[2])
+}
+
+// replayHeader describes what every run of a replay shares.
+func replayHeader(in replayInfo, c *topology.Cluster) []string {
 	return []string{
 		fmt.Sprintf("replay of %s on %s (%d nodes, %d GPUs)", in.Trace, c.Name, len(c.Nodes), c.NumGPUs()),
-		fmt.Sprintf("%d jobs submitted %s .. %s (trace time), submit times compressed %.3gx: the trace's busiest week arrives at %.0f%% of the cluster's GPU capacity, the whole replay at %.0f%% on average",
-			r.jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04"), in.Compress, 100*in.PeakLoad, 100*in.Offered),
+		fmt.Sprintf("%d jobs submitted %s .. %s (trace time)", in.Jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04")),
 		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; slowdown %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
 			oneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
 	}
@@ -192,21 +196,33 @@ func (r *replayReport) writeMarkdown(w io.Writer) {
 // writeCSV writes one row per policy with every figure in base units
 // (seconds, GPU-hours, fractions).
 func (r *replayReport) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader()); err != nil {
+		return err
+	}
+	if err := r.csvRows(cw); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func csvHeader() []string {
 	head := []string{"cluster", "policy", "jobs", "rejected", "compress", "peak_load", "offered_load", "util", "useful",
 		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "mean_slowdown",
 		"backfilled", "held_idle_gpu_hours", "peak_held_idle", "deadlocks", "timeouts", "run_s"}
 	for _, c := range replay.Classes {
 		head = append(head, "jobs_"+c.Name, "wait_mean_s_"+c.Name, "wait_p95_s_"+c.Name, "jct_mean_s_"+c.Name)
 	}
-	cw := csv.NewWriter(w)
-	if err := cw.Write(head); err != nil {
-		return err
-	}
+	return head
+}
+
+func (r *replayReport) csvRows(cw *csv.Writer) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 	for _, row := range r.rows {
 		s := row.s
-		line := []string{r.cluster.Name, s.Policy, strconv.Itoa(s.Jobs), strconv.Itoa(s.Rejected), f(r.info.Compress),
-			f(r.info.PeakLoad), f(r.info.Offered), f(s.Util), f(s.Useful), f(s.MeanWait), f(s.Wait16), f(s.MeanJCT),
+		line := []string{r.cluster.Name, s.Policy, strconv.Itoa(s.Jobs), strconv.Itoa(s.Rejected), f(r.run.compress),
+			f(r.run.peak), f(r.run.offered), f(s.Util), f(s.Useful), f(s.MeanWait), f(s.Wait16), f(s.MeanJCT),
 			f(s.Tight), strconv.Itoa(s.Gangs), f(s.SlowdownGPUHours), f(s.MeanSlowdown), f(s.Backfilled),
 			f(s.HeldIdleGPUHours), strconv.Itoa(s.PeakHeldIdle), strconv.Itoa(s.Deadlocks), strconv.Itoa(s.Timeouts),
 			f(row.elapsed.Seconds())}
@@ -217,6 +233,5 @@ func (r *replayReport) writeCSV(w io.Writer) error {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return nil
 }

@@ -49,6 +49,7 @@ func TestReplayGolden(t *testing.T) {
 	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
 	small := filepath.Join("testdata", "replay", "philly-small.csv")
 	base := []string{"replay", "--topology", lab, "--compress", "1"}
+	bad := []string{"replay", "--topology", lab}
 	tests := []struct {
 		name string
 		args []string
@@ -57,6 +58,9 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-csv", append(base, "--trace", small, "-o", "csv")},
 		{"replay-markdown-one-node", append(base, "--trace", small, "-o", "markdown", "--one-node-up-to", "8", "--policies", "gangtopo,slurm")},
 		{"replay-peak-load", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.05", "--policies", "gangtopo,naive-pods", "--slowdown", "none"}},
+		{"replay-sweep", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.02,0.04", "--policies", "gangtopo,slurm"}},
+		{"replay-sweep-csv", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.02,0.04", "--policies", "slurm,gangtopo", "-o", "csv"}},
+		{"replay-bad-load", append(bad, "--trace", small, "--peak-load", "1,x")},
 		{"replay-bad-gpus", append(base, "--trace", filepath.Join("testdata", "replay", "bad-gpus.csv"))},
 		{"replay-bad-columns", append(base, "--trace", filepath.Join("testdata", "replay", "bad-columns.csv"))},
 		{"replay-bad-time", append(base, "--trace", filepath.Join("testdata", "replay", "bad-time.csv"))},
