@@ -240,27 +240,9 @@ func (o *replayOptions) tracePath() (string, error) {
 // scale keeps the jobs submitted in [--from, --to), sorts them by submit
 // time (file order on ties) and compresses their submit times.
 func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
-	from, err := parseTraceTime("--from", o.from)
+	kept, origin, err := o.window(raw, set.info.Trace)
 	if err != nil {
 		return err
-	}
-	to, err := parseTraceTime("--to", o.to)
-	if err != nil {
-		return err
-	}
-	var kept []traces.Job
-	for _, j := range raw {
-		if (o.from == "" || !j.Submit.Before(from)) && (o.to == "" || j.Submit.Before(to)) {
-			kept = append(kept, j)
-		}
-	}
-	if len(kept) == 0 {
-		return usagef("no job of %s was submitted in the window --from %q --to %q", set.info.Trace, o.from, o.to)
-	}
-	sort.SliceStable(kept, func(a, b int) bool { return kept[a].Submit.Before(kept[b].Submit) })
-	origin := kept[0].Submit
-	if o.from != "" {
-		origin = from
 	}
 	jobs := make([]replay.Job, len(kept))
 	for i, j := range kept {
@@ -285,6 +267,34 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 		set.runs = append(set.runs, newReplayRun(jobs, gpus, k, peak))
 	}
 	return nil
+}
+
+// window keeps the jobs submitted in [--from, --to), sorted by submit
+// time (file order on ties), and returns the time origin: --from, else
+// the first submit.
+func (o *replayOptions) window(raw []traces.Job, name string) ([]traces.Job, time.Time, error) {
+	from, err := parseTraceTime("--from", o.from)
+	if err != nil {
+		return nil, from, err
+	}
+	to, err := parseTraceTime("--to", o.to)
+	if err != nil {
+		return nil, from, err
+	}
+	var kept []traces.Job
+	for _, j := range raw {
+		if (o.from == "" || !j.Submit.Before(from)) && (o.to == "" || j.Submit.Before(to)) {
+			kept = append(kept, j)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, from, usagef("no job of %s was submitted in the window --from %q --to %q", name, o.from, o.to)
+	}
+	sort.SliceStable(kept, func(a, b int) bool { return kept[a].Submit.Before(kept[b].Submit) })
+	if o.from == "" {
+		from = kept[0].Submit
+	}
+	return kept, from, nil
 }
 
 // newReplayRun compresses the jobs (trace seconds) by k.

@@ -68,74 +68,91 @@ type Summary struct {
 func Summarize(r *Result) Summary {
 	s := Summary{Policy: r.Policy, HeldIdleGPUHours: r.HeldIdleGPUSeconds / 3600, PeakHeldIdle: r.PeakHeldIdle,
 		Deadlocks: r.Deadlocks, Timeouts: r.Timeouts}
-	waits := make([][]float64, len(Classes))
-	jct := make([]float64, len(Classes))
-	var w16 []float64
-	var lo, hi = math.Inf(1), math.Inf(-1)
+	var acc summaryAcc
+	acc.init(r)
 	for i := range r.Jobs {
-		lo, hi = min(lo, r.Jobs[i].Submit), max(hi, r.Jobs[i].Submit)
-	}
-	var busy, useful, work, slowWork float64
-	backfilled := 0
-	for i := range r.Jobs {
-		j, o := &r.Jobs[i], &r.Outcomes[i]
-		if o.Rejected {
+		if r.Outcomes[i].Rejected {
 			s.Rejected++
 			continue
 		}
 		s.Jobs++
-		k := classOf(j.GPUs)
-		waits[k] = append(waits[k], o.Wait(j))
-		jct[k] += o.End - j.Submit
-		if j.GPUs >= BigGang {
-			w16 = append(w16, o.Wait(j))
-		}
-		overlap := max(0, min(o.End, hi)-max(o.Start, lo)) * float64(j.GPUs)
-		busy += overlap
-		useful += overlap / o.Slowdown
-		gt := j.Duration * float64(j.GPUs)
-		work += gt
-		slowWork += gt * o.Slowdown
-		s.SlowdownGPUHours += gt * (o.Slowdown - 1) / 3600
-		if j.GPUs >= 2 {
-			s.Gangs++
-			if o.Tier <= o.Feasible {
-				s.Tight++
-			}
-		}
-		if o.Backfilled {
-			backfilled++
+		acc.add(&s, &r.Jobs[i], &r.Outcomes[i])
+	}
+	acc.finish(&s, r.GPUs)
+	return s
+}
+
+// summaryAcc gathers what Summarize needs over the jobs that ran.
+type summaryAcc struct {
+	lo, hi                     float64 // the submission window
+	waits                      [][]float64
+	jct                        []float64
+	w16                        []float64
+	busy, useful, work, slowed float64
+	backfilled                 int
+}
+
+func (a *summaryAcc) init(r *Result) {
+	a.lo, a.hi = math.Inf(1), math.Inf(-1)
+	for i := range r.Jobs {
+		a.lo, a.hi = min(a.lo, r.Jobs[i].Submit), max(a.hi, r.Jobs[i].Submit)
+	}
+	a.waits = make([][]float64, len(Classes))
+	a.jct = make([]float64, len(Classes))
+}
+
+func (a *summaryAcc) add(s *Summary, j *Job, o *Outcome) {
+	k := classOf(j.GPUs)
+	a.waits[k] = append(a.waits[k], o.Wait(j))
+	a.jct[k] += o.End - j.Submit
+	if j.GPUs >= BigGang {
+		a.w16 = append(a.w16, o.Wait(j))
+	}
+	overlap := max(0, min(o.End, a.hi)-max(o.Start, a.lo)) * float64(j.GPUs)
+	a.busy += overlap
+	a.useful += overlap / o.Slowdown
+	gt := j.Duration * float64(j.GPUs)
+	a.work += gt
+	a.slowed += gt * o.Slowdown
+	s.SlowdownGPUHours += gt * (o.Slowdown - 1) / 3600
+	if j.GPUs >= 2 {
+		s.Gangs++
+		if o.Tier <= o.Feasible {
+			s.Tight++
 		}
 	}
-	if span := (hi - lo) * float64(r.GPUs); span > 0 {
-		s.Util, s.Useful = busy/span, useful/span
+	if o.Backfilled {
+		a.backfilled++
+	}
+}
+
+func (a *summaryAcc) finish(s *Summary, gpus int) {
+	if span := (a.hi - a.lo) * float64(gpus); span > 0 {
+		s.Util, s.Useful = a.busy/span, a.useful/span
 	}
 	s.Classes = make([]ClassStats, len(Classes))
 	var allWait, allJCT float64
 	for k := range Classes {
 		cs := &s.Classes[k]
-		cs.Jobs = len(waits[k])
-		cs.MeanWait, cs.P95Wait = mean(waits[k]), p95(waits[k])
+		cs.Jobs = len(a.waits[k])
+		cs.MeanWait, cs.P95Wait = mean(a.waits[k]), p95(a.waits[k])
 		if cs.Jobs > 0 {
-			cs.MeanJCT = jct[k] / float64(cs.Jobs)
-		}
-		if cs.Jobs > 0 {
+			cs.MeanJCT = a.jct[k] / float64(cs.Jobs)
 			allWait += cs.MeanWait * float64(cs.Jobs)
 		}
-		allJCT += jct[k]
+		allJCT += a.jct[k]
 	}
 	if s.Jobs > 0 {
 		s.MeanWait, s.MeanJCT = allWait/float64(s.Jobs), allJCT/float64(s.Jobs)
-		s.Backfilled = float64(backfilled) / float64(s.Jobs)
+		s.Backfilled = float64(a.backfilled) / float64(s.Jobs)
 	}
-	s.Wait16 = mean(w16)
+	s.Wait16 = mean(a.w16)
 	if s.Gangs > 0 {
 		s.Tight /= float64(s.Gangs)
 	}
-	if work > 0 {
-		s.MeanSlowdown = slowWork / work
+	if a.work > 0 {
+		s.MeanSlowdown = a.slowed / a.work
 	}
-	return s
 }
 
 func classOf(gpus int) int {
