@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -169,7 +170,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		return nil, asUsage(err)
 	}
 	set := &replaySetup{cluster: c, policies: pols, cfg: cfg}
-	set.info = replayInfo{Topology: o.topology, Trace: path, Slowdown: cfg.Slowdown.String(),
+	set.info = replayInfo{Topology: o.topology, Trace: displayPath(path), Slowdown: cfg.Slowdown.String(),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
 		Rendezvous: o.rendezvous}
 	if err := o.scale(set, raw); err != nil {
@@ -178,6 +179,21 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	return set, nil
 }
 
+// displayPath shows a path relative to the working directory when it is
+// below it or next to it (../shared/data/traces/...), else as given.
+func displayPath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(path) {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || strings.HasPrefix(rel, "../../") {
+		return path
+	}
+	return rel
+}
+
+// parsePolicies reads --policies: known names, each once.
 func parsePolicies(list string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(list, ",") {
