@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench bench-engine bench-slurmmodel demo install clean
+.PHONY: all build test unit lint bench bench-engine bench-slurmmodel bench-replay demo install clean
 
 all: build
 
@@ -35,7 +35,7 @@ test: lint unit
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-slurmmodel
+bench: bench-engine bench-slurmmodel bench-replay
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -58,6 +58,11 @@ bench-slurmmodel:
 	  -cmd "$(SLURMMODEL_BENCH)" \
 	  -notes "Place: 256 DGX H100 nodes (2 spines x 8 leaves x 16), about half of the GPUs busy at random; PlaceWide: 1,213 eight-GPU nodes without NUMA facts (the size of the Alibaba openb cluster), half busy. tree = the slurm policy (topology/tree), flat = slurm-flat (no topology plugin). The model evaluates every node for every decision, as slurmctld does." \
 	  < $(BUILD)/bench-slurmmodel.txt
+
+# The Philly trace replayed over time through gangtopo, stock Slurm (tree and
+# flat) and naive Kubernetes pods: tables written into docs/benchmarks.md.
+bench-replay: build
+	tests/tools/bench-replay.sh $(BUILD)/gangtopo docs/benchmarks.md
 
 demo: build
 	$(BUILD)/gangtopo version
