@@ -16,6 +16,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(
 		newVersionCmd(),
+		newSnapshotCmd(),
 	)
 	return root
 }
