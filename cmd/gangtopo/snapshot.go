@@ -17,15 +17,15 @@ import (
 )
 
 type snapshotOpts struct {
-	fromSlurm     bool
-	topology      string
-	output        string
-	strict        bool
-	insecureDir   bool
-	slurm         slurmFlags
-	now           func() time.Time
-	stderr        io.Writer
-	stdout io.Writer
+	fromSlurm   bool
+	topology    string
+	output      string
+	strict      bool
+	insecureDir bool
+	slurm       slurmFlags
+	now         func() time.Time
+	stderr      io.Writer
+	stdout      io.Writer
 }
 
 func newSnapshotCmd() *cobra.Command {
