@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/clusterfile"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
@@ -68,17 +67,17 @@ func (o *snapshotOpts) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, err := clusterfile.Load(o.topology)
+	c, err := loadCluster(o.topology)
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	at := o.now()
 	st, _, err := slurmstate.Poll(ctx, cfg)
-	var ie *slurmstate.InputError
-	if errors.As(err, &ie) {
+	var pe *slurmstate.PollError
+	if errors.As(err, &pe) && pe.Input {
 		return asUsage(err)
 	}
 	if err != nil {
@@ -112,11 +111,11 @@ func (o *snapshotOpts) publish(s *occupancy.Snapshot, src string) error {
 		s.Generation = publish.NextGeneration(0, s.Time)
 		return s.Encode(o.stdout, src)
 	}
-	prev, err := publish.FileGeneration(o.output)
+	prev, err := publish.ReadHeader(o.output)
 	if err != nil {
 		fmt.Fprintf(o.stderr, "gangtopo: warning: previous snapshot unreadable (%v); replacing it\n", err)
 	}
-	s.Generation = publish.NextGeneration(prev, s.Time)
+	s.Generation = publish.NextGeneration(prev.Generation, s.Time)
 	err = publish.WriteSnapshot(o.output, s, src, publish.Options{AllowInsecureDir: o.insecureDir})
 	var de *publish.DirError
 	if errors.As(err, &de) {

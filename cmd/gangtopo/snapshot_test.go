@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,25 +13,12 @@ import (
 
 const slurmTestdata = "internal/slurmstate/testdata/"
 
-// runCLI runs gangtopo with args and returns its output and exit status, as
-// main's run would.
+// runCLI runs gangtopo with args as main does.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	root := newRootCmd()
 	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return out.String(), errOut.String(), 0
-	}
-	errOut.WriteString("gangtopo: " + err.Error() + "\n")
-	var ue *usageError
-	if errors.As(err, &ue) || isCobraUsageError(err) {
-		return out.String(), errOut.String(), 2
-	}
-	return out.String(), errOut.String(), 1
+	code = run(args, &out, &errOut)
+	return out.String(), errOut.String(), code
 }
 
 func decodeSnapshot(t *testing.T, path string) *occupancy.Snapshot {

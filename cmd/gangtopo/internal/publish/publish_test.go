@@ -201,19 +201,21 @@ func TestGenerations(t *testing.T) {
 		t.Errorf("NextGeneration(ahead) = %d", got)
 	}
 	path := filepath.Join(t.TempDir(), "s.json")
-	if g, err := FileGeneration(path); g != 0 || err != nil {
-		t.Errorf("FileGeneration(missing) = %d, %v", g, err)
+	if h, err := ReadHeader(path); h != (Header{}) || err != nil {
+		t.Errorf("ReadHeader(missing) = %v, %v", h, err)
 	}
 	s := occupancy.New(topotest.Lab16())
-	s.Generation = 77
+	s.Generation, s.Time = 77, now.UTC()
 	if err := WriteSnapshot(path, s, "t", Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if g, err := FileGeneration(path); g != 77 || err != nil {
-		t.Errorf("FileGeneration = %d, %v; want 77", g, err)
+	if h, err := ReadHeader(path); h != (Header{77, now.UTC()}) || err != nil {
+		t.Errorf("ReadHeader = %v, %v; want generation 77 at %v", h, err, now)
 	}
-	os.WriteFile(path, []byte("garbage"), 0o644)
-	if _, err := FileGeneration(path); err == nil {
-		t.Error("FileGeneration(garbage) succeeded")
+	for _, bad := range []string{"garbage", `{"version":"v1"}`, `{"generation":"7"}`} {
+		os.WriteFile(path, []byte(bad), 0o644)
+		if _, err := ReadHeader(path); err == nil {
+			t.Errorf("ReadHeader(%s) succeeded", bad)
+		}
 	}
 }

@@ -21,41 +21,51 @@ func NextGeneration(last uint64, now time.Time) uint64 {
 	return max(last+1, uint64(max(now.UnixMilli(), 0)))
 }
 
-// FileGeneration returns the generation of the snapshot at path, or 0 when
-// there is none. It reads only up to the "generation" key, not the whole
-// file.
-func FileGeneration(path string) (uint64, error) {
+// Header is what a published snapshot says about itself.
+type Header struct {
+	Generation uint64
+	Time       time.Time
+}
+
+// ReadHeader returns the generation and time of the snapshot at path (zero
+// when there is none). It reads only up to those keys, not the whole file.
+func ReadHeader(path string) (Header, error) {
+	var h Header
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return h, nil
 	}
 	if err != nil {
-		return 0, err
+		return h, err
 	}
 	defer f.Close()
 	dec := json.NewDecoder(io.LimitReader(f, occupancy.MaxFileBytes))
-	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return 0, fmt.Errorf("%s: not a snapshot (want a JSON object)", path)
+		return h, fmt.Errorf("%s: not a snapshot (want a JSON object)", path)
 	}
-	for dec.More() {
+	found := 0
+	for dec.More() && found < 2 {
 		key, err := dec.Token()
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
+			return h, fmt.Errorf("%s: %w", path, err)
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
+		var dst any = &json.RawMessage{}
+		switch key {
+		case "generation":
+			dst = &h.Generation
+			found++
+		case "time":
+			dst = &h.Time
+			found++
 		}
-		if key == "generation" {
-			var g uint64
-			if err := json.Unmarshal(v, &g); err != nil {
-				return 0, fmt.Errorf("%s: generation: %w", path, err)
-			}
-			return g, nil
+		if err := dec.Decode(dst); err != nil {
+			return h, fmt.Errorf("%s: %v: %w", path, key, err)
 		}
 	}
-	return 0, fmt.Errorf("%s: no generation", path)
+	if h.Generation == 0 {
+		return h, fmt.Errorf("%s: no generation", path)
+	}
+	return h, nil
 }
 
 // WriteSnapshot publishes s at path (see WriteFile); source says where its

@@ -109,15 +109,15 @@ func Poll(ctx context.Context, cfg *PollConfig) (st *State, runs []Run, err erro
 	wg.Wait()
 	for _, r := range runs {
 		if r.Err != nil {
-			return nil, runs, r.Err
+			return nil, runs, pollError(cfg, r.Source, r.Err)
 		}
 	}
 	st = &State{}
 	if err := parseNodes(cfg, outs[0], st); err != nil {
-		return nil, runs, fileError(cfg, cfg.NodesFrom, err)
+		return nil, runs, pollError(cfg, cfg.NodesFrom, err)
 	}
 	if err := parseJobs(cfg, outs[1], st); err != nil {
-		return nil, runs, fileError(cfg, cfg.JobsFrom, err)
+		return nil, runs, pollError(cfg, cfg.JobsFrom, err)
 	}
 	return st, runs, nil
 }
@@ -140,12 +140,21 @@ func parseJobs(cfg *PollConfig, out []byte, st *State) (err error) {
 	return err
 }
 
-// fileError marks a parse error in a file the user named as bad input.
-func fileError(cfg *PollConfig, src Source, err error) error {
-	if _, ok := cfg.Files[src]; ok {
-		return &InputError{err}
-	}
-	return err
+// PollError is a failed read of one source: the command failed, timed out
+// or printed what the parser does not accept, or (Input) a saved-output file
+// the user named is unreadable or wrong. The message names the command.
+type PollError struct {
+	Source Source
+	Input  bool
+	Err    error
+}
+
+func (e *PollError) Error() string { return e.Err.Error() }
+func (e *PollError) Unwrap() error { return e.Err }
+
+func pollError(cfg *PollConfig, src Source, err error) error {
+	_, input := cfg.Files[src]
+	return &PollError{Source: src, Input: input, Err: err}
 }
 
 // label names a source in errors: the command, or the command and the file.
@@ -166,7 +175,7 @@ func read(ctx context.Context, cfg *PollConfig, src Source) ([]byte, error) {
 func readFile(path string, src Source) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &InputError{fmt.Errorf("%s output: %w", src, err)}
+		return nil, fmt.Errorf("%s output: %w", src, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxOutputBytes+1))
@@ -174,16 +183,10 @@ func readFile(path string, src Source) ([]byte, error) {
 		err = fmt.Errorf("larger than %d bytes", MaxOutputBytes)
 	}
 	if err != nil {
-		return nil, &InputError{fmt.Errorf("%s output in %s: %w", src, path, err)}
+		return nil, fmt.Errorf("%s output in %s: %w", src, path, err)
 	}
 	return data, nil
 }
-
-// InputError marks a file the user named that cannot be read.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
 
 // runCommand runs a Slurm command in its own process group, so a timeout
 // kills whatever it started too. Slurm's clients retry for about 10 s when

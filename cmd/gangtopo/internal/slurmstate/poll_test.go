@@ -111,13 +111,13 @@ func TestPollFromFiles(t *testing.T) {
 	}
 	cfg.Files[SinfoJSON] = "testdata/nope.json"
 	_, _, err = Poll(context.Background(), cfg)
-	var ie *InputError
-	if err == nil || !strings.Contains(err.Error(), "sinfo --json output: open testdata/nope.json: no such file") || !errors.As(err, &ie) {
-		t.Errorf("error = %v, want an InputError naming the file", err)
+	var pe *PollError
+	if err == nil || !strings.Contains(err.Error(), "sinfo --json output: open testdata/nope.json: no such file") || !errors.As(err, &pe) || !pe.Input || pe.Source != SinfoJSON {
+		t.Errorf("error = %v, want an input PollError naming the file", err)
 	}
 	cfg.Files[SinfoJSON] = "testdata/squeue.json"
 	_, _, err = Poll(context.Background(), cfg)
-	if err == nil || !strings.HasPrefix(err.Error(), "sinfo --json output in testdata/squeue.json: ") || !errors.As(err, &ie) {
+	if err == nil || !strings.HasPrefix(err.Error(), "sinfo --json output in testdata/squeue.json: ") || !errors.As(err, &pe) || !pe.Input || pe.Source != SinfoJSON {
 		t.Errorf("error = %v, want it to name the file", err)
 	}
 }
