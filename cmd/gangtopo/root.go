@@ -20,6 +20,7 @@ func newRootCmd() *cobra.Command {
 		newPlaceCmd(),
 		newDefragCmd(),
 		newSnapshotCmd(),
+		newDaemonCmd(),
 	)
 	return root
 }

@@ -23,12 +23,12 @@ var savedOutputFlags = [4]string{"sinfo-json", "squeue-json", "scontrol-nodes", 
 
 func (f *slurmFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.nodesFrom, "nodes-from", "sinfo", "read nodes from `sinfo` (sinfo --json) or scontrol (scontrol -a -d -o show node)")
-	fs.StringVar(&f.jobsFrom, "jobs-from", "squeue", "read jobs from `squeue` (squeue --json) or scontrol (scontrol -a -d show job)")
+	fs.StringVar(&f.nodesFrom, "nodes-from", "sinfo", "where nodes come from: sinfo (sinfo --json) or scontrol (scontrol -a -d -o show node)")
+	fs.StringVar(&f.jobsFrom, "jobs-from", "squeue", "where jobs come from: squeue (squeue --json) or scontrol (scontrol -a -d show job)")
 	fs.StringVar(&f.binDir, "slurm-bin", "", "`directory` holding sinfo, squeue and scontrol (default: $PATH); they use $SLURM_CONF as usual")
-	fs.DurationVar(&f.timeout, "slurm-timeout", 15*time.Second, "kill a Slurm command that has not answered after this `long`")
+	fs.DurationVar(&f.timeout, "slurm-timeout", 15*time.Second, "kill a Slurm command that has not finished within this `time`")
 	for _, src := range slurmstate.Sources() {
-		fs.StringVar(&f.files[src], savedOutputFlags[src], "", fmt.Sprintf("read saved `file` output of %s instead of running it", src))
+		fs.StringVar(&f.files[src], savedOutputFlags[src], "", fmt.Sprintf("read `file`, saved output of %s, instead of running it", src))
 	}
 }
 

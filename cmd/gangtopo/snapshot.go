@@ -93,17 +93,7 @@ func (o *snapshotOpts) run(ctx context.Context) error {
 	if o.strict && rep.TopologyMismatch() {
 		return usagef("snapshot: Slurm and topology %s disagree on nodes or GPU counts (see the warnings); nothing written", o.topology)
 	}
-	return o.publish(s, source(st, cfg))
-}
-
-// source describes where a snapshot came from, for its "source" field.
-func source(st *slurmstate.State, cfg *slurmstate.PollConfig) string {
-	v := st.Version
-	if v == "" {
-		v = "22.05"
-	}
-	from := []string{cfg.NodesFrom.String(), cfg.JobsFrom.String()}
-	return fmt.Sprintf("slurm %s (%s)", v, strings.Join(from, "; "))
+	return o.publish(s, st.Describe(cfg))
 }
 
 func (o *snapshotOpts) publish(s *occupancy.Snapshot, src string) error {

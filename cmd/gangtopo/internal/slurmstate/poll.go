@@ -79,6 +79,16 @@ func (c *PollConfig) Validate() error {
 	return nil
 }
 
+// Describe says where a polled state came from, for a snapshot's "source"
+// field: "slurm 22.05.8 (sinfo --json; squeue --json)".
+func (st *State) Describe(cfg *PollConfig) string {
+	v := st.Version
+	if v == "" {
+		v = "22.05"
+	}
+	return fmt.Sprintf("slurm %s (%s; %s)", v, cfg.NodesFrom, cfg.JobsFrom)
+}
+
 // Run records one command's (or file's) read.
 type Run struct {
 	Source   Source
