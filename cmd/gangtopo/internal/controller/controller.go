@@ -55,6 +55,7 @@ type Controller struct {
 	cfg   Config
 	log   zerolog.Logger
 	topo  *clusterfile.Watched
+	poll  *slurmstate.Poller
 	meter *frag.Meter
 	m     *metrics
 
@@ -80,7 +81,8 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 			return nil, err
 		}
 	}
-	c := &Controller{cfg: cfg, log: d.Log, topo: topo, meter: frag.NewMeter(topo.Cluster, &cfg.Workload), now: time.Now}
+	c := &Controller{cfg: cfg, log: d.Log, topo: topo, poll: slurmstate.NewPoller(cfg.Poll),
+		meter: frag.NewMeter(topo.Cluster, &cfg.Workload), now: time.Now}
 	if n, err := publish.CleanTemps(cfg.Output); n > 0 || err != nil {
 		c.log.Warn().Int("removed", n).AnErr("error", err).Msg("removed temporary files of an interrupted publish")
 	}
@@ -126,7 +128,7 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 		c.m.pollErrors.WithLabelValues("topology").Inc() // counted, not fatal: the old topology stays
 		c.log.Error().Err(err).Msg("topology file changed but does not load; keeping the previous topology")
 	}
-	st, runs, err := slurmstate.Poll(ctx, c.cfg.Poll)
+	st, runs, err := c.poll.Poll(ctx)
 	c.m.observeRuns(runs)
 	if err != nil {
 		var pe *slurmstate.PollError

@@ -261,3 +261,29 @@ func TestNewRefusesUnsafeOutput(t *testing.T) {
 		t.Errorf("New = %v, want a DirError", err)
 	}
 }
+
+// The scaled-up outputs the benchmark reads are valid: a small version
+// parses, builds without disagreements and lands at the asked occupancy.
+func TestScaleUp(t *testing.T) {
+	sc := scaleUp(t, t.TempDir(), 4, 16, 0.7)
+	d, _ := daemon.New(daemon.Options{Role: "controller", Interval: time.Second, LogFormat: "json", LogLevel: "info"}, &bytes.Buffer{})
+	out := filepath.Join(t.TempDir(), "s.json")
+	c, err := New(Config{Topology: sc.topology, Output: out, Workload: frag.PhillyPrior(1),
+		Poll: &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON,
+			Files: map[slurmstate.Source]string{slurmstate.SinfoJSON: sc.sinfo, slurmstate.SqueueJSON: sc.squeue}}}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(c.m.gpus.WithLabelValues("allocated")); int(got) != sc.busyGPUs || sc.busyGPUs < int(0.7*float64(sc.totalGPUs)) {
+		t.Errorf("allocated GPUs %v, generator placed %d of %d", got, sc.busyGPUs, sc.totalGPUs)
+	}
+	if got := testutil.ToFloat64(c.m.jobs); int(got) != sc.running {
+		t.Errorf("%v jobs in the snapshot, %d running", got, sc.running)
+	}
+	if n := testutil.ToFloat64(c.m.mismatch.WithLabelValues("not_in_slurm")) + testutil.ToFloat64(c.m.mismatch.WithLabelValues("unattributed_gpus")); n != 0 {
+		t.Errorf("%v nodes disagree", n)
+	}
+}

@@ -2,6 +2,7 @@ package slurmstate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"testing"
 
@@ -177,6 +178,23 @@ func checkJobs(t *testing.T, jobs []Job) {
 	for _, j := range jobs {
 		if holds, _ := jobHolds(j.State); !holds || len(j.Nodes) == 0 {
 			t.Fatalf("job %s (%s) kept without nodes or not holding", j.ID, j.State)
+		}
+	}
+}
+
+// plain8 agrees with the byte table on every byte value in every position.
+func TestPlain8(t *testing.T) {
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			word := []byte("abcdefgh")
+			word[pos] = byte(c)
+			want := true
+			for _, b := range word {
+				want = want && isPlain[b]
+			}
+			if got := plain8(binary.LittleEndian.Uint64(word)); got != want {
+				t.Fatalf("plain8(%q) = %v, want %v", word, got, want)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package slurmstate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -44,15 +45,45 @@ func (s *jsonScanner) errorf(format string, args ...any) error {
 	return &scanError{data: s.data, off: s.pos, msg: fmt.Sprintf(format, args...)}
 }
 
+// byteClass tables make the two hottest loops (white space between
+// pretty-printed tokens, plain string bytes) one load and one test a byte.
+var isSpace, isPlain [256]bool
+
+func init() {
+	for _, c := range []byte(" \t\n\r") {
+		isSpace[c] = true
+	}
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		isPlain[c] = c != '"' && c != '\\'
+	}
+}
+
+// ws skips white space. Pretty-printed output indents deeply, so runs of
+// eight spaces are skipped a word at a time.
 func (s *jsonScanner) ws() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
+	d, i := s.data, s.pos
+	for i < len(d) && isSpace[d[i]] {
+		i++
+		for i+8 <= len(d) && binary.LittleEndian.Uint64(d[i:]) == allSpaces {
+			i += 8
 		}
 	}
+	s.pos = i
+}
+
+const (
+	allSpaces = 0x2020202020202020
+	ones      = 0x0101010101010101
+	highs     = 0x8080808080808080
+)
+
+// plain8 reports whether 8 bytes are all plain string bytes: no '"', no
+// '\\', no control character, no byte >= 0x80 (the classic SWAR zero-byte
+// tests; each is exact as a yes/no answer).
+func plain8(x uint64) bool {
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	below20 := (x - 0x20*ones) & ^x & highs
+	return below20|hasZero(x^('"'*ones))|hasZero(x^('\\'*ones))|x&highs == 0
 }
 
 // peek returns the next non-space byte, or 0 at the end.
@@ -216,7 +247,18 @@ func (s *jsonScanner) rawString() (raw []byte, escaped bool, err error) {
 	s.pos++
 	start := s.pos
 	for s.pos < len(s.data) {
-		c := s.data[s.pos]
+		d, i := s.data, s.pos
+		for i+8 <= len(d) && plain8(binary.LittleEndian.Uint64(d[i:])) {
+			i += 8
+		}
+		for i < len(d) && isPlain[d[i]] {
+			i++
+		}
+		s.pos = i
+		if i == len(d) {
+			break
+		}
+		c := d[i]
 		switch {
 		case c == '"':
 			raw = s.data[start:s.pos]

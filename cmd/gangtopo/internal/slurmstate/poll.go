@@ -97,12 +97,31 @@ type Run struct {
 	Err      error
 }
 
+// Poller reads Slurm poll after poll. It keeps each source's output buffer
+// between polls: squeue --json of a large cluster is tens of MB, and
+// growing a fresh buffer to that size every few seconds is most of the
+// garbage a poll would otherwise make. Parsed values never alias the
+// buffers.
+type Poller struct {
+	cfg  *PollConfig
+	bufs [numSources]limitedBuffer
+}
+
+// NewPoller returns a poller for cfg.
+func NewPoller(cfg *PollConfig) *Poller { return &Poller{cfg: cfg} }
+
+// Poll reads once with a throwaway Poller.
+func Poll(ctx context.Context, cfg *PollConfig) (*State, []Run, error) {
+	return NewPoller(cfg).Poll(ctx)
+}
+
 // Poll reads the node and job sources, running the two commands at once
 // (halving the wall time and the gap between their views), and parses them.
 // Any failure (a command that fails, times out or prints what the parsers
-// do not expect) is an error naming the command; runs reports each read
-// either way.
-func Poll(ctx context.Context, cfg *PollConfig) (st *State, runs []Run, err error) {
+// do not expect) is a *PollError naming the command; runs reports each
+// read either way.
+func (p *Poller) Poll(ctx context.Context) (st *State, runs []Run, err error) {
+	cfg := p.cfg
 	srcs := []Source{cfg.NodesFrom, cfg.JobsFrom}
 	outs := make([][]byte, len(srcs))
 	runs = make([]Run, len(srcs))
@@ -112,7 +131,7 @@ func Poll(ctx context.Context, cfg *PollConfig) (st *State, runs []Run, err erro
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			outs[i], runs[i].Err = read(ctx, cfg, src)
+			outs[i], runs[i].Err = p.read(ctx, src)
 			runs[i].Source, runs[i].Duration, runs[i].Bytes = src, time.Since(start), len(outs[i])
 		}()
 	}
@@ -175,33 +194,39 @@ func label(cfg *PollConfig, src Source) string {
 	return src.String()
 }
 
-func read(ctx context.Context, cfg *PollConfig, src Source) ([]byte, error) {
-	if f, ok := cfg.Files[src]; ok {
-		return readFile(f, src)
+func (p *Poller) read(ctx context.Context, src Source) ([]byte, error) {
+	buf := &p.bufs[src]
+	buf.Reset()
+	buf.limit, buf.over = MaxOutputBytes, false
+	if f, ok := p.cfg.Files[src]; ok {
+		return readFile(f, src, buf)
 	}
-	return runCommand(ctx, cfg, src)
+	return runCommand(ctx, p.cfg, src, buf)
 }
 
-func readFile(path string, src Source) ([]byte, error) {
+func readFile(path string, src Source, buf *limitedBuffer) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s output: %w", src, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxOutputBytes+1))
-	if err == nil && len(data) > MaxOutputBytes {
+	if fi, err := f.Stat(); err == nil && fi.Size() < MaxOutputBytes {
+		buf.Grow(int(fi.Size()) + 512)
+	}
+	_, err = io.Copy(buf, f)
+	if buf.over {
 		err = fmt.Errorf("larger than %d bytes", MaxOutputBytes)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s output in %s: %w", src, path, err)
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
 // runCommand runs a Slurm command in its own process group, so a timeout
 // kills whatever it started too. Slurm's clients retry for about 10 s when
 // slurmctld is down; the timeout is what keeps a poll bounded then.
-func runCommand(ctx context.Context, cfg *PollConfig, src Source) ([]byte, error) {
+func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limitedBuffer) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	args := sourceArgs[src]
@@ -213,10 +238,8 @@ func runCommand(ctx context.Context, cfg *PollConfig, src Source) ([]byte, error
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	var stdout limitedBuffer
-	var stderr limitedBuffer
-	stdout.limit, stderr.limit = MaxOutputBytes, 64<<10
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stderr := limitedBuffer{limit: 64 << 10}
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	err := cmd.Run()
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:

@@ -162,9 +162,9 @@ func (s *jsonScanner) sinfoNode() (Node, error) {
 	var n Node
 	var raw sinfoRaw
 	seen := 0
-	var field string
+	var field []byte // the key being read, for errors (aliases the input)
 	err := s.object(func(key []byte) error {
-		field = string(key)
+		field = key
 		bit, err := s.sinfoField(field, &n, &raw)
 		seen |= bit
 		return err
@@ -189,9 +189,9 @@ func firstMissing(seen, required int, names []string) string {
 
 // sinfoField reads one node field into n and returns its bit (0 for fields
 // not needed, which are skipped).
-func (s *jsonScanner) sinfoField(key string, n *Node, raw *sinfoRaw) (int, error) {
+func (s *jsonScanner) sinfoField(key []byte, n *Node, raw *sinfoRaw) (int, error) {
 	var err error
-	switch key {
+	switch string(key) {
 	case "name":
 		n.Name, err = s.str()
 		if err == nil && n.Name == "" {

@@ -86,9 +86,9 @@ var squeueFieldNames = []string{"job_id", "job_state", "gres_detail"}
 func (s *jsonScanner) squeueJob() (Job, bool, error) {
 	var j Job
 	var raw squeueRaw
-	var field string
+	var field []byte // the key being read, for errors (aliases the input)
 	err := s.object(func(key []byte) error {
-		field = string(key)
+		field = key
 		return s.squeueField(field, &j, &raw)
 	})
 	if err != nil {
@@ -108,9 +108,9 @@ func (s *jsonScanner) squeueJob() (Job, bool, error) {
 	return j, true, j.attachResources(raw)
 }
 
-func (s *jsonScanner) squeueField(key string, j *Job, raw *squeueRaw) error {
+func (s *jsonScanner) squeueField(key []byte, j *Job, raw *squeueRaw) error {
 	var err error
-	switch key {
+	switch string(key) {
 	case "job_id":
 		var id int64
 		id, err = s.count64()
