@@ -3,6 +3,7 @@ package slurmstate
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -58,15 +59,27 @@ func init() {
 	}
 }
 
-// ws skips white space. Pretty-printed output indents deeply, so runs of
-// eight spaces are skipped a word at a time.
+// ws skips white space. Pretty-printed output is mostly a newline and
+// indentation, so a run of spaces is measured a word at a time: the count
+// of leading space bytes in 8 is the trailing zero bits of the word XOR
+// eight spaces, over 8.
 func (s *jsonScanner) ws() {
 	d, i := s.data, s.pos
-	for i < len(d) && isSpace[d[i]] {
-		i++
-		for i+8 <= len(d) && binary.LittleEndian.Uint64(d[i:]) == allSpaces {
-			i += 8
+	for i < len(d) {
+		c := d[i]
+		if c == ' ' && i+8 <= len(d) {
+			x := binary.LittleEndian.Uint64(d[i:]) ^ allSpaces
+			if x == 0 {
+				i += 8
+			} else {
+				i += bits.TrailingZeros64(x) / 8
+			}
+			continue
 		}
+		if !isSpace[c] {
+			break
+		}
+		i++
 	}
 	s.pos = i
 }
@@ -124,24 +137,30 @@ func (s *jsonScanner) object(member func(key []byte) error) error {
 	if err := s.expect('{'); err != nil {
 		return err
 	}
-	if s.peek() == '}' {
+	c := s.peek()
+	if c == '}' {
 		s.pos++
 		return nil
 	}
 	for {
+		if c != '"' {
+			return s.errorf("want a string key, found %s", s.describeNext())
+		}
 		key, err := s.key()
 		if err != nil {
 			return err
 		}
-		if err := s.expect(':'); err != nil {
-			return err
+		if s.peek() != ':' {
+			return s.errorf("want ':' after a key, found %s", s.describeNext())
 		}
+		s.pos++
 		if err := member(key); err != nil {
 			return err
 		}
 		switch s.peek() {
 		case ',':
 			s.pos++
+			c = s.peek()
 		case '}':
 			s.pos++
 			return nil
@@ -176,9 +195,10 @@ func (s *jsonScanner) array(elem func(i int) error) error {
 	}
 }
 
-// key reads an object key. Keys without escapes alias the input.
+// key reads an object key (the scanner is at its '"'). Keys without escapes
+// alias the input.
 func (s *jsonScanner) key() ([]byte, error) {
-	raw, escaped, err := s.rawString()
+	raw, escaped, err := s.stringAt()
 	if err != nil || !escaped {
 		return raw, err
 	}
@@ -197,13 +217,14 @@ func (s *jsonScanner) null() bool {
 
 // str reads a string; null reads as "".
 func (s *jsonScanner) str() (string, error) {
-	if s.null() {
-		return "", nil
-	}
-	if s.peek() != '"' {
+	switch s.peek() {
+	case '"':
+	case 'n':
+		return "", s.literal("null")
+	default:
 		return "", s.errorf("want a string, found %s", s.describeNext())
 	}
-	raw, escaped, err := s.rawString()
+	raw, escaped, err := s.stringAt()
 	if err != nil {
 		return "", err
 	}
@@ -219,10 +240,11 @@ func (s *jsonScanner) str() (string, error) {
 
 // int reads an integer; null reads as 0 with ok false.
 func (s *jsonScanner) int() (v int64, ok bool, err error) {
-	if s.null() {
-		return 0, false, nil
+	c := s.peek()
+	if c == 'n' {
+		return 0, false, s.literal("null")
 	}
-	if c := s.peek(); c != '-' && (c < '0' || c > '9') {
+	if c != '-' && (c < '0' || c > '9') {
 		return 0, false, s.errorf("want an integer, found %s", s.describeNext())
 	}
 	start := s.pos
@@ -237,13 +259,11 @@ func (s *jsonScanner) int() (v int64, ok bool, err error) {
 	return v, true, nil
 }
 
-// rawString reads a string token and returns its bytes between the quotes,
-// and whether they need decoding (escapes or invalid UTF-8). It validates
-// escapes and rejects control characters, as encoding/json does.
-func (s *jsonScanner) rawString() (raw []byte, escaped bool, err error) {
-	if s.peek() != '"' {
-		return nil, false, s.errorf("want a string, found %s", s.describeNext())
-	}
+// stringAt reads the string token at the scanner's '"' and returns its
+// bytes between the quotes, and whether they need decoding (escapes or
+// invalid UTF-8). It validates escapes and rejects control characters, as
+// encoding/json does.
+func (s *jsonScanner) stringAt() (raw []byte, escaped bool, err error) {
 	s.pos++
 	start := s.pos
 	for s.pos < len(s.data) {
@@ -420,7 +440,7 @@ func (s *jsonScanner) skipDepth(depth int) error {
 	case '[':
 		return s.array(func(int) error { return s.skipDepth(depth + 1) })
 	case '"':
-		_, _, err := s.rawString()
+		_, _, err := s.stringAt()
 		return err
 	case 't':
 		return s.literal("true")

@@ -69,7 +69,7 @@ func TestPollFailures(t *testing.T) {
 			"sinfo --json: exit status 1: sinfo: error: Unable to contact slurm controller (connect failure)"},
 		{"hangs", `sleep 30 & echo $! > $PIDFILE; wait`,
 			"sinfo --json: no answer within 300ms (slurmctld down or overloaded?); killed"},
-		{"garbled", `head -c 3000 $TD/sinfo.json`, "sinfo --json: nodes[2]: field burstbuffer_network_address: line 123: want a string, found end of output (truncated?)"},
+		{"garbled", `head -c 3000 $TD/sinfo.json`, "sinfo --json: nodes[2]: field burstbuffer_network_address: line 123: want a string key, found end of output (truncated?)"},
 		{"not JSON", `echo '# sinfo 22.05.8'`, "sinfo --json: line 1: want '{', found '#'"},
 		{"missing binary", "", "/sinfo: no such file or directory"},
 	}
