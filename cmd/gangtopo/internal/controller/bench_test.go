@@ -20,36 +20,58 @@ import (
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
-// benchLab is the 4,096-node cluster of issue 5's benchmark: 64 leaves of
-// 64 DGX H100 under 4 spines, 70% of its 32,768 GPUs busy. It is made once
-// per test binary (TestMain removes it).
-func benchLab(b *testing.B) (*scaled, string) {
-	b.Helper()
-	benchOnce.Do(func() {
-		benchDir, benchErr = os.MkdirTemp("", "gangtopo-bench-")
-		if benchErr == nil {
-			benchScaled = scaleUp(b, benchDir, 64, 64, 0.70)
-		}
-	})
-	if benchErr != nil {
-		b.Fatal(benchErr)
-	}
-	return benchScaled, b.TempDir()
+// The 4,096-node inputs of issue 5's benchmark, two ways:
+//
+//	Recorded  the lab's recorded sinfo/squeue output copied 512 times:
+//	          4,096 nodes, 1,536 jobs (512 running on 2 nodes with 12 GPUs)
+//	Philly70  64 leaves of 64 DGX H100 under 4 spines, 70% of 32,768 GPUs
+//	          busy with the Philly job mix (about 14,000 running jobs, most
+//	          of 1 GPU), plus 2,048 pending and 1,024 completed jobs
+//
+// Each is made once per test binary (TestMain removes them).
+var benchInputs = []struct {
+	name string
+	make func(testing.TB, string) *scaled
+}{
+	{"Recorded", func(t testing.TB, dir string) *scaled { return scaleRecorded(t, dir, 512) }},
+	{"Philly70", func(t testing.TB, dir string) *scaled { return scaleUp(t, dir, 64, 64, 0.70) }},
 }
 
 var (
-	benchOnce   sync.Once
-	benchDir    string
-	benchErr    error
-	benchScaled *scaled
+	benchMu   sync.Mutex
+	benchDirs []string
+	benchMade = map[string]*scaled{}
 )
+
+func benchLab(b *testing.B, name string, mk func(testing.TB, string) *scaled) *scaled {
+	b.Helper()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if sc, ok := benchMade[name]; ok {
+		return sc
+	}
+	dir, err := os.MkdirTemp("", "gangtopo-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDirs = append(benchDirs, dir)
+	benchMade[name] = mk(b, dir)
+	return benchMade[name]
+}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchDir != "" {
-		os.RemoveAll(benchDir)
+	for _, d := range benchDirs {
+		os.RemoveAll(d)
 	}
 	os.Exit(code)
+}
+
+// eachInput runs f as a sub-benchmark per input.
+func eachInput(b *testing.B, f func(b *testing.B, sc *scaled)) {
+	for _, in := range benchInputs {
+		b.Run(in.name, func(b *testing.B) { f(b, benchLab(b, in.name, in.make)) })
+	}
 }
 
 func cpuTime() time.Duration {
@@ -58,39 +80,42 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkControllerCycle4096 is one controller cycle on the recorded
-// output scaled to 4,096 nodes: read sinfo --json and squeue --json output
-// (from files: the commands' own cost is slurmctld's and theirs), parse,
-// build the snapshot, publish it (write, fsync, rename, fsync dir) and
-// update every metric including the fragmentation gauges. cpu-ms/cycle is
-// this process's user+system CPU per cycle (all threads, GC included);
-// cpu-%@5s is that as a share of one core at the default 5 s interval.
+// BenchmarkControllerCycle4096 is one controller cycle: read the recorded
+// sinfo --json and squeue --json output (from files: running the commands
+// is slurmctld's and their own cost), parse, build the snapshot, publish it
+// (write, fsync, rename, fsync dir) and update every metric including the
+// fragmentation gauges. cpu-ms/cycle is this process's user+system CPU per
+// cycle (all threads, GC included); cpu-%@5s is that as a share of one core
+// at the default 5 s interval.
 func BenchmarkControllerCycle4096(b *testing.B) {
-	sc, dir := benchLab(b)
-	d, err := daemon.New(daemon.Options{Role: "controller", Interval: 5 * time.Second, LogFormat: "json", LogLevel: "info"}, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	os.Mkdir(out, 0o755)
-	c, err := New(Config{Topology: sc.topology, Output: filepath.Join(out, "snapshot.json"), Workload: frag.PhillyPrior(1),
-		Poll: &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON,
-			Files: map[slurmstate.Source]string{slurmstate.SinfoJSON: sc.sinfo, slurmstate.SqueueJSON: sc.squeue}}}, d)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	cpu0, n := cpuTime(), 0
-	for b.Loop() {
-		if err := c.Cycle(context.Background()); err != nil {
+	eachInput(b, func(b *testing.B, sc *scaled) {
+		d, err := daemon.New(daemon.Options{Role: "controller", Interval: 5 * time.Second, LogFormat: "json", LogLevel: "info"}, io.Discard)
+		if err != nil {
 			b.Fatal(err)
 		}
-		n++
-	}
-	perCycle := float64((cpuTime() - cpu0).Nanoseconds()) / float64(n) / 1e6
-	b.ReportMetric(perCycle, "cpu-ms/cycle")
-	b.ReportMetric(100*perCycle/5000, "cpu-%@5s")
-	reportInput(b, sc)
+		c, err := New(Config{Topology: sc.topology, Output: filepath.Join(b.TempDir(), "snapshot.json"), Workload: frag.PhillyPrior(1),
+			Poll: filePoll(sc)}, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		cpu0, n := cpuTime(), 0
+		for b.Loop() {
+			if err := c.Cycle(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		perCycle := float64((cpuTime() - cpu0).Nanoseconds()) / float64(n) / 1e6
+		b.ReportMetric(perCycle, "cpu-ms/cycle")
+		b.ReportMetric(100*perCycle/5000, "cpu-%@5s")
+		reportInput(b, sc)
+	})
+}
+
+func filePoll(sc *scaled) *slurmstate.PollConfig {
+	return &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON,
+		Files: map[slurmstate.Source]string{slurmstate.SinfoJSON: sc.sinfo, slurmstate.SqueueJSON: sc.squeue}}
 }
 
 func reportInput(b *testing.B, sc *scaled) {
@@ -109,72 +134,78 @@ func reportInput(b *testing.B, sc *scaled) {
 // The stages on their own, to see where a cycle's time goes.
 
 func BenchmarkParseSinfo4096(b *testing.B) {
-	sc, _ := benchLab(b)
-	data, _ := os.ReadFile(sc.sinfo)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := slurmstate.ParseSinfoJSON(data, "sinfo"); err != nil {
-			b.Fatal(err)
-		}
-	}
+	eachInput(b, func(b *testing.B, sc *scaled) { benchParse(b, sc.sinfo, slurmstate.ParseSinfoJSON) })
 }
 
 func BenchmarkParseSqueue4096(b *testing.B) {
-	sc, _ := benchLab(b)
-	data, _ := os.ReadFile(sc.squeue)
+	eachInput(b, func(b *testing.B, sc *scaled) {
+		benchParse(b, sc.squeue, func(data []byte, label string) ([]slurmstate.Job, string, error) {
+			return slurmstate.ParseSqueueJSON(data, label)
+		})
+	})
+}
+
+func benchParse[T any](b *testing.B, file string, parse func([]byte, string) (T, string, error)) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := slurmstate.ParseSqueueJSON(data, "squeue"); err != nil {
+		if _, _, err := parse(data, file); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkBuildSnapshot4096(b *testing.B) {
-	sc, _ := benchLab(b)
-	c, st := parsedLab(b, sc)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := slurmstate.BuildSnapshot(c, st, time.Now()); err != nil {
-			b.Fatal(err)
+	eachInput(b, func(b *testing.B, sc *scaled) {
+		c, st := parsedLab(b, sc)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := slurmstate.BuildSnapshot(c, st, time.Now()); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
-// BenchmarkPublish4096: encoding the snapshot (occupancy.Encode) and the
-// atomic write with its two fsyncs.
+// BenchmarkPublish4096: encoding the snapshot and the atomic write with its
+// two fsyncs.
 func BenchmarkPublish4096(b *testing.B) {
-	sc, dir := benchLab(b)
-	c, st := parsedLab(b, sc)
-	s, _, err := slurmstate.BuildSnapshot(c, st, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := publish.WriteSnapshot(filepath.Join(dir, "s.json"), s, "bench", publish.Options{}); err != nil {
+	eachInput(b, func(b *testing.B, sc *scaled) {
+		c, st := parsedLab(b, sc)
+		s, _, err := slurmstate.BuildSnapshot(c, st, time.Now())
+		if err != nil {
 			b.Fatal(err)
 		}
-	}
+		path := filepath.Join(b.TempDir(), "s.json")
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := publish.WriteSnapshot(path, s, "bench", publish.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkFragMetrics4096: the fragmentation report behind the gauges.
 func BenchmarkFragMetrics4096(b *testing.B) {
-	sc, _ := benchLab(b)
-	c, st := parsedLab(b, sc)
-	s, _, err := slurmstate.BuildSnapshot(c, st, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := frag.PhillyPrior(1)
-	m := newMetrics(prometheus.NewRegistry(), func() float64 { return 0 })
-	meter := frag.NewMeter(c, &w)
-	b.ReportAllocs()
-	for b.Loop() {
-		m.observeFrag(meter, s)
-	}
+	eachInput(b, func(b *testing.B, sc *scaled) {
+		c, st := parsedLab(b, sc)
+		s, _, err := slurmstate.BuildSnapshot(c, st, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := frag.PhillyPrior(1)
+		m := newMetrics(prometheus.NewRegistry(), func() float64 { return 0 })
+		meter := frag.NewMeter(c, &w)
+		b.ReportAllocs()
+		for b.Loop() {
+			m.observeFrag(meter, s)
+		}
+	})
 }
 
 func parsedLab(b *testing.B, sc *scaled) (*topology.Cluster, *slurmstate.State) {
@@ -182,8 +213,7 @@ func parsedLab(b *testing.B, sc *scaled) (*topology.Cluster, *slurmstate.State) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, _, err := slurmstate.Poll(context.Background(), &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON,
-		Files: map[slurmstate.Source]string{slurmstate.SinfoJSON: sc.sinfo, slurmstate.SqueueJSON: sc.squeue}})
+	st, _, err := slurmstate.Poll(context.Background(), filePoll(sc))
 	if err != nil {
 		b.Fatal(err)
 	}

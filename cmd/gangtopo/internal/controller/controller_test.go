@@ -268,9 +268,7 @@ func TestScaleUp(t *testing.T) {
 	sc := scaleUp(t, t.TempDir(), 4, 16, 0.7)
 	d, _ := daemon.New(daemon.Options{Role: "controller", Interval: time.Second, LogFormat: "json", LogLevel: "info"}, &bytes.Buffer{})
 	out := filepath.Join(t.TempDir(), "s.json")
-	c, err := New(Config{Topology: sc.topology, Output: out, Workload: frag.PhillyPrior(1),
-		Poll: &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON,
-			Files: map[slurmstate.Source]string{slurmstate.SinfoJSON: sc.sinfo, slurmstate.SqueueJSON: sc.squeue}}}, d)
+	c, err := New(Config{Topology: sc.topology, Output: out, Workload: frag.PhillyPrior(1), Poll: filePoll(sc)}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,5 +283,25 @@ func TestScaleUp(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(c.m.mismatch.WithLabelValues("not_in_slurm")) + testutil.ToFloat64(c.m.mismatch.WithLabelValues("unattributed_gpus")); n != 0 {
 		t.Errorf("%v nodes disagree", n)
+	}
+}
+
+// The recorded output copied 32 times is the lab 32 times over: 256 nodes
+// in 4 leaves, 32 running jobs, no disagreement with its topology.
+func TestScaleRecorded(t *testing.T) {
+	sc := scaleRecorded(t, t.TempDir(), 32)
+	d, _ := daemon.New(daemon.Options{Role: "controller", Interval: time.Second, LogFormat: "json", LogLevel: "info"}, &bytes.Buffer{})
+	c, err := New(Config{Topology: sc.topology, Output: filepath.Join(t.TempDir(), "s.json"), Workload: frag.PhillyPrior(1), Poll: filePoll(sc)}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(c.m.gpus.WithLabelValues("allocated")); got != 32*12 {
+		t.Errorf("allocated GPUs %v, want 32 x 12", got)
+	}
+	if c.problems != "" {
+		t.Errorf("problems: %s", c.problems)
 	}
 }

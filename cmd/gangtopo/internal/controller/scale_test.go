@@ -22,6 +22,67 @@ type scaled struct {
 	busyGPUs, totalGPUs     int
 }
 
+// scaleRecorded writes the recorded 8-node output copied factor times: each
+// block of 8 nodes is the lab's node01..node08 renamed, with the sample's
+// three jobs (two completed, one running on two nodes with 12 GPUs). The
+// topology is a fat tree of such 8-CPU, 4000 MiB nodes, 64 per leaf.
+func scaleRecorded(t testing.TB, dir string, factor int) *scaled {
+	n := 8 * factor
+	sc := &scaled{topology: filepath.Join(dir, "cluster.yaml"), sinfo: filepath.Join(dir, "sinfo.json"),
+		squeue: filepath.Join(dir, "squeue.json"), totalGPUs: 8 * n, running: factor, done: 2 * factor, busyGPUs: 12 * factor}
+	writeFile(t, sc.topology, fatTreeYAML(n/64, 64, 8, 4000))
+	rename := func(block int, name string) string {
+		var k int
+		fmt.Sscanf(name, "node%d", &k)
+		return nodeName(block*8 + k - 1)
+	}
+	sinfo, _ := template(t, "sinfo.json", "nodes", 0)
+	squeue, _ := template(t, "squeue.json", "jobs", 0)
+	var nodes, jobs []any
+	for b := 0; b < factor; b++ {
+		for _, rec := range sinfo["nodes"].([]any) {
+			n := clone(t, rec.(map[string]any))
+			n["name"] = rename(b, n["name"].(string))
+			n["hostname"] = n["name"]
+			nodes = append(nodes, n)
+		}
+		for _, rec := range squeue["jobs"].([]any) {
+			jobs = append(jobs, renameJob(t, clone(t, rec.(map[string]any)), b, rename))
+		}
+	}
+	sinfo["nodes"], squeue["jobs"] = nodes, jobs
+	writeFile(t, sc.sinfo, indentJSON(t, sinfo))
+	writeFile(t, sc.squeue, indentJSON(t, squeue))
+	return sc
+}
+
+func renameJob(t testing.TB, j map[string]any, block int, rename func(int, string) string) map[string]any {
+	j["job_id"] = block*3 + int(j["job_id"].(float64))
+	names, err := hostlist.Expand(j["nodes"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range names {
+		names[i] = rename(block, names[i])
+	}
+	j["nodes"] = hostlist.Compress(names)
+	res := j["job_resources"].(map[string]any)
+	res["nodes"] = j["nodes"]
+	for _, a := range res["allocated_nodes"].([]any) {
+		a := a.(map[string]any)
+		a["nodename"] = rename(block, a["nodename"].(string))
+	}
+	return j
+}
+
+func indentJSON(t testing.TB, v any) []byte {
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // philly is the job mix of the stock-Slurm reference runs
 // (shared/data/slurm-22.05-reference/sequences/weights.csv).
 var philly = []struct {
@@ -38,7 +99,7 @@ func scaleUp(t testing.TB, dir string, leaves, perLeaf int, occupancy float64) *
 	n := leaves * perLeaf
 	sc := &scaled{topology: filepath.Join(dir, "cluster.yaml"), sinfo: filepath.Join(dir, "sinfo.json"),
 		squeue: filepath.Join(dir, "squeue.json"), totalGPUs: 8 * n}
-	writeFile(t, sc.topology, fatTreeYAML(leaves, perLeaf))
+	writeFile(t, sc.topology, fatTreeYAML(leaves, perLeaf, 224, 2097152))
 	f := newFill(n, perLeaf, rand.New(rand.NewSource(1)))
 	for float64(f.busy) < occupancy*float64(sc.totalGPUs) {
 		f.place(f.drawSize())
@@ -58,14 +119,14 @@ func writeFile(t testing.TB, path string, data []byte) {
 
 func nodeName(i int) string { return fmt.Sprintf("node%04d", i+1) }
 
-func fatTreeYAML(leaves, perLeaf int) []byte {
+func fatTreeYAML(leaves, perLeaf, cpus, memMiB int) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, `version: v1
 name: fattree
 hardware:
   dgx-h100:
-    cpus: 224
-    memory_mib: 2097152
+    cpus: %d
+    memory_mib: %d
     gpus: {count: 8, model: h100, memory_mib: 81559, nvlink: nvswitch, links_per_pair: 18, numa: [0, 0, 0, 0, 1, 1, 1, 1]}
 nodes:
   - names: node[0001-%04d]
@@ -73,7 +134,7 @@ nodes:
     partitions: [gpu]
 topology:
   spines:
-`, leaves*perLeaf)
+`, cpus, memMiB, leaves*perLeaf)
 	for s := 0; s < 4; s++ {
 		fmt.Fprintf(&b, "    - name: spine%d\n      leaves:\n", s+1)
 		for l := s * leaves / 4; l < (s+1)*leaves/4; l++ {

@@ -116,37 +116,39 @@ func Poll(ctx context.Context, cfg *PollConfig) (*State, []Run, error) {
 }
 
 // Poll reads the node and job sources, running the two commands at once
-// (halving the wall time and the gap between their views), and parses them.
-// Any failure (a command that fails, times out or prints what the parsers
-// do not expect) is a *PollError naming the command; runs reports each
-// read either way.
-func (p *Poller) Poll(ctx context.Context) (st *State, runs []Run, err error) {
+// (halving the wall time and the gap between their views), and parses each
+// output as soon as it is there. Any failure (a command that fails, times
+// out or prints what the parsers do not expect) is a *PollError naming the
+// command; runs reports each read either way.
+func (p *Poller) Poll(ctx context.Context) (*State, []Run, error) {
 	cfg := p.cfg
+	st := &State{}
 	srcs := []Source{cfg.NodesFrom, cfg.JobsFrom}
-	outs := make([][]byte, len(srcs))
-	runs = make([]Run, len(srcs))
+	parsers := []func([]byte) error{
+		func(out []byte) error { return parseNodes(cfg, out, st) },
+		func(out []byte) error { return parseJobs(cfg, out, st) },
+	}
+	runs := make([]Run, len(srcs))
+	errs := make([]error, len(srcs))
 	var wg sync.WaitGroup
 	for i, src := range srcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			outs[i], runs[i].Err = p.read(ctx, src)
-			runs[i].Source, runs[i].Duration, runs[i].Bytes = src, time.Since(start), len(outs[i])
+			out, err := p.read(ctx, src)
+			runs[i] = Run{Source: src, Duration: time.Since(start), Bytes: len(out), Err: err}
+			if err == nil {
+				err = parsers[i](out)
+			}
+			errs[i] = err
 		}()
 	}
 	wg.Wait()
-	for _, r := range runs {
-		if r.Err != nil {
-			return nil, runs, pollError(cfg, r.Source, r.Err)
+	for i, err := range errs {
+		if err != nil {
+			return nil, runs, pollError(cfg, srcs[i], err)
 		}
-	}
-	st = &State{}
-	if err := parseNodes(cfg, outs[0], st); err != nil {
-		return nil, runs, pollError(cfg, cfg.NodesFrom, err)
-	}
-	if err := parseJobs(cfg, outs[1], st); err != nil {
-		return nil, runs, pollError(cfg, cfg.JobsFrom, err)
 	}
 	return st, runs, nil
 }
