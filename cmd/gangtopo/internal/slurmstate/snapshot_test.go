@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -273,5 +274,77 @@ func TestBuildSnapshotAgainstWrongTopology(t *testing.T) {
 	}
 	if got := s.State[mustNode(t, c, "node12")]; got != occupancy.StateUnknown {
 		t.Errorf("node12 state = %v, want unknown", got)
+	}
+}
+
+// Real output of the 16-node e2e lab (tests/slurmlab, typed GRES with
+// device files) with five jobs: 1 and 3 (1 GPU each on node13), 4 (16 GPUs
+// on node[01-02], GANG_TOPOLOGY=leaf in its comment), 5 (3 GPUs on node03),
+// 2 cancelled and 6 pending; node15 down, node16 drained. The JSON and the
+// text commands give the same snapshot.
+func TestBuildSnapshotLab16(t *testing.T) {
+	c := topotest.Lab16()
+	fromJSON, rep, err := BuildSnapshot(c, stateFromJSON(t, "lab16_sinfo.json", "lab16_squeue.json"), testTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 0 {
+		t.Errorf("problems: %v", rep.Lines())
+	}
+	got := encode(t, fromJSON)
+	golden(t, "lab16.json", got)
+	fromText, _, err := BuildSnapshot(c, stateFromScontrol(t, "lab16_scontrol_nodes.txt", "lab16_scontrol_jobs.txt"), testTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(got), string(encode(t, fromText))); diff != "" {
+		t.Errorf("sinfo/squeue vs scontrol (-want +got):\n%s", diff)
+	}
+	free := map[string][]uint16{
+		"node01": {0, 0, 0, 0, 0, 0, 0, 0},
+		"node03": {0, 0, 0, 1000, 1000, 1000, 1000, 1000},
+		"node13": {0, 1000, 0, 1000, 1000, 1000, 1000, 1000},
+	}
+	for name, want := range free {
+		if diff := cmp.Diff(want, fromJSON.NodeFree(mustNode(t, c, name))); diff != "" {
+			t.Errorf("%s free GPUs (-want +got):\n%s", name, diff)
+		}
+	}
+	var ids, requests []string
+	for _, j := range fromJSON.Jobs {
+		ids, requests = append(ids, j.ID), append(requests, j.Request)
+	}
+	if diff := cmp.Diff([]string{"1", "3", "4", "5"}, ids); diff != "" {
+		t.Errorf("jobs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"", "", "leaf", ""}, requests); diff != "" {
+		t.Errorf("gang topology requests (-want +got):\n%s", diff)
+	}
+	if fromJSON.State[mustNode(t, c, "node15")] != occupancy.StateDown || fromJSON.State[mustNode(t, c, "node16")] != occupancy.StateDrain {
+		t.Error("node15 should be down and node16 drained")
+	}
+}
+
+// `scontrol -d show node` without -o reads like the one-line form. The
+// multi-line capture was taken a few seconds later, after job 5 ended: only
+// node03 differs.
+func TestScontrolNodesMultiLine(t *testing.T) {
+	one, err := ParseScontrolNodes(readTestdata(t, "lab16_scontrol_nodes.txt"), "one-line")
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi, err := ParseScontrolNodes(readTestdata(t, "lab16_scontrol_nodes_multiline.txt"), "multi-line")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one) != 16 || len(multi) != 16 {
+		t.Fatalf("%d and %d nodes, want 16", len(one), len(multi))
+	}
+	if multi[2].Name != "node03" || multi[2].State != occupancy.StateIdle || one[2].State != occupancy.StateMixed {
+		t.Errorf("node03: %s then %s, want mixed then idle", one[2].SlurmState, multi[2].SlurmState)
+	}
+	one, multi = append(one[:2], one[3:]...), append(multi[:2], multi[3:]...)
+	if diff := cmp.Diff(one, multi, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("nodes (-one-line +multi-line):\n%s", diff)
 	}
 }
