@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
+	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/controller"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
@@ -13,20 +14,22 @@ import (
 
 // controllerRole is `gangtopo daemon --role controller` (see package
 // controller).
-func controllerRole() daemonRole {
+func controllerRole(shared *daemonFlags) daemonRole {
 	var (
-		topology, output string
-		insecureDir      bool
-		slurm            slurmFlags
+		output      string
+		insecureDir bool
+		slurm       slurmFlags
 	)
 	return daemonRole{
-		addFlags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&topology, "topology", "", "controller: cluster `file` (YAML, version v1); re-read when it changes")
+		interval: 5 * time.Second,
+		addFlags: func(cmd *cobra.Command) {
+			fs := cmd.Flags()
 			fs.StringVarP(&output, "output", "o", "", "controller: snapshot `file` to publish")
-			fs.BoolVar(&insecureDir, "allow-insecure-dir", false, "publish even into a directory others can write")
+			fs.BoolVar(&insecureDir, "allow-insecure-dir", false, "controller: publish even into a directory others can write")
 			slurm.register(fs)
 		},
 		start: func(d *daemon.Daemon) (func(context.Context) error, error) {
+			topology := shared.topology
 			if topology == "" || output == "" {
 				return nil, usagef("daemon --role controller: --topology and -o are required")
 			}

@@ -19,6 +19,9 @@ func newRootCmd() *cobra.Command {
 		newFragCmd(),
 		newPlaceCmd(),
 		newDefragCmd(),
+		newDiscoverCmd(),
+		newTopologyCmd(),
+		newGenCmd(),
 		newSnapshotCmd(),
 		newDaemonCmd(),
 	)

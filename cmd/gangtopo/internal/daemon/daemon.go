@@ -94,6 +94,9 @@ func New(opts Options, logOut io.Writer) (*Daemon, error) {
 	return d, nil
 }
 
+// Interval is the time between cycles.
+func (d *Daemon) Interval() time.Duration { return d.opts.Interval }
+
 // Run calls cycle now and then every interval until ctx ends. With
 // Options.Once it runs one cycle and returns its error. The metrics
 // endpoint (if configured) serves while Run runs.

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/nodeagent"
+)
+
+// nodeRole is `gangtopo daemon --role node`: discovery on a GPU node,
+// publishing the node map and the SPANK plugin's node file every interval
+// (default 1m). The shared flags (--topology, --interval, --once, logs,
+// metrics) are the daemon core's; the loop runs the agent's Once.
+func nodeRole(shared *daemonFlags) daemonRole {
+	o := discoverOptions{}
+	var mapDir, nodeFileDir string
+	return daemonRole{
+		interval: time.Minute,
+		addFlags: func(cmd *cobra.Command) {
+			o.addFlags(cmd)
+			f := cmd.Flags()
+			f.StringVar(&mapDir, "node-map-dir", "", "node: directory the node map is published to, as <node>.json (shared with the controller)")
+			f.StringVar(&nodeFileDir, "node-file-dir", "/var/lib/gangtopo/nodes", "node: directory of node files for the SPANK plugin (its nodefile_dir; \"\" writes none)")
+		},
+		start: func(d *daemon.Daemon) (func(context.Context) error, error) {
+			if mapDir == "" {
+				return nil, usagef("daemon --role node: --node-map-dir is required (where the controller reads node maps)")
+			}
+			if d.Interval() < time.Second {
+				return nil, usagef("daemon --role node: --interval %v: want at least 1s", d.Interval())
+			}
+			opts := o.discoverOpts()
+			cfg := nodeagent.Config{
+				MapDir: mapDir, NodeFileDir: nodeFileDir, Interval: d.Interval(),
+				Discover: func() (*discovery.NodeMap, error) { return discovery.Discover(opts...) },
+			}
+			if topo := shared.topology; topo != "" {
+				cfg.Domains = func(node string) ([]discovery.NodeFileDomain, error) { return clusterDomains(topo, node) }
+			}
+			a, err := nodeagent.New(cfg, d.Log)
+			if err != nil {
+				return nil, err
+			}
+			return func(context.Context) error { return a.Once() }, nil
+		},
+	}
+}
+
+// clusterDomains reads the cluster file and returns node's domains.
+func clusterDomains(path, node string) ([]discovery.NodeFileDomain, error) {
+	c, err := loadCluster(path)
+	if err != nil {
+		return nil, err
+	}
+	ds, ok := discovery.ClusterDomains(c, node)
+	if !ok {
+		return nil, fmt.Errorf("node %s is not in %s", node, path)
+	}
+	return ds, nil
+}
