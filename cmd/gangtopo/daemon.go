@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os/signal"
 	"sort"
 	"strings"
@@ -94,7 +93,7 @@ func runDaemon(cmd *cobra.Command, shared *daemonFlags, roles map[string]daemonR
 	}
 	cycle, err := role.start(d)
 	if err != nil {
-		return asUsage(fmt.Errorf("%w", err))
+		return asUsage(err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
