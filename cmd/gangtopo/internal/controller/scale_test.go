@@ -302,11 +302,7 @@ func (f *fill) sinfoJSON(t testing.TB) []byte {
 		nodes[i] = n
 	}
 	doc["nodes"] = nodes
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return indentJSON(t, doc)
 }
 
 func (f *fill) squeueJSON(t testing.TB, pending, done int) []byte {
@@ -325,11 +321,7 @@ func (f *fill) squeueJSON(t testing.TB, pending, done int) []byte {
 		jobs = append(jobs, p)
 	}
 	doc["jobs"] = jobs
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return indentJSON(t, doc)
 }
 
 func (f *fill) jobRecord(t testing.TB, tmpl map[string]any, id int, j fakeJob, state string) map[string]any {
