@@ -88,6 +88,10 @@ func TestPollFailures(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
 			}
+			var pe *PollError
+			if !errors.As(err, &pe) || pe.Source != SinfoJSON || pe.Input {
+				t.Errorf("error %#v is not a command PollError of sinfo", err)
+			}
 			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("poll took %s", d)
 			}
