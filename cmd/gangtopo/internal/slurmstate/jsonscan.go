@@ -24,6 +24,7 @@ import (
 type jsonScanner struct {
 	data []byte
 	pos  int
+	memo gresMemo // per parse; see gresMemo
 }
 
 // maxDepth bounds nesting, so hostile input cannot exhaust the stack.

@@ -161,7 +161,7 @@ func detailNodes(line string) ([]JobNode, error) {
 		return nil, err
 	}
 	var tmpl JobNode
-	if err := tmpl.setGres(gres); err != nil {
+	if err := tmpl.setGres(nil, gres); err != nil {
 		return nil, fmt.Errorf("field GRES: %w", err)
 	}
 	out := make([]JobNode, len(names))

@@ -20,12 +20,13 @@ func ParseScontrolNodes(data []byte, label string) ([]Node, error) {
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	nodes := make([]Node, 0, len(recs))
+	memo := gresMemo{}
 	for _, r := range recs {
 		f := newFields()
 		n := Node{}
 		err := splitPairs(r.text, nodeTail, f)
 		if err == nil {
-			n, err = nodeFromFields(f)
+			n, err = nodeFromFields(f, memo)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: line %d%s: %w", label, r.line, nameSuffix(f.vals["NodeName"]), err)
@@ -87,7 +88,7 @@ func clip(s string) string {
 }
 
 // nodeFromFields interprets a node record.
-func nodeFromFields(f *fields) (Node, error) {
+func nodeFromFields(f *fields, memo gresMemo) (Node, error) {
 	var n Node
 	var err error
 	if n.Name, err = f.need("NodeName"); err != nil {
@@ -116,7 +117,7 @@ func nodeFromFields(f *fields) (Node, error) {
 	if !f.has("GresUsed") {
 		return n, fmt.Errorf("field GresUsed: missing (run `scontrol -d show node -o`: -d prints it)")
 	}
-	if err := n.setGres(gres, f.vals["GresUsed"], "Gres", "GresUsed"); err != nil {
+	if err := n.setGres(memo, gres, f.vals["GresUsed"], "Gres", "GresUsed"); err != nil {
 		return n, err
 	}
 	n.Features = splitList(f.vals["ActiveFeatures"])

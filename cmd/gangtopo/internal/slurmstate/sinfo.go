@@ -15,7 +15,7 @@ const OpenAPIVersion = "openapi/v0.0.38"
 // snapshot needs; a missing or mistyped one is an error naming the node and
 // the field.
 func ParseSinfoJSON(data []byte, label string) (nodes []Node, version string, err error) {
-	s := &jsonScanner{data: data}
+	s := &jsonScanner{data: data, memo: gresMemo{}}
 	var sawNodes bool
 	err = s.object(func(key []byte) error {
 		switch string(key) {
@@ -175,7 +175,7 @@ func (s *jsonScanner) sinfoNode() (Node, error) {
 	if seen&sinfoRequired != sinfoRequired {
 		return n, fmt.Errorf("field %s: missing", firstMissing(seen, sinfoRequired, sinfoFieldNames))
 	}
-	return n, n.interpret(raw)
+	return n, n.interpret(raw, s.memo)
 }
 
 func firstMissing(seen, required int, names []string) string {
@@ -257,7 +257,7 @@ func (s *jsonScanner) count64() (int64, error) {
 }
 
 // interpret turns the raw state and GRES strings into the node's fields.
-func (n *Node) interpret(raw sinfoRaw) error {
+func (n *Node) interpret(raw sinfoRaw, memo gresMemo) error {
 	st, err := MapState(raw.state, raw.flags)
 	if err != nil {
 		return fmt.Errorf("field state: %w", err)
@@ -267,37 +267,60 @@ func (n *Node) interpret(raw sinfoRaw) error {
 	if n.AllocCPUs > n.CPUs {
 		return fmt.Errorf("field alloc_cpus: %d CPUs allocated of %d", n.AllocCPUs, n.CPUs)
 	}
-	return n.setGres(raw.gres, raw.gresUsed, "gres", "gres_used")
+	return n.setGres(memo, raw.gres, raw.gresUsed, "gres", "gres_used")
 }
 
 // setGres reads the configured and used GRES strings; the field names are
-// for errors.
-func (n *Node) setGres(gres, used, gresField, usedField string) error {
-	cfg, err := ParseGres(gres)
-	if err != nil {
-		return fmt.Errorf("field %s: %w", gresField, err)
+// for errors. memo may be nil.
+func (n *Node) setGres(memo gresMemo, gres, used, gresField, usedField string) error {
+	cfg := memo.gpus(gres)
+	if cfg.err != nil {
+		return fmt.Errorf("field %s: %w", gresField, cfg.err)
 	}
-	total, err := gpuSummary(cfg)
-	if err != nil {
-		return fmt.Errorf("field %s: %w", gresField, err)
+	n.GPUs, n.GPUTypes = cfg.use.Count, cfg.use.Types
+	if n.GPUs > 0 {
+		n.ShardsPerGPU = int(cfg.shards) / n.GPUs
 	}
-	n.GPUs, n.GPUTypes = total.Count, total.Types
-	for _, g := range cfg {
-		if g.Name == "shard" && n.GPUs > 0 {
-			n.ShardsPerGPU += int(g.Count) / n.GPUs
-		}
+	u := memo.gpus(used)
+	if u.err != nil {
+		return fmt.Errorf("field %s: %s: %w", usedField, used, u.err)
 	}
-	u, err := ParseGres(used)
-	if err != nil {
-		return fmt.Errorf("field %s: %w", usedField, err)
-	}
-	inUse, err := gpuSummary(u)
-	if err != nil {
-		return fmt.Errorf("field %s: %s: %w", usedField, used, err)
-	}
-	n.GPUsUsed, n.GPUUsedIdx, n.UsedIdxKnown = inUse.Count, inUse.Idx, inUse.HasIdx
+	n.GPUsUsed, n.GPUUsedIdx, n.UsedIdxKnown = u.use.Count, u.use.Idx, u.use.HasIdx
 	if n.GPUsUsed > n.GPUs {
 		return fmt.Errorf("field %s: %d GPUs used of %d configured", usedField, n.GPUsUsed, n.GPUs)
 	}
 	return nil
+}
+
+// gresMemo caches parsed GRES strings for one parse: a cluster's nodes
+// repeat a handful of them ("gpu:h100:8(S:0-1)", "gpu:h100:0(IDX:N/A)"),
+// and parsing each again was a quarter of reading sinfo --json. Cached
+// index slices are shared between nodes: read-only.
+type gresMemo map[string]gresParsed
+
+type gresParsed struct {
+	use    gpuUse
+	shards int64 // configured shards (all GPUs)
+	err    error
+}
+
+func (m gresMemo) gpus(s string) gresParsed {
+	if p, ok := m[s]; ok {
+		return p
+	}
+	var p gresParsed
+	gs, err := ParseGres(s)
+	if err == nil {
+		p.use, err = gpuSummary(gs)
+	}
+	p.err = err
+	for _, g := range gs {
+		if g.Name == "shard" {
+			p.shards += g.Count
+		}
+	}
+	if m != nil {
+		m[s] = p
+	}
+	return p
 }

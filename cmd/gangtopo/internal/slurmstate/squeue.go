@@ -16,7 +16,7 @@ import (
 // job_resources.allocated_nodes[].sockets and its memory from
 // memory_allocated. (cpus_used there is always 0 in 22.05.)
 func ParseSqueueJSON(data []byte, label string) (jobs []Job, version string, err error) {
-	s := &jsonScanner{data: data}
+	s := &jsonScanner{data: data, memo: gresMemo{}}
 	var sawJobs bool
 	err = s.object(func(key []byte) error {
 		switch string(key) {
@@ -105,7 +105,7 @@ func (s *jsonScanner) squeueJob() (Job, bool, error) {
 		return j, false, nil
 	}
 	j.GangTopology = gangTopologyFrom(raw.comments[:]...)
-	return j, true, j.attachResources(raw)
+	return j, true, j.attachResources(raw, s.memo)
 }
 
 func (s *jsonScanner) squeueField(key []byte, j *Job, raw *squeueRaw) error {
@@ -216,7 +216,7 @@ func (s *jsonScanner) countCores() (int, error) {
 
 // attachResources fills a holding job's nodes from job_resources and
 // gres_detail.
-func (j *Job) attachResources(raw squeueRaw) error {
+func (j *Job) attachResources(raw squeueRaw, memo gresMemo) error {
 	r := raw.resources
 	if r == nil || r.nodes == "" {
 		return fmt.Errorf("field job_resources: missing for a %s job", j.State)
@@ -236,7 +236,7 @@ func (j *Job) attachResources(raw squeueRaw) error {
 		return fmt.Errorf("field gres_detail: %d entries for %d nodes", len(raw.gresDetail), len(nodes))
 	}
 	for i, d := range raw.gresDetail {
-		if err := nodes[i].setGres(d); err != nil {
+		if err := nodes[i].setGres(memo, d); err != nil {
 			return fmt.Errorf("field gres_detail[%d] (%s): %w", i, nodes[i].Name, err)
 		}
 	}
@@ -245,16 +245,17 @@ func (j *Job) attachResources(raw squeueRaw) error {
 }
 
 // setGres reads a job's per-node GRES detail ("gpu:4(IDX:0-3),shard:2(IDX:5)").
-func (jn *JobNode) setGres(detail string) error {
-	gs, err := ParseGres(detail)
-	if err != nil {
-		return err
+// memo may be nil.
+func (jn *JobNode) setGres(memo gresMemo, detail string) error {
+	p := memo.gpus(detail)
+	if p.err != nil {
+		return p.err
 	}
-	u, err := gpuSummary(gs)
-	if err != nil {
-		return err
+	jn.GPUs, jn.GPUCount = p.use.Idx, p.use.Count
+	if p.shards == 0 {
+		return nil
 	}
-	jn.GPUs, jn.GPUCount = u.Idx, u.Count
+	gs, _ := ParseGres(detail) // parsed without error above
 	for _, g := range gs {
 		if g.Name != "shard" || g.Count == 0 {
 			continue
