@@ -16,7 +16,28 @@ const OpenAPIVersion = "openapi/v0.0.38"
 // the field.
 func ParseSinfoJSON(data []byte, label string) (nodes []Node, version string, err error) {
 	s := &jsonScanner{data: data, memo: gresMemo{}}
-	var sawNodes bool
+	version, err = s.openAPIDoc("nodes", func(i int) error {
+		n, err := s.sinfoNode()
+		if err != nil {
+			return fmt.Errorf("nodes[%d]%s: %w", i, nameSuffix(n.Name), err)
+		}
+		nodes = append(nodes, n)
+		return nil
+	})
+	if err == nil {
+		err = checkUniqueNodes(nodes)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", label, err)
+	}
+	return nodes, version, nil
+}
+
+// openAPIDoc reads a Slurm 22.05 --json document: it checks meta, fails on
+// the errors Slurm lists, and calls each for every element of the list
+// named list (which must be there).
+func (s *jsonScanner) openAPIDoc(list string, each func(i int) error) (version string, err error) {
+	saw := false
 	err = s.object(func(key []byte) error {
 		switch string(key) {
 		case "meta":
@@ -25,16 +46,9 @@ func ParseSinfoJSON(data []byte, label string) (nodes []Node, version string, er
 			return err
 		case "errors":
 			return s.slurmErrors()
-		case "nodes":
-			sawNodes = true
-			return s.array(func(i int) error {
-				n, err := s.sinfoNode()
-				if err != nil {
-					return fmt.Errorf("nodes[%d]%s: %w", i, nameSuffix(n.Name), err)
-				}
-				nodes = append(nodes, n)
-				return nil
-			})
+		case list:
+			saw = true
+			return s.array(each)
 		default:
 			return s.skip()
 		}
@@ -42,16 +56,10 @@ func ParseSinfoJSON(data []byte, label string) (nodes []Node, version string, er
 	if err == nil {
 		err = s.end()
 	}
-	if err == nil && !sawNodes {
-		err = fmt.Errorf("no \"nodes\" list")
+	if err == nil && !saw {
+		err = fmt.Errorf("no %q list", list)
 	}
-	if err == nil {
-		err = checkUniqueNodes(nodes)
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", label, err)
-	}
-	return nodes, version, nil
+	return version, err
 }
 
 func nameSuffix(name string) string {

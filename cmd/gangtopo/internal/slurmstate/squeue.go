@@ -17,37 +17,16 @@ import (
 // memory_allocated. (cpus_used there is always 0 in 22.05.)
 func ParseSqueueJSON(data []byte, label string) (jobs []Job, version string, err error) {
 	s := &jsonScanner{data: data, memo: gresMemo{}}
-	var sawJobs bool
-	err = s.object(func(key []byte) error {
-		switch string(key) {
-		case "meta":
-			v, err := s.meta()
-			version = v
-			return err
-		case "errors":
-			return s.slurmErrors()
-		case "jobs":
-			sawJobs = true
-			return s.array(func(i int) error {
-				j, holds, err := s.squeueJob()
-				if err != nil {
-					return fmt.Errorf("jobs[%d]%s: %w", i, idSuffix(j.ID), err)
-				}
-				if holds {
-					jobs = append(jobs, j)
-				}
-				return nil
-			})
-		default:
-			return s.skip()
+	version, err = s.openAPIDoc("jobs", func(i int) error {
+		j, holds, err := s.squeueJob()
+		if err != nil {
+			return fmt.Errorf("jobs[%d]%s: %w", i, idSuffix(j.ID), err)
 		}
+		if holds {
+			jobs = append(jobs, j)
+		}
+		return nil
 	})
-	if err == nil {
-		err = s.end()
-	}
-	if err == nil && !sawJobs {
-		err = fmt.Errorf("no \"jobs\" list")
-	}
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", label, err)
 	}
