@@ -25,8 +25,9 @@ type daemonRole struct {
 
 // daemonFlags are the flags every role shares.
 type daemonFlags struct {
-	opts     daemon.Options
-	topology string // the cluster file
+	opts        daemon.Options
+	topology    string // the cluster file
+	insecureDir bool   // publish into directories others could write
 }
 
 // daemonRoles lists the roles; a new role adds one line here and its own
@@ -73,6 +74,7 @@ Logs are structured (zerolog) on standard error; metrics are served on --metrics
 	f.StringVar(&shared.opts.LogFormat, "log-format", "json", "log format: json or console")
 	f.StringVar(&shared.opts.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.BoolVar(&shared.opts.Once, "once", false, "run one cycle and exit (status 1 if it failed)")
+	f.BoolVar(&shared.insecureDir, "allow-insecure-dir", false, "publish even into a directory others can write (others could then replace what the plugins read)")
 	for _, name := range names {
 		roles[name].addFlags(cmd)
 	}

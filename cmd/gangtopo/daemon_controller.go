@@ -16,16 +16,14 @@ import (
 // controller).
 func controllerRole(shared *daemonFlags) daemonRole {
 	var (
-		output      string
-		insecureDir bool
-		slurm       slurmFlags
+		output string
+		slurm  slurmFlags
 	)
 	return daemonRole{
 		interval: 5 * time.Second,
 		addFlags: func(cmd *cobra.Command) {
 			fs := cmd.Flags()
 			fs.StringVarP(&output, "output", "o", "", "controller: snapshot `file` to publish")
-			fs.BoolVar(&insecureDir, "allow-insecure-dir", false, "controller: publish even into a directory others can write")
 			slurm.register(fs)
 		},
 		start: func(d *daemon.Daemon) (func(context.Context) error, error) {
@@ -39,7 +37,7 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			}
 			c, err := controller.New(controller.Config{
 				Topology: topology, Output: output, Poll: poll,
-				Publish:  publish.Options{AllowInsecureDir: insecureDir},
+				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},
 				Workload: frag.PhillyPrior(1),
 			}, d)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/nodeagent"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 )
 
 // nodeRole is `gangtopo daemon --role node`: discovery on a GPU node,
@@ -37,6 +38,7 @@ func nodeRole(shared *daemonFlags) daemonRole {
 			opts := o.discoverOpts()
 			cfg := nodeagent.Config{
 				MapDir: mapDir, NodeFileDir: nodeFileDir, Interval: d.Interval(),
+				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},
 				Discover: func() (*discovery.NodeMap, error) { return discovery.Discover(opts...) },
 			}
 			if topo := shared.topology; topo != "" {
