@@ -22,6 +22,7 @@ func newRootCmd() *cobra.Command {
 		newDiscoverCmd(),
 		newTopologyCmd(),
 		newGenCmd(),
+		newSnapshotCmd(),
 		newDaemonCmd(),
 		newReplayCmd(),
 	)
