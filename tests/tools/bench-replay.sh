@@ -29,7 +29,14 @@ run() {
 	echo
 	echo '### The whole trace on 256 DGX H100, its busiest week at the cluster'"'"'s capacity'
 } >"$out"
+t0=$(date +%s.%N)
 run replay --topology docs/examples/dgx-h100-256.yaml
+t1=$(date +%s.%N)
+{
+	echo
+	awk -v a="$t0" -v b="$t1" -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+		printf "The whole trace through the four policies took %.1f s of wall time here (load average %s when done).\n", b - a, l }'
+} >>"$out"
 
 {
 	echo
@@ -48,6 +55,15 @@ run replay --topology docs/examples/dgx-h100-256.yaml --peak-load 1,1.05,1.1,1.1
 	echo 'with all the GPUs), so no scheduler may split them.'
 } >>"$out"
 run replay --topology docs/examples/dgx-h100-256.yaml --one-node-up-to 8 --peak-load 1.2,1.4
+
+{
+	echo
+	echo '### Sensitivity: gangs that wait for one leaf'
+	echo
+	echo 'Jobs above 8 GPUs ask gangtopo for `--gang-topology=leaf:required`: they wait for a leaf with room'
+	echo 'instead of spreading (stock Slurm ignores the option, so its rows are those of the sweep above).'
+} >>"$out"
+run replay --topology docs/examples/dgx-h100-256.yaml --gang-topology leaf:required --peak-load 1.1,1.15,1.2 --policies gangtopo,slurm
 
 {
 	echo
