@@ -124,3 +124,22 @@ func TestReach(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseSlowdown(f *testing.F) {
+	for _, s := range []string{"default", "none", "leaf=1.3,any=2,spread=0.1", DefaultSlowdown().String(), "node=1e308", "spread=-0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sd, err := ParseSlowdown(s)
+		if err != nil {
+			return
+		}
+		if err := sd.Validate(); err != nil {
+			t.Fatalf("ParseSlowdown(%q) accepted an invalid model: %v", s, err)
+		}
+		back, err := ParseSlowdown(sd.String())
+		if err != nil || back != sd {
+			t.Fatalf("ParseSlowdown(%q): %v does not round-trip (%v, %v)", s, sd, back, err)
+		}
+	})
+}
