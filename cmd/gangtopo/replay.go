@@ -117,7 +117,7 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 		return err
 	}
 	if len(set.runs) > 1 {
-		sw := &sweepReport{set: set}
+		sw := &replaySweep{set: set}
 		switch o.output {
 		case "csv":
 			return sw.writeCSV(w)
@@ -146,7 +146,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if o.output != "table" && o.output != "csv" && o.output != "markdown" {
 		return nil, usagef("--output %q: want table, csv or markdown", o.output)
 	}
-	pols, err := parsePolicies(o.policies)
+	pols, err := parseReplayPolicies(o.policies)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		return nil, asUsage(err)
 	}
 	set := &replaySetup{cluster: c, policies: pols, cfg: cfg}
-	set.info = replayInfo{Topology: o.topology, Trace: displayPath(path), Slowdown: cfg.Slowdown.String(),
+	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: cfg.Slowdown.String(),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
 		Rendezvous: o.rendezvous}
 	if err := o.scale(set, raw); err != nil {
@@ -179,9 +179,9 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	return set, nil
 }
 
-// displayPath shows a path relative to the working directory when it is
+// replayDisplayPath shows a path relative to the working directory when it is
 // below it or next to it (../shared/data/traces/...), else as given.
-func displayPath(path string) string {
+func replayDisplayPath(path string) string {
 	wd, err := os.Getwd()
 	if err != nil || !filepath.IsAbs(path) {
 		return path
@@ -193,8 +193,8 @@ func displayPath(path string) string {
 	return rel
 }
 
-// parsePolicies reads --policies: known names, each once.
-func parsePolicies(list string) ([]string, error) {
+// parseReplayPolicies reads --policies: known names, each once.
+func parseReplayPolicies(list string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(list, ",") {
 		p = strings.ToLower(strings.TrimSpace(p))
@@ -271,7 +271,7 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 		set.runs = []*replayRun{newReplayRun(jobs, gpus, o.compress, peak)}
 		return nil
 	}
-	loads, err := parseLoads(o.peakLoad)
+	loads, err := parseReplayLoads(o.peakLoad)
 	if err != nil {
 		return err
 	}
@@ -289,11 +289,11 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 // time (file order on ties), and returns the time origin: --from, else
 // the first submit.
 func (o *replayOptions) window(raw []traces.Job, name string) ([]traces.Job, time.Time, error) {
-	from, err := parseTraceTime("--from", o.from)
+	from, err := parseReplayTime("--from", o.from)
 	if err != nil {
 		return nil, from, err
 	}
-	to, err := parseTraceTime("--to", o.to)
+	to, err := parseReplayTime("--to", o.to)
 	if err != nil {
 		return nil, from, err
 	}
@@ -320,8 +320,8 @@ func newReplayRun(jobs []replay.Job, gpus int, k, tracePeak float64) *replayRun 
 	return r
 }
 
-// parseLoads reads --peak-load: positive numbers, comma-separated.
-func parseLoads(list string) ([]float64, error) {
+// parseReplayLoads reads --peak-load: positive numbers, comma-separated.
+func parseReplayLoads(list string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(list, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
@@ -333,8 +333,8 @@ func parseLoads(list string) ([]float64, error) {
 	return out, nil
 }
 
-// parseTraceTime reads a --from/--to value in the trace's clock (UTC).
-func parseTraceTime(flag, v string) (time.Time, error) {
+// parseReplayTime reads a --from/--to value in the trace's clock (UTC).
+func parseReplayTime(flag, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}

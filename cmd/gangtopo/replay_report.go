@@ -16,9 +16,9 @@ import (
 
 // Targets of issue 3, part 2: gangtopo against stock Slurm (topology/tree).
 const (
-	targetTight     = 0.95 // gangs in their tightest feasible domain
-	targetWait16    = 0.7  // mean wait of 16+ GPU gangs, as a fraction of slurm's
-	targetReference = "slurm"
+	replayTargetTight  = 0.95 // gangs in their tightest feasible domain
+	replayTargetWait16 = 0.7  // mean wait of 16+ GPU gangs, as a fraction of slurm's
+	replayReference    = "slurm"
 )
 
 // replayReport is the outcome of one gangtopo replay run (one load).
@@ -55,39 +55,39 @@ func replayHeader(in replayInfo, c *topology.Cluster) []string {
 		fmt.Sprintf("replay of %s on %s (%d nodes, %d GPUs)", in.Trace, c.Name, len(c.Nodes), c.NumGPUs()),
 		fmt.Sprintf("%d jobs submitted %s .. %s (trace time)", in.Jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04")),
 		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; slowdown %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
-			oneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
+			replayOneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
 	}
 }
 
-func oneNodeText(n int) string {
+func replayOneNodeText(n int) string {
 	if n == 0 {
 		return "jobs ask for a GPU count only (--gpus=G: the scheduler may split any job over nodes; naive-pods: one pod per GPU)"
 	}
 	return fmt.Sprintf("jobs of up to %d GPUs ask for one node (-N 1; naive-pods: one pod), bigger ones for a GPU count", n)
 }
 
-func minutes(sec float64) string {
+func replayMinutes(sec float64) string {
 	if math.IsNaN(sec) {
 		return "-"
 	}
 	return strconv.FormatFloat(sec/60, 'f', 1, 64)
 }
 
-func hours(sec float64) string {
+func replayHours(sec float64) string {
 	if math.IsNaN(sec) {
 		return "-"
 	}
 	return strconv.FormatFloat(sec/3600, 'f', 2, 64)
 }
 
-func pct(f float64) string {
+func replayPct(f float64) string {
 	if math.IsNaN(f) {
 		return "-"
 	}
 	return strconv.FormatFloat(100*f, 'f', 1, 64)
 }
 
-func num(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+func replayNum(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
 
 // mainTable is the per-policy overview: header row, then one row each.
 func (r *replayReport) mainTable() [][]string {
@@ -95,8 +95,8 @@ func (r *replayReport) mainTable() [][]string {
 		"tightest %", "slowdown GPU-h", "held idle GPU-h", "deadlocks", "timeouts", "rejected", "run s"}}
 	for _, row := range r.rows {
 		s := row.s
-		t = append(t, []string{s.Policy, pct(s.Util), pct(s.Useful), minutes(s.MeanWait), minutes(s.Wait16), hours(s.MeanJCT),
-			pct(s.Tight), num(s.SlowdownGPUHours), num(s.HeldIdleGPUHours), strconv.Itoa(s.Deadlocks),
+		t = append(t, []string{s.Policy, replayPct(s.Util), replayPct(s.Useful), replayMinutes(s.MeanWait), replayMinutes(s.Wait16), replayHours(s.MeanJCT),
+			replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Deadlocks),
 			strconv.Itoa(s.Timeouts), strconv.Itoa(s.Rejected), strconv.FormatFloat(row.elapsed.Seconds(), 'f', 1, 64)})
 	}
 	return t
@@ -115,10 +115,10 @@ func (r *replayReport) classTable() [][]string {
 	for _, row := range r.rows {
 		line := []string{row.s.Policy}
 		for _, cs := range row.s.Classes {
-			line = append(line, minutes(cs.MeanWait)+" / "+minutes(cs.P95Wait))
+			line = append(line, replayMinutes(cs.MeanWait)+" / "+replayMinutes(cs.P95Wait))
 		}
 		for _, cs := range row.s.Classes {
-			line = append(line, hours(cs.MeanJCT))
+			line = append(line, replayHours(cs.MeanJCT))
 		}
 		t = append(t, line)
 	}
@@ -132,7 +132,7 @@ func (r *replayReport) targets() [][]string {
 		switch r.rows[i].s.Policy {
 		case "gangtopo":
 			g = &r.rows[i].s
-		case targetReference:
+		case replayReference:
 			s = &r.rows[i].s
 		}
 	}
@@ -149,9 +149,9 @@ func (r *replayReport) targets() [][]string {
 	one, oneRef := g.Classes[0].MeanWait, s.Classes[0].MeanWait
 	return [][]string{
 		{"target (gangtopo against slurm)", "measured", "wanted", ""},
-		{"gangs in their tightest feasible domain", pct(g.Tight) + "%", ">= 95%", met(g.Tight >= targetTight)},
-		{"mean wait of 16+ GPU gangs", fmt.Sprintf("%.2fx (%s vs %s min)", ratio, minutes(g.Wait16), minutes(s.Wait16)), "<= 0.70x", met(ratio <= targetWait16)},
-		{"mean wait of 1-GPU jobs", minutes(one) + " vs " + minutes(oneRef) + " min", "<= slurm", met(one <= oneRef)},
+		{"gangs in their tightest feasible domain", replayPct(g.Tight) + "%", ">= 95%", met(g.Tight >= replayTargetTight)},
+		{"mean wait of 16+ GPU gangs", fmt.Sprintf("%.2fx (%s vs %s min)", ratio, replayMinutes(g.Wait16), replayMinutes(s.Wait16)), "<= 0.70x", met(ratio <= replayTargetWait16)},
+		{"mean wait of 1-GPU jobs", replayMinutes(one) + " vs " + replayMinutes(oneRef) + " min", "<= slurm", met(one <= oneRef)},
 	}
 }
 
@@ -197,7 +197,7 @@ func (r *replayReport) writeMarkdown(w io.Writer) {
 // (seconds, GPU-hours, fractions).
 func (r *replayReport) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader()); err != nil {
+	if err := cw.Write(replayCSVHeader()); err != nil {
 		return err
 	}
 	if err := r.csvRows(cw); err != nil {
@@ -207,7 +207,7 @@ func (r *replayReport) writeCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-func csvHeader() []string {
+func replayCSVHeader() []string {
 	head := []string{"cluster", "policy", "jobs", "rejected", "compress", "peak_load", "offered_load", "util", "useful",
 		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "mean_slowdown",
 		"backfilled", "held_idle_gpu_hours", "peak_held_idle", "deadlocks", "timeouts", "run_s"}

@@ -14,8 +14,8 @@ import (
 	"github.com/gangtopo/gangtopo/selector/slurmmodel"
 )
 
-// newPolicyRun replays one policy on one run's jobs.
-func newPolicyRun(name string, set *replaySetup, jobs []replay.Job, cfg replay.Config) (*replay.Result, error) {
+// replayPolicy replays one policy on one run's jobs.
+func replayPolicy(name string, set *replaySetup, jobs []replay.Job, cfg replay.Config) (*replay.Result, error) {
 	c := set.cluster
 	switch name {
 	case "gangtopo":
@@ -63,7 +63,7 @@ func runReplays(set *replaySetup, errw io.Writer) error {
 			cfg := set.cfg
 			cfg.Progress = prog.callback(i)
 			start := time.Now()
-			run.results[tk.pol], errs[i] = newPolicyRun(set.policies[tk.pol], set, run.jobs, cfg)
+			run.results[tk.pol], errs[i] = replayPolicy(set.policies[tk.pol], set, run.jobs, cfg)
 			run.elapsed[tk.pol] = time.Since(start)
 		}()
 	}

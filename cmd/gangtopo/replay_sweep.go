@@ -9,21 +9,21 @@ import (
 	"text/tabwriter"
 )
 
-// sweepReport compares the policies across loads: one compact row per
+// replaySweep compares the policies across loads: one compact row per
 // (load, policy), so the curve of waits against load can be read down a
 // column.
-type sweepReport struct {
+type replaySweep struct {
 	set *replaySetup
 }
 
-func (sw *sweepReport) table() [][]string {
+func (sw *replaySweep) table() [][]string {
 	t := [][]string{{"peak load", "compress", "policy", "GPU util %", "mean wait min", "1-GPU wait min", "16+ wait min",
 		"16+ vs slurm", "tightest %", "slowdown GPU-h", "held idle GPU-h", "timeouts"}}
 	for _, run := range sw.set.runs {
 		rep := newReplayReport(sw.set, run)
 		ref := -1.0
 		for _, row := range rep.rows {
-			if row.s.Policy == targetReference {
+			if row.s.Policy == replayReference {
 				ref = row.s.Wait16
 			}
 		}
@@ -34,14 +34,14 @@ func (sw *sweepReport) table() [][]string {
 				ratio = fmt.Sprintf("%.2fx", s.Wait16/ref)
 			}
 			t = append(t, []string{fmt.Sprintf("%.3g", run.peak), fmt.Sprintf("%.3g", run.compress), s.Policy,
-				pct(s.Util), minutes(s.MeanWait), minutes(s.Classes[0].MeanWait), minutes(s.Wait16), ratio,
-				pct(s.Tight), num(s.SlowdownGPUHours), num(s.HeldIdleGPUHours), strconv.Itoa(s.Timeouts)})
+				replayPct(s.Util), replayMinutes(s.MeanWait), replayMinutes(s.Classes[0].MeanWait), replayMinutes(s.Wait16), ratio,
+				replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Timeouts)})
 		}
 	}
 	return t
 }
 
-func (sw *sweepReport) writeTable(w io.Writer) {
+func (sw *replaySweep) writeTable(w io.Writer) {
 	for _, h := range replayHeader(sw.set.info, sw.set.cluster) {
 		fmt.Fprintln(w, h)
 	}
@@ -53,7 +53,7 @@ func (sw *sweepReport) writeTable(w io.Writer) {
 	tw.Flush()
 }
 
-func (sw *sweepReport) writeMarkdown(w io.Writer) {
+func (sw *replaySweep) writeMarkdown(w io.Writer) {
 	for _, h := range replayHeader(sw.set.info, sw.set.cluster) {
 		fmt.Fprintln(w, h+"  ")
 	}
@@ -67,9 +67,9 @@ func (sw *sweepReport) writeMarkdown(w io.Writer) {
 }
 
 // writeCSV writes the full figures of every (load, policy) pair.
-func (sw *sweepReport) writeCSV(w io.Writer) error {
+func (sw *replaySweep) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader()); err != nil {
+	if err := cw.Write(replayCSVHeader()); err != nil {
 		return err
 	}
 	for _, run := range sw.set.runs {

@@ -12,11 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// normalizeTimes replaces the wall-clock figures of replay output, which
+// replayNormalizeTimes replaces the wall-clock figures of replay output, which
 // differ from run to run, with T: the last field of the rows under a
 // header ending in "run s" (table and Markdown) and the run_s field of
 // the CSV.
-func normalizeTimes(s string) string {
+func replayNormalizeTimes(s string) string {
 	lines := strings.Split(s, "\n")
 	runCol := -1
 	inTable := false
@@ -33,13 +33,13 @@ func normalizeTimes(s string) string {
 		case inTable && strings.TrimSpace(line) == "":
 			inTable = false
 		case inTable && !strings.HasPrefix(line, "|---"):
-			lines[i] = lastNumber.ReplaceAllString(line, "${1}T$2")
+			lines[i] = replayLastNumber.ReplaceAllString(line, "${1}T$2")
 		}
 	}
 	return strings.Join(lines, "\n")
 }
 
-var lastNumber = regexp.MustCompile(`(\s)[0-9]+\.[0-9]+( \|)?$`)
+var replayLastNumber = regexp.MustCompile(`(\s)[0-9]+\.[0-9]+( \|)?$`)
 
 // TestReplayGolden runs gangtopo replay on a 48-job fixture in the Philly
 // format and compares stdout, stderr and the exit code with
@@ -75,7 +75,7 @@ func TestReplayGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(tc.args, &stdout, &stderr)
-			got := normalizeTimes(stdout.String()) + "--- stderr\n" + stderr.String() + "--- exit " + string(rune('0'+code)) + "\n"
+			got := replayNormalizeTimes(stdout.String()) + "--- stderr\n" + stderr.String() + "--- exit " + string(rune('0'+code)) + "\n"
 			path := filepath.Join("testdata", "golden", tc.name+".txt")
 			if *update {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
