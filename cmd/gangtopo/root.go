@@ -22,7 +22,9 @@ func newRootCmd() *cobra.Command {
 		newDiscoverCmd(),
 		newTopologyCmd(),
 		newGenCmd(),
+		newSnapshotCmd(),
 		newDaemonCmd(),
+		newReplayCmd(),
 		newWhyCmd(),
 	)
 	return root
