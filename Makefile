@@ -166,13 +166,13 @@ bench-slurm-gate:
 	  -notes "gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from a goroutine locked to its OS thread as slurmctld's cgo callback is (so the engine's goroutine runs on another thread: two hand-offs per call), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session." \
 	  < $(BUILD)/bench-gate.txt
 
-bench-slurm-throughput: slurm-packages plugins
+bench-slurm-throughput: slurm-packages plugins build
 	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
-	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) $(BUILD)/slurmbench throughput -n 500
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench throughput -n 500
 
-bench-slurm-replay: slurm-packages plugins
+bench-slurm-replay: slurm-packages plugins build
 	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
-	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) $(BUILD)/slurmbench replay -runs $(BENCH_REPLAY_RUNS) -stock "$(BENCH_REPLAY_STOCK)"
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench replay -runs $(BENCH_REPLAY_RUNS) -stock "$(BENCH_REPLAY_STOCK)"
 
 # The README's main command: a local 16-node Slurm GPU cluster with the
 # plugins, a mixed workload, the fragmentation report before and after.

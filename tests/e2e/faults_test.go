@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -22,9 +23,8 @@ func TestFaultsLeaveJobsUntouched(t *testing.T) {
 			"snapshot " + snapshotFile + ": no such file or directory"},
 		{"snapshot corrupt", func(t *testing.T) { must(t, os.WriteFile(snapshotFile, []byte(`{"version":"v1","nodes":[{`), 0o644)) },
 			"unexpected EOF"},
-		{"snapshot stale", func(t *testing.T) {
-			must(t, lab.WriteSnapshotAt(context.Background(), snapshotFile, snapGen.Add(1), time.Now().Add(-2*time.Minute)))
-		}, "is stale: taken 2m0s ago, bound 30s"},
+		{"snapshot stale", func(t *testing.T) { backdate(t, snapshotFile, 2*time.Minute) },
+			"is stale: taken 2m0s ago, bound 30s"},
 		{"snapshot writable by others", func(t *testing.T) { must(t, os.Chmod(snapshotFile, 0o666)) },
 			"is writable by group or others (mode 0666): refused"},
 	}
@@ -90,6 +90,23 @@ func untouchedThenPlaced(t *testing.T, name, log string) {
 	if len(leavesOf(t, next)) != 1 || !strings.HasPrefix(next.AdminComment, "gangtopo v1 placed") {
 		t.Errorf("next gang after the fault: %v, decision %q", next.Nodes, next.AdminComment)
 	}
+}
+
+// backdate rewrites a snapshot's time to `age` ago (a daemon that stopped
+// publishing that long ago), keeping everything else.
+func backdate(t *testing.T, path string, age time.Duration) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	must(t, err)
+	var doc map[string]json.RawMessage
+	must(t, json.Unmarshal(data, &doc))
+	stamp, err := json.Marshal(time.Now().Add(-age).UTC())
+	must(t, err)
+	doc["time"] = stamp
+	out, err := json.Marshal(doc)
+	must(t, err)
+	must(t, os.WriteFile(path+".tmp", out, 0o644))
+	must(t, os.Rename(path+".tmp", path))
 }
 
 func must(t *testing.T, err error) {

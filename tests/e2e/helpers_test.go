@@ -3,18 +3,16 @@ package e2e
 import (
 	"context"
 	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
-
-var snapGen atomic.Uint64
 
 // reloadWait covers the plugin's reload_interval (50 ms) six times over,
 // for a loaded machine.
@@ -30,14 +28,30 @@ func reset(t *testing.T) {
 	publish(t)
 }
 
-// publish writes the snapshot of the lab's current state and waits until
-// the plugin has re-read it.
+// publish writes the snapshot of the lab's current state with the
+// product's own command (`gangtopo snapshot --from-slurm`, what the
+// controller daemon does every few seconds) and waits until the plugin has
+// re-read it.
 func publish(t *testing.T) {
 	t.Helper()
-	if err := lab.WriteSnapshot(context.Background(), snapshotFile, snapGen.Add(1)); err != nil {
-		t.Fatal(err)
+	out, err := gangtopo(t, "snapshot", "--from-slurm", "--topology", clusterFile, "-o", snapshotFile)
+	if err != nil {
+		t.Fatalf("gangtopo snapshot: %v\n%s", err, out)
 	}
 	time.Sleep(reloadWait)
+}
+
+// gangtopo runs the built gangtopo binary (GANGTOPO_BIN) against the lab.
+func gangtopo(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := os.Getenv("GANGTOPO_BIN")
+	if bin == "" {
+		t.Fatal("GANGTOPO_BIN is not set: run `make e2e`")
+	}
+	cmd := exec.CommandContext(context.Background(), bin, args...)
+	cmd.Env = lab.Env()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // submit runs sbatch with a long sleep as the job and returns the job ID.

@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -72,18 +69,12 @@ func cancelOn(t *testing.T, node string) {
 	}
 }
 
-// gangtopoWhy runs the built gangtopo binary (GANGTOPO_BIN) against the lab.
+// gangtopoWhy runs `gangtopo why JOBID` against the lab.
 func gangtopoWhy(t *testing.T, id string) string {
 	t.Helper()
-	bin := os.Getenv("GANGTOPO_BIN")
-	if bin == "" {
-		t.Fatal("GANGTOPO_BIN is not set: run `make e2e`")
-	}
-	cmd := exec.CommandContext(context.Background(), bin, "why", id, "--topology", clusterFile)
-	cmd.Env = lab.Env()
-	out, err := cmd.CombinedOutput()
+	out, err := gangtopo(t, "why", id, "--topology", clusterFile)
 	if err != nil {
 		t.Fatalf("gangtopo why %s: %v\n%s", id, err, out)
 	}
-	return string(out)
+	return out
 }

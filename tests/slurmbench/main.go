@@ -11,7 +11,9 @@
 //	                                 replayed with the plugins, against the
 //	                                 recorded stock runs
 //
-// Needs root and make plugins (GANGTOPO_PLUGINS, default build/plugins).
+// Needs root, make plugins (GANGTOPO_PLUGINS, default build/plugins) and
+// make build (GANGTOPO_BIN, default build/gangtopo: its snapshot command
+// publishes the occupancy the plugin reads).
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -71,7 +74,6 @@ type bench struct {
 	lab                    *slurmlab.Lab
 	plugins                slurmlab.Plugins
 	config, snapshot, topo string
-	gen                    uint64
 }
 
 const benchConfig = `version: v1
@@ -131,11 +133,17 @@ func (b *bench) setPlugins(on bool) error {
 	return b.lab.Reconfigure(context.Background(), p)
 }
 
-// publish writes the snapshot and waits for the plugin to re-read it.
+// publish writes the snapshot with `gangtopo snapshot --from-slurm` (what
+// the controller daemon does every few seconds) and waits for the plugin
+// to re-read it.
 func (b *bench) publish() error {
-	b.gen++
-	if err := b.lab.WriteSnapshot(context.Background(), b.snapshot, b.gen); err != nil {
-		return err
+	bin, _ := filepath.Abs(envOr("GANGTOPO_BIN", "build/gangtopo"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "snapshot", "--from-slurm", "--topology", b.topo, "-o", b.snapshot)
+	cmd.Env = b.lab.Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("gangtopo snapshot: %v: %s", err, out)
 	}
 	time.Sleep(250 * time.Millisecond)
 	return nil

@@ -204,12 +204,6 @@ func (l *Lab) makeDevices() error {
 	return nil
 }
 
-// Attach returns a Lab value for a lab another process started in dir, to
-// run client commands against it (it cannot stop it: use StopDir).
-func Attach(dir string, c *topology.Cluster) *Lab {
-	return &Lab{Dir: dir, Conf: filepath.Join(dir, "etc", "slurm.conf"), Cluster: c}
-}
-
 // Env is the environment for Slurm client commands talking to this lab.
 func (l *Lab) Env() []string {
 	env := []string{"SLURM_CONF=" + l.Conf, EnvMarker + "=" + l.Dir}

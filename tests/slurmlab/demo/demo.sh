@@ -43,12 +43,12 @@ echo "== starting slurmctld + 16 slurmd (node01..node16) with the gangtopo plugi
 "$SLURMLAB" up --dir "$LAB" --port "$PORT" --topology "$CONF/cluster.yaml" \
 	--plugins "$BUILD/plugins" --config "$CONF/gangtopo.yaml"
 export SLURM_CONF=$LAB/etc/slurm.conf GANGTOPO_LAB=$LAB
-# The occupancy snapshot, every second: test scaffolding (tests/slurmlab)
-# standing in for the gangtopo sidecar daemon. It carries GANGTOPO_LAB, so
+# The sidecar daemon's controller role publishes the occupancy snapshot the
+# job_submit plugin reads, every second. It carries GANGTOPO_LAB, so
 # demo-stop stops it with the cluster.
-"$SLURMLAB" snapshot --dir "$LAB" --topology "$CONF/cluster.yaml" --out "$CONF/snapshot.json" --every 1s \
-	>"$LAB/log/snapshot.out" 2>&1 &
-sleep 1.5
+"$GT" daemon --role controller --topology "$CONF/cluster.yaml" -o "$CONF/snapshot.json" --interval 1s \
+	>"$LAB/log/gangtopo-daemon.log" 2>&1 &
+sleep 2
 cd "$LAB/state"
 
 frag() { "$GT" frag --topology "$CONF/cluster.yaml" --state "$CONF/snapshot.json" --width 100; }
