@@ -138,3 +138,46 @@ func TestMeterCacheMatchesDirect(t *testing.T) {
 		t.Error("NodeAfter of the same state differs from Node")
 	}
 }
+
+// Equal counts are ordered as FGD orders them, which decides which shapes
+// make the cut.
+func TestTypicalTies(t *testing.T) {
+	big := NodeShape{GPUs: 1, Milli: 1000, CPUMilli: 8000}
+	small := NodeShape{GPUs: 1, Milli: 1000, CPUMilli: 4000}
+	share := NodeShape{GPUs: 1, Milli: 500, CPUMilli: 8000}
+	t4 := NodeShape{GPUs: 1, Milli: 1000, CPUMilli: 4000, Models: 1, Spec: "T4"}
+	t4t4 := NodeShape{GPUs: 1, Milli: 1000, CPUMilli: 4000, Models: 1, Spec: "T4|T4"}
+	cmpW := cmp.Comparer(func(x, y float64) bool { return math.Abs(x-y) < 1e-12 })
+	tests := []struct {
+		name     string
+		obs      []NodeShape
+		coverage float64
+		want     []NodeShape
+	}{
+		// One of each: 50% needs one shape; FGD keeps the one with more CPU,
+		// whatever the order of observation.
+		{"cpu decides", []NodeShape{small, big}, 0.5, []NodeShape{withW(big, 1)}},
+		// Same CPU: the larger share wins.
+		{"share decides", []NodeShape{share, big}, 0.5, []NodeShape{withW(big, 1)}},
+		// Spec keeps two texts of one constraint apart: "T4|T4" > "T4".
+		{"spec decides", []NodeShape{t4, t4t4}, 0.5, []NodeShape{withW(t4t4, 1)}},
+		// 95% of 20 observations is exactly 19: a shape covering 19 is enough.
+		{"exact boundary", append(repeat(big, 19), small), 0.95, []NodeShape{withW(big, 1)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Typical(tc.obs, tc.coverage)
+			if diff := cmp.Diff(tc.want, got.Node, cmpW); diff != "" {
+				t.Errorf("Typical (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func repeat(s NodeShape, n int) []NodeShape {
+	out := make([]NodeShape, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
