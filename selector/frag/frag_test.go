@@ -181,3 +181,25 @@ func repeat(s NodeShape, n int) []NodeShape {
 	}
 	return out
 }
+
+// NodeAmount adds per FGD class, then sums the classes: with these weights
+// the direct running sum differs in the last bit, and the FGD score, which
+// truncates, can tell.
+func TestNodeAmountFGDArithmetic(t *testing.T) {
+	a := NodeShape{GPUs: 1, Milli: 500, CPUMilli: 1000, Weight: 0.1}
+	b := NodeShape{CPUMilli: 1000, Weight: 0.3} // CPU-only: all idle is lost
+	c := NodeShape{GPUs: 1, Milli: 900, CPUMilli: 1000, Weight: 1.0 / 3}
+	w := Workload{Node: []NodeShape{a, b, c}}
+	free := []uint16{200, 450, 1000, 1000}
+	// a fits and loses the 200 and 450 GPUs (650); c fits and loses them
+	// too (650); b loses all 2650. FGD: Q2 = a + c, then XL = b.
+	la, lb, lc := a.Weight*650, b.Weight*2650, c.Weight*650 // float64, not constants
+	want := (la + lc) + lb
+	direct := (la + lb) + lc
+	if want == direct {
+		t.Fatal("test weights no longer separate the two orders")
+	}
+	if got := NodeAmount(free, 8000, 1, &w); got != want {
+		t.Errorf("NodeAmount = %v, want FGD's %v (the running sum gives %v)", got, want, direct)
+	}
+}
