@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench demo install clean
+.PHONY: all build test unit lint bench bench-engine demo install clean
 
 all: build
 
@@ -31,8 +31,20 @@ lint:
 
 test: lint unit
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./selector/...
+# Engine figures on one core (GOMAXPROCS=1), median of 5 runs, written into
+# docs/benchmarks.md. Other sections are added by their own targets.
+ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
+
+bench: bench-engine
+
+bench-engine:
+	@mkdir -p $(BUILD)
+	$(ENGINE_BENCH) | tee $(BUILD)/bench-engine.txt
+	$(GO) run ./tests/tools/benchdoc -section engine -title "Placement engine" \
+	  -cmd "$(ENGINE_BENCH)" \
+	  -target BenchmarkPlace1GPU=200us -target BenchmarkPlace256GPULeaf=2ms \
+	  -notes "Place*: one placement on a 4,096-node, 32,768-GPU fat tree (4 spines x 16 leaves x 64 DGX H100) filled to 70% by the engine itself with the Philly job mix; targets from issue 2 (1 GPU under 0.2 ms, 256-GPU leaf gang under 2 ms, on one core). SnapshotMemory: cluster-bytes is the live heap of the 4,096-node topology, snapshot-bytes what one occupancy snapshot of it holds (target: under 64 MB). Decode4096: reading that snapshot from JSON, done once per generation outside the placement call." \
+	  < $(BUILD)/bench-engine.txt
 
 demo: build
 	$(BUILD)/gangtopo version

@@ -6,24 +6,30 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run executes the command line and maps errors to exit codes: 2 for bad
 // usage or input (the user can fix it), 1 for runtime failures.
-func run(args []string) int {
+func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "gangtopo: %v\n", err)
+	if errors.Is(err, errNotPlaced) {
+		return 1 // the result, with its reason, is already printed
+	}
+	fmt.Fprintf(stderr, "gangtopo: %v\n", err)
 	var ue *usageError
 	if errors.As(err, &ue) || isCobraUsageError(err) {
 		return 2

@@ -16,6 +16,9 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(
 		newVersionCmd(),
+		newFragCmd(),
+		newPlaceCmd(),
+		newDefragCmd(),
 	)
 	return root
 }

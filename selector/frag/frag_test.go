@@ -203,3 +203,13 @@ func TestNodeAmountFGDArithmetic(t *testing.T) {
 		t.Errorf("NodeAmount = %v, want FGD's %v (the running sum gives %v)", got, want, direct)
 	}
 }
+
+// BenchmarkNodeAmount: FGD's F_n(M) for an 8-GPU node and the Philly prior.
+func BenchmarkNodeAmount(b *testing.B) {
+	w := PhillyPrior(1)
+	free := []uint16{1000, 0, 500, 1000, 0, 0, 1000, 250}
+	b.ReportAllocs()
+	for b.Loop() {
+		NodeAmount(free, 20000, 1, &w)
+	}
+}

@@ -81,9 +81,7 @@ func (m *Meter) Stats(s *occupancy.Snapshot, d topology.DomainID) DomainStats {
 		node := &m.Cluster.Nodes[n]
 		st.Models |= node.Models
 		st.GPUsPerNode = max(st.GPUsPerNode, node.NumGPUs())
-		for _, f := range s.NodeFree(n) {
-			st.IdleMilli += int64(f)
-		}
+		st.IdleMilli += int64(s.IdleMilli(n))
 		if s.WholeFree(n) == node.NumGPUs() && node.NumGPUs() > 0 {
 			st.WholeNodes++
 		}

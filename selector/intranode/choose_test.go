@@ -189,3 +189,13 @@ func TestUsable(t *testing.T) {
 		t.Error("Choose satisfied 6 GPUs in slices of 2 with only 4 usable")
 	}
 }
+
+// BenchmarkChooseDGX1Quad: 4 of 8 GPUs on a hybrid cube mesh (70 subsets).
+func BenchmarkChooseDGX1Quad(b *testing.B) {
+	c := topotest.SingleNode(topotest.DGX1("n1"))
+	free := freeExcept(8, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		Choose(c, &c.Nodes[0], free, Need{Count: 4, Milli: 1000})
+	}
+}

@@ -120,19 +120,11 @@ func (s *Snapshot) updateBusyState(n topology.NodeID) {
 	switch {
 	case int(s.wholeFree[n]) == node.NumGPUs() && s.FreeCPUMilli[n] == int32(min(node.CPUs*1000, 1<<31-1)):
 		s.State[n] = StateIdle
-	case s.wholeFree[n] == 0 && s.freeMilliSum(n) == 0:
+	case s.wholeFree[n] == 0 && s.idle[n] == 0:
 		s.State[n] = StateAlloc
 	default:
 		s.State[n] = StateMixed
 	}
-}
-
-func (s *Snapshot) freeMilliSum(n topology.NodeID) int {
-	t := 0
-	for _, f := range s.NodeFree(n) {
-		t += int(f)
-	}
-	return t
 }
 
 // AddJob allocates a job's resources and records it as running.

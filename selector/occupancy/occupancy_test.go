@@ -198,3 +198,22 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecode4096: reading a 4,096-node snapshot (what the Slurm plugin
+// does once per generation, outside the placement call).
+func BenchmarkDecode4096(b *testing.B) {
+	c := topotest.FatTree(4, 16, 64, topotest.DGXH100)
+	s := occupancy.New(c)
+	var buf bytes.Buffer
+	if err := s.Encode(&buf, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := occupancy.Decode(bytes.NewReader(data), "bench.json", c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

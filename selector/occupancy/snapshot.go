@@ -60,6 +60,7 @@ type Snapshot struct {
 	Jobs         []Job
 
 	wholeFree []uint8  // by NodeID: GPUs with FreeMilli == WholeGPU
+	idle      []int32  // by NodeID: sum of FreeMilli over the node's GPUs
 	sig       []uint64 // by NodeID: see NodeSig
 }
 
@@ -84,6 +85,7 @@ func New(c *topology.Cluster) *Snapshot {
 		FreeMemMiB:   make([]int64, len(c.Nodes)),
 		State:        make([]NodeState, len(c.Nodes)),
 		wholeFree:    make([]uint8, len(c.Nodes)),
+		idle:         make([]int32, len(c.Nodes)),
 		sig:          make([]uint64, len(c.Nodes)),
 	}
 	for i := range s.FreeMilli {
@@ -108,12 +110,16 @@ func (s *Snapshot) Clone() *Snapshot {
 	c.State = append([]NodeState(nil), s.State...)
 	c.Jobs = append([]Job(nil), s.Jobs...)
 	c.wholeFree = append([]uint8(nil), s.wholeFree...)
+	c.idle = append([]int32(nil), s.idle...)
 	c.sig = append([]uint64(nil), s.sig...)
 	return &c
 }
 
 // WholeFree is the number of entirely free GPUs on a node.
 func (s *Snapshot) WholeFree(n topology.NodeID) int { return int(s.wholeFree[n]) }
+
+// IdleMilli is the free GPU capacity of a node, in milli-GPUs.
+func (s *Snapshot) IdleMilli(n topology.NodeID) int { return int(s.idle[n]) }
 
 // NodeFree returns the free milli-GPUs of a node's GPUs, by local index.
 // The slice aliases the snapshot: do not modify it.
@@ -143,13 +149,15 @@ func (s *Snapshot) SetState(n topology.NodeID, st NodeState) {
 func (s *Snapshot) refresh(n topology.NodeID) {
 	node := &s.Cluster.Nodes[n]
 	free := s.FreeMilli[node.GPULo:node.GPUHi]
-	whole := 0
+	whole, idle := 0, int32(0)
 	for _, f := range free {
 		if f == WholeGPU {
 			whole++
 		}
+		idle += int32(f)
 	}
 	s.wholeFree[n] = uint8(whole)
+	s.idle[n] = idle
 	s.sig[n] = Signature(node.Models, free, s.FreeCPUMilli[n])
 }
 

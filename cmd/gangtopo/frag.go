@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gangtopo/gangtopo/selector/frag"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+type fragOptions struct {
+	topology, state, output string
+	noColor, noPicture      bool
+	width                   int
+}
+
+func newFragCmd() *cobra.Command {
+	o := fragOptions{}
+	cmd := &cobra.Command{
+		Use:   "frag --topology cluster.yaml [--state snapshot.json]",
+		Short: "Report GPU fragmentation: FGD amount and rate, free blocks per tier, gangs that could start now",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runFrag(cmd.OutOrStdout(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.topology, "topology", "", "cluster file (YAML, version v1)")
+	f.StringVar(&o.state, "state", "", "occupancy snapshot (JSON, version v1); empty cluster if omitted")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.BoolVar(&o.noColor, "no-color", false, "no ANSI colours in the cluster picture (default when not a terminal or NO_COLOR is set)")
+	f.BoolVar(&o.noPicture, "no-picture", false, "omit the cluster picture")
+	f.IntVar(&o.width, "width", 0, "picture width in columns (default: $COLUMNS or 100)")
+	return cmd
+}
+
+func runFrag(w io.Writer, o fragOptions) error {
+	if o.output != "table" && o.output != "json" {
+		return usagef("--output %q: want table or json", o.output)
+	}
+	c, err := loadCluster(o.topology)
+	if err != nil {
+		return err
+	}
+	s, err := loadSnapshot(o.state, c)
+	if err != nil {
+		return err
+	}
+	wl := frag.PhillyPrior(1)
+	r := frag.NewMeter(c, &wl).BuildReport(s)
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	writeFragTable(w, &r)
+	if !o.noPicture {
+		fmt.Fprintln(w)
+		p := picture{color: useColor(w, o.noColor), width: pictureWidth(o.width)}
+		p.write(w, c, s)
+	}
+	return nil
+}
+
+func writeFragTable(w io.Writer, r *frag.Report) {
+	gpus := func(milli float64) string { return fmt.Sprintf("%.1f", milli/1000) }
+	fmt.Fprintf(w, "cluster %s (generation %d): %d GPUs\n", r.Cluster, r.Generation, r.TotalGPUs)
+	fmt.Fprintf(w, "  allocated            %8s GPUs\n", gpus(float64(r.AllocatedMilli)))
+	fmt.Fprintf(w, "  idle (schedulable)   %8s GPUs\n", gpus(float64(r.IdleMilli)))
+	fmt.Fprintf(w, "  offline (drain/down) %8s GPUs\n", gpus(float64(r.OfflineMilli)))
+	fmt.Fprintf(w, "  FGD fragmentation    %8s GPUs  (%.1f%% of idle)\n", gpus(r.FragMilli), r.FragRate)
+	fmt.Fprintf(w, "  gang fragmentation   %8s GPUs  (idle GPUs typical multi-node gangs cannot use)\n", gpus(r.GangMilli))
+	fmt.Fprintf(w, "  stranded             %8s GPUs  (free, but no typical job shape fits where they are)\n", gpus(r.StrandedMilli))
+	fmt.Fprintln(w, "\nlargest free block per tier (whole free GPUs):")
+	for _, b := range r.Largest {
+		fmt.Fprintf(w, "  %-8s %4d  %s\n", b.Tier, b.GPUs, b.Domain)
+	}
+	fmt.Fprintln(w, "\ngangs that could start now (each inside one node, or one leaf when larger):")
+	var header, any []string
+	for _, st := range r.Startable {
+		if st.Model == "" {
+			header = append(header, fmt.Sprintf("%6d", st.GPUs))
+			any = append(any, fmt.Sprintf("%6d", st.Count))
+		}
+	}
+	fmt.Fprintf(w, "  %-10s %s\n", "GPUs", strings.Join(header, ""))
+	fmt.Fprintf(w, "  %-10s %s\n", "any model", strings.Join(any, ""))
+	row := map[string][]string{}
+	var models []string
+	for _, st := range r.Startable {
+		if st.Model != "" {
+			if _, ok := row[st.Model]; !ok {
+				models = append(models, st.Model)
+			}
+			row[st.Model] = append(row[st.Model], fmt.Sprintf("%6d", st.Count))
+		}
+	}
+	for _, m := range models {
+		fmt.Fprintf(w, "  %-10s %s\n", m, strings.Join(row[m], ""))
+	}
+	fmt.Fprintln(w, "\nleaves:")
+	for _, l := range r.Leaves {
+		fmt.Fprintf(w, "  %-12s %3d nodes  %3d whole free  %4d/%d GPUs free\n", l.Name, l.Nodes, l.WholeFreeNodes, l.FreeGPUs, l.TotalGPUs)
+	}
+}
+
+// useColor decides on ANSI colours: never with --no-color or NO_COLOR, and
+// only when writing to a terminal.
+func useColor(w io.Writer, noColor bool) bool {
+	if noColor || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func pictureWidth(flag int) int {
+	if flag > 0 {
+		return flag
+	}
+	var cols int
+	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &cols); err == nil && cols > 20 {
+		return cols
+	}
+	return 100
+}
+
+// picture draws one cell per GPU, grouped by leaf and node.
+type picture struct {
+	color bool
+	width int
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiFree   = "\x1b[32m"
+	ansiBusy   = "\x1b[31m"
+	ansiShared = "\x1b[33m"
+	ansiOff    = "\x1b[90m"
+)
+
+func (p picture) write(w io.Writer, c *topology.Cluster, s *occupancy.Snapshot) {
+	fmt.Fprintln(w, "cluster picture: . free  # busy  + shared  x offline (drain/down/unknown)")
+	nameW := 0
+	for i := range c.Nodes {
+		nameW = max(nameW, len(c.Nodes[i].Name))
+	}
+	for _, l := range c.ByTier[topology.TierLeaf] {
+		dom := &c.Domains[l]
+		fmt.Fprintf(w, "%s\n", dom.Name)
+		line := "  "
+		for n := dom.NodeLo; n < dom.NodeHi; n++ {
+			cell := fmt.Sprintf("%-*s %s  ", nameW, c.Nodes[n].Name, p.cells(s, n))
+			visible := nameW + 3 + c.Nodes[n].NumGPUs()
+			if len(line) > 2 && p.visibleLen(line)+visible > p.width {
+				fmt.Fprintln(w, strings.TrimRight(line, " "))
+				line = "  "
+			}
+			line += cell
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+}
+
+func (p picture) cells(s *occupancy.Snapshot, n topology.NodeID) string {
+	var b strings.Builder
+	usable := s.State[n].Usable()
+	for _, f := range s.NodeFree(n) {
+		glyph, col := ".", ansiFree
+		switch {
+		case !usable:
+			glyph, col = "x", ansiOff
+		case f == 0:
+			glyph, col = "#", ansiBusy
+		case f < occupancy.WholeGPU:
+			glyph, col = "+", ansiShared
+		}
+		if p.color {
+			b.WriteString(col + glyph + ansiReset)
+		} else {
+			b.WriteString(glyph)
+		}
+	}
+	return b.String()
+}
+
+// visibleLen is the printed width of a line, ignoring ANSI sequences.
+func (p picture) visibleLen(s string) int {
+	n, esc := 0, false
+	for _, r := range s {
+		switch {
+		case r == '\x1b':
+			esc = true
+		case esc && r == 'm':
+			esc = false
+		case !esc:
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// TestGolden runs command lines and compares their output (stdout, then
+// stderr, then the exit code) with testdata/golden/<name>.txt.
+func TestGolden(t *testing.T) {
+	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
+	nvl := filepath.Join("..", "..", "docs", "examples", "gb200-nvl72.yaml")
+	busy := filepath.Join("testdata", "lab16-busy.json")
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"frag-empty", []string{"frag", "--topology", lab, "--no-color"}},
+		{"frag-busy", []string{"frag", "--topology", lab, "--state", busy, "--no-color", "--width", "80"}},
+		{"frag-json", []string{"frag", "--topology", lab, "--state", busy, "-o", "json"}},
+		{"place-leaf-explain", []string{"place", "--topology", lab, "--state", busy, "--gpus", "32", "--gang-topology", "leaf", "--explain"}},
+		{"place-small", []string{"place", "--topology", lab, "--state", busy, "--gpus", "2", "--cpus-per-gpu", "2"}},
+		{"place-share", []string{"place", "--topology", lab, "--state", busy, "--gpus", "1", "--share", "400", "-o", "json"}},
+		{"place-impossible", []string{"place", "--topology", nvl, "--gpus", "128", "--gang-topology", "nvlink"}},
+		{"place-bad-tier", []string{"place", "--topology", lab, "--gpus", "8", "--gang-topology", "nvlnk"}},
+		{"place-bad-gpus", []string{"place", "--topology", lab, "--gpus", "-3"}},
+		{"place-missing-topology", []string{"place", "--gpus", "8"}},
+		{"place-bad-state", []string{"place", "--topology", lab, "--state", "testdata/nonexistent.json", "--gpus", "8"}},
+		{"defrag-spine", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine"}},
+		{"defrag-protected", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine", "--protect", "102"}},
+		{"defrag-fits", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "8"}},
+		{"unknown-command", []string{"fragment"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tc.args, &stdout, &stderr)
+			got := stdout.String() + "--- stderr\n" + stderr.String() + "--- exit " + string(rune('0'+code)) + "\n"
+			path := filepath.Join("testdata", "golden", tc.name+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
+	for args, want := range map[string]int{
+		"version":                          0,
+		"place --gpus 8 --topology " + lab: 0,
+		"place --gpus 99 --gang-topology leaf --topology " + lab: 1,
+		"place --gpus 8 --bogus":                                 2,
+		"frag --topology /nonexistent.yaml":                      2,
+	} {
+		if got := run(strings.Fields(args), &bytes.Buffer{}, &bytes.Buffer{}); got != want {
+			t.Errorf("gangtopo %s: exit %d, want %d", args, got, want)
+		}
+	}
+}

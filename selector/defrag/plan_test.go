@@ -1,0 +1,85 @@
+package defrag
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+)
+
+func addJob(t *testing.T, s *occupancy.Snapshot, id string, parts map[string][]int) {
+	t.Helper()
+	j := occupancy.Job{ID: id}
+	for name, gpus := range parts {
+		n, ok := s.Cluster.NodeByName(name)
+		if !ok {
+			t.Fatalf("no node %s", name)
+		}
+		j.Alloc.Nodes = append(j.Alloc.Nodes, occupancy.NodeAlloc{Node: n, GPUs: gpus, Milli: 1000, CPUMilli: int32(len(gpus)) * 1000})
+	}
+	if err := s.AddJob(j); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPlanEvictsLeastAndMovesIt(t *testing.T) {
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	// Every leaf has something running, so a 32-GPU leaf gang cannot start.
+	addJob(t, s, "a", map[string][]int{"node01": {0}})          // job 0, leaf1
+	addJob(t, s, "b", map[string][]int{"node02": {0, 1}})       // job 1, leaf1
+	addJob(t, s, "c", map[string][]int{"node05": {0, 1, 2}})    // job 2, leaf2
+	addJob(t, s, "d", map[string][]int{"node10": {4}})          // job 3, leaf3: the cheapest
+	addJob(t, s, "e", map[string][]int{"node13": {0, 1, 2, 3}}) // job 4, leaf4
+	addJob(t, s, "f", map[string][]int{"node14": {7}})          // job 5, leaf4
+	e := place.New(c, place.Options{})
+	r := request.Request{GPUs: 32, Tier: topology.TierLeaf}
+	if res := e.Place(s, r); res.Status != place.NoFit {
+		t.Fatalf("gang should not fit now: %v %s", res.Status, res.Message)
+	}
+	p, ok := For(e, s, r, Options{})
+	if !ok {
+		t.Fatal("no plan")
+	}
+	// Evicting job d (1 GPU) frees leaf3; d then fits in a hole elsewhere.
+	if got := c.Domains[p.Domain].Name; got != "leaf3" {
+		t.Errorf("domain %s, want leaf3", got)
+	}
+	if diff := cmp.Diff([]int{3}, p.Evict); diff != "" {
+		t.Errorf("evict (-want +got):\n%s", diff)
+	}
+	if p.EvictGPUs != 1 || p.Gang.Status != place.Placed || len(p.Moves) != 1 || len(p.Requeued) != 0 {
+		t.Errorf("plan %+v", p)
+	}
+}
+
+func TestPlanIsMinimal(t *testing.T) {
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	// Only leaf1 is up (the rest drained): a 4-GPU job on node01 and a
+	// 1-GPU job on each of node02..node04 leave 32 - 7 = 25 GPUs free. A
+	// 26-GPU gang needs one more: evicting a single 1-GPU job is enough, and
+	// the 4-GPU job must stay.
+	for n := 5; n <= 16; n++ {
+		id := topology.NodeID(n - 1)
+		s.SetState(id, occupancy.StateDrain)
+	}
+	addJob(t, s, "a", map[string][]int{"node01": {0, 1, 2, 3}})
+	addJob(t, s, "b", map[string][]int{"node02": {0}})
+	addJob(t, s, "c", map[string][]int{"node03": {0}})
+	addJob(t, s, "d", map[string][]int{"node04": {0}})
+	e := place.New(c, place.Options{})
+	p, ok := For(e, s, request.Request{GPUs: 26, Tier: topology.TierLeaf}, Options{})
+	if !ok || p.EvictGPUs != 1 || len(p.Evict) != 1 {
+		t.Fatalf("plan %+v ok=%v, want one 1-GPU eviction", p, ok)
+	}
+	// No job may be evicted: no plan.
+	if _, ok := For(e, s, request.Request{GPUs: 26, Tier: topology.TierLeaf}, Options{Evictable: func(int) bool { return false }}); ok {
+		t.Error("planned with nothing evictable")
+	}
+}

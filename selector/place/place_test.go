@@ -1,0 +1,224 @@
+package place
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+)
+
+// occupy marks GPUs busy: each spec is "node:0-3" or "node:all".
+func occupy(t *testing.T, s *occupancy.Snapshot, specs ...string) {
+	t.Helper()
+	c := s.Cluster
+	for _, spec := range specs {
+		name, idx, _ := strings.Cut(spec, ":")
+		id, ok := c.NodeByName(name)
+		if !ok {
+			t.Fatalf("no node %s", name)
+		}
+		var gpus []int
+		if idx == "all" {
+			for i := 0; i < c.Nodes[id].NumGPUs(); i++ {
+				gpus = append(gpus, i)
+			}
+		} else {
+			for _, part := range strings.Split(idx, ",") {
+				lo, hi, isRange := strings.Cut(part, "-")
+				a, _ := strconv.Atoi(lo)
+				b := a
+				if isRange {
+					b, _ = strconv.Atoi(hi)
+				}
+				for i := a; i <= b; i++ {
+					gpus = append(gpus, i)
+				}
+			}
+		}
+		if err := s.Allocate(occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: id, GPUs: gpus, Milli: 1000}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestPlace(t *testing.T) {
+	tests := []struct {
+		name     string
+		cluster  func() *topology.Cluster
+		busy     []string
+		req      request.Request
+		want     string // Describe(alloc), or "" when not placed
+		status   Status
+		tier     topology.Tier
+		inDomain string
+	}{
+		{name: "first gpu on an empty cluster", cluster: topotest.Lab16,
+			req: request.Request{GPUs: 1}, want: "node01:0", status: Placed, tier: topology.TierNVLink},
+		// node07 has 7 free GPUs: a 1-GPU job fills that hole instead of
+		// breaking a whole node (FGD: whole nodes serve 8-GPU jobs).
+		{name: "small job fills a hole", cluster: topotest.Lab16, busy: []string{"node07:0"},
+			req: request.Request{GPUs: 1}, want: "node07:1", status: Placed, tier: topology.TierNVLink},
+		// Two holes of equal size: the one in the busier leaf is filled
+		// (leaf2 has less idle capacity than leaf3).
+		{name: "fills the busier leaf", cluster: topotest.Lab16, busy: []string{"node10:0-3", "node06:0-3", "node05:all"},
+			req: request.Request{GPUs: 4}, want: "node06:4-7", status: Placed, tier: topology.TierNVLink},
+		// leaf1 and leaf2 each have a busy GPU (31 free): a 32-GPU leaf gang
+		// goes to leaf3, the first of the two whole leaves.
+		{name: "leaf gang avoids broken leaves", cluster: topotest.Lab16, busy: []string{"node01:0", "node05:0"},
+			req: request.Request{GPUs: 32, Tier: topology.TierLeaf}, want: "node09:0-7,node10:0-7,node11:0-7,node12:0-7",
+			status: Placed, tier: topology.TierLeaf, inDomain: "leaf3"},
+		// 24 GPUs: leaf1 has node02-04 whole (24): the gang fits there
+		// exactly and leaves leaf2-4 whole for bigger gangs.
+		{name: "gang takes the tightest leaf", cluster: topotest.Lab16, busy: []string{"node01:all"},
+			req: request.Request{GPUs: 24, Tier: topology.TierLeaf}, want: "node02:0-7,node03:0-7,node04:0-7",
+			status: Placed, tier: topology.TierLeaf, inDomain: "leaf1"},
+		{name: "slice of 8 takes whole nodes", cluster: topotest.Lab16, busy: []string{"node01:0", "node02:0", "node03:0"},
+			req: request.Request{GPUs: 16, Slice: 8, Tier: topology.TierLeaf}, want: "node05:0-7,node06:0-7",
+			status: Placed, tier: topology.TierLeaf, inDomain: "leaf2"},
+		// Preferred with slices: no leaf holds two whole nodes, so the gang
+		// spans leaf1 and leaf2 under spine1 (fewest leaves, then order).
+		{name: "slice widens over the spine", cluster: topotest.Lab16,
+			busy: []string{"node01:0", "node02:0", "node03:0", "node06:0", "node07:0", "node08:0",
+				"node09:0", "node10:0", "node11:0", "node13:0", "node14:0", "node15:0"},
+			req:  request.Request{GPUs: 16, Slice: 8, Tier: topology.TierLeaf, Mode: request.Preferred},
+			want: "node04:0-7,node05:0-7", status: Placed, tier: topology.TierSpine, inDomain: "spine1"},
+		{name: "nvlink never spans nodes", cluster: topotest.Lab16,
+			busy: []string{"node01:0", "node02:0", "node03:0", "node04:0", "node05:0", "node06:0", "node07:0", "node08:0",
+				"node09:0", "node10:0", "node11:0", "node12:0", "node13:0", "node14:0", "node15:0", "node16:0"},
+			req: request.Request{GPUs: 8, Tier: topology.TierNVLink}, status: NoFit},
+		{name: "nvlink gang too big ever", cluster: topotest.Lab16,
+			req: request.Request{GPUs: 16, Tier: topology.TierNVLink}, status: Impossible},
+		{name: "required leaf waits", cluster: topotest.Lab16, busy: []string{"node01:0", "node05:0", "node09:0", "node13:0"},
+			req: request.Request{GPUs: 32, Tier: topology.TierLeaf}, status: NoFit},
+		// Preferred: no leaf has 32 free; the gang goes to the spine, using
+		// as few leaves as possible (two).
+		{name: "preferred leaf widens", cluster: topotest.Lab16, busy: []string{"node01:0", "node05:0", "node09:0", "node13:0"},
+			req: request.Request{GPUs: 32, Tier: topology.TierLeaf, Mode: request.Preferred}, status: Placed, tier: topology.TierSpine},
+		{name: "fixed shape prefers exact holes", cluster: topotest.Lab16, busy: []string{"node03:0-3", "node04:0-3"},
+			req: request.Request{GPUs: 8, Nodes: 2, GPUsPerNode: 4, Tier: topology.TierLeaf}, want: "node03:4-7,node04:4-7",
+			status: Placed, tier: topology.TierLeaf, inDomain: "leaf1"},
+		{name: "rack holds 72 on nvlink", cluster: func() *topology.Cluster { return topotest.NVL72(2) },
+			req: request.Request{GPUs: 72, Tier: topology.TierNVLink}, status: Placed, tier: topology.TierNVLink, inDomain: "rack01"},
+		{name: "128 on nvlink never fits nvl72", cluster: func() *topology.Cluster { return topotest.NVL72(2) },
+			req: request.Request{GPUs: 128, Tier: topology.TierNVLink}, status: Impossible},
+		{name: "share goes to a used gpu", cluster: topotest.Lab16, busy: []string{"node02:0-6"},
+			req: request.Request{GPUs: 1, Milli: 500}, want: "node02:7", status: Placed, tier: topology.TierNVLink},
+		{name: "block tier on a cluster without blocks", cluster: topotest.Lab16,
+			req: request.Request{GPUs: 8, Tier: topology.TierBlock}, status: Invalid},
+		{name: "unknown model", cluster: topotest.Lab16,
+			req: request.Request{GPUs: 8, Models: []string{"a100"}}, status: Invalid},
+		{name: "excluded nodes", cluster: topotest.Lab16,
+			req: request.Request{GPUs: 8, Excluded: []string{"node01", "node02"}}, want: "node03:0-7", status: Placed, tier: topology.TierNVLink},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.cluster()
+			s := occupancy.New(c)
+			occupy(t, s, tc.busy...)
+			res := New(c, Options{}).Place(s, tc.req)
+			if res.Status != tc.status {
+				t.Fatalf("status = %v (%s), want %v", res.Status, res.Message, tc.status)
+			}
+			if res.Status != Placed {
+				return
+			}
+			if got := Describe(c, res.Alloc); tc.want != "" && got != tc.want {
+				t.Errorf("placed on %s, want %s", got, tc.want)
+			}
+			if res.Tier != tc.tier {
+				t.Errorf("tier reached = %v, want %v", res.Tier, tc.tier)
+			}
+			if tc.inDomain != "" && c.Domains[res.Domain].Name != tc.inDomain {
+				t.Errorf("domain = %s, want %s", c.Domains[res.Domain].Name, tc.inDomain)
+			}
+			if err := s.Fits(res.Alloc); err != nil {
+				t.Errorf("allocation does not fit the snapshot: %v", err)
+			}
+			if got := res.Alloc.NumGPUs(); got != tc.req.GPUs {
+				t.Errorf("allocated %d GPUs, want %d", got, tc.req.GPUs)
+			}
+		})
+	}
+}
+
+func TestMessages(t *testing.T) {
+	tests := []struct {
+		name    string
+		cluster func() *topology.Cluster
+		busy    []string
+		req     request.Request
+		want    string
+	}{
+		{"nvlink too big", func() *topology.Cluster { return topotest.NVL72(2) },
+			nil, request.Request{GPUs: 128, Tier: topology.TierNVLink},
+			"128 GPUs can never fit in one nvlink: the largest (rack01) holds 72; use --gang-topology=leaf, or ask for at most 72 GPUs"},
+		{"node too small", topotest.Lab16, nil, request.Request{GPUs: 9, Tier: topology.TierNode},
+			"9 GPUs can never fit in one node: the largest (node01) holds 8; use --gang-topology=leaf, or ask for at most 8 GPUs"},
+		{"leaf busy", topotest.Lab16, []string{"node01:0", "node05:0", "node09:0", "node13:0"},
+			request.Request{GPUs: 32, Tier: topology.TierLeaf},
+			"no leaf has room for 32 GPUs now (closest: leaf1 with 31 usable GPUs)"},
+		{"no block tier", topotest.Lab16, nil, request.Request{GPUs: 8, Tier: topology.TierBlock},
+			"cluster lab16 has no block domains (tiers here: nvlink, node, leaf, spine, any)"},
+		{"bad model", topotest.Lab16, nil, request.Request{GPUs: 8, Models: []string{"a100"}},
+			`unknown GPU model "a100" (models here: h100)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.cluster()
+			s := occupancy.New(c)
+			occupy(t, s, tc.busy...)
+			res := New(c, Options{}).Place(s, tc.req)
+			if diff := cmp.Diff(tc.want, res.Message); diff != "" {
+				t.Errorf("message (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRejectedCounts(t *testing.T) {
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	for _, name := range []string{"node01", "node02"} {
+		id, _ := c.NodeByName(name)
+		s.SetState(id, occupancy.StateDrain)
+	}
+	occupy(t, s, "node03:all", "node04:0-6")
+	res := New(c, Options{}).Place(s, request.Request{GPUs: 2, Excluded: []string{"node05"}})
+	want := map[Reason]int{ReasonState: 2, ReasonExcluded: 1, ReasonGPUs: 2}
+	if diff := cmp.Diff(want, res.Rejected); diff != "" {
+		t.Errorf("Rejected (-want +got):\n%s", diff)
+	}
+}
+
+func TestHeterogeneousModels(t *testing.T) {
+	c := topotest.MustBuild(heteroSpec())
+	s := occupancy.New(c)
+	e := New(c, Options{})
+	res := e.Place(s, request.Request{GPUs: 2, Models: []string{"T4"}})
+	if res.Status != Placed || res.Model != "t4" || !strings.HasPrefix(Describe(c, res.Alloc), "t4-") {
+		t.Errorf("2 x T4 -> %v %s %s", res.Status, res.Model, res.Message)
+	}
+	res = e.Place(s, request.Request{GPUs: 16, Tier: topology.TierLeaf})
+	if res.Status != Placed || res.Model != "h100" {
+		t.Errorf("16 GPUs any model -> %v %s %s", res.Status, res.Model, res.Message)
+	}
+}
+
+// heteroSpec: a leaf of two DGX H100 and a leaf of four 2-GPU T4 boxes.
+func heteroSpec() topology.Spec {
+	s := topology.Spec{Name: "mix"}
+	for _, n := range []topology.NodeSpec{topotest.DGXH100("dgx1"), topotest.DGXH100("dgx2")} {
+		s.Nodes = append(s.Nodes, n)
+	}
+	for i := 1; i <= 4; i++ {
+		s.Nodes = append(s.Nodes, topotest.SmallGPUNode("t4-"+strconv.Itoa(i), "t4", 2))
+	}
+	s.Leaves = []topology.LeafSpec{{Name: "l1", Nodes: []string{"dgx1", "dgx2"}}, {Name: "l2", Nodes: []string{"t4-1", "t4-2", "t4-3", "t4-4"}}}
+	return s
+}

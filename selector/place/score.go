@@ -1,0 +1,53 @@
+package place
+
+// Score measures one candidate placement. Candidates of the same tier are
+// compared field by field in this order; the first difference decides:
+//
+//	Nodes       nodes used: fewer is the tighter shape (a 16-GPU gang on two
+//	            8-GPU nodes beats four half nodes)
+//	Spans       leaves spanned (only above leaf tier): fewer
+//	FragDelta   increase of the cluster's expected unusable GPU capacity for
+//	            the typical workload (package frag), in milli-GPUs: lower.
+//	            It is NodeFrag (FGD, per node) plus GangFrag (per leaf or
+//	            block: whole free nodes usable by typical gangs)
+//	Links       NVLinks inside the chosen GPU set (single-node jobs): more
+//	DomainIdle  idle milli-GPUs left in the candidate's leaf (or domain):
+//	            lower, so busy leaves fill first and empty ones stay empty
+//	FreeAfter   free GPUs left on the chosen nodes: lower (best fit)
+//	Order       Slurm order of the first node: lower (deterministic)
+//
+// Differences in FragDelta below fragEpsilon are ties (floating point).
+type Score struct {
+	Nodes      int
+	Spans      int
+	FragDelta  float64
+	NodeFrag   float64
+	GangFrag   float64
+	Links      int
+	DomainIdle int64
+	FreeAfter  int
+	Order      int
+}
+
+const fragEpsilon = 1e-6
+
+// Better reports whether a beats b.
+func (a *Score) Better(b *Score) bool {
+	switch {
+	case a.Nodes != b.Nodes:
+		return a.Nodes < b.Nodes
+	case a.Spans != b.Spans:
+		return a.Spans < b.Spans
+	case a.FragDelta < b.FragDelta-fragEpsilon:
+		return true
+	case a.FragDelta > b.FragDelta+fragEpsilon:
+		return false
+	case a.Links != b.Links:
+		return a.Links > b.Links
+	case a.DomainIdle != b.DomainIdle:
+		return a.DomainIdle < b.DomainIdle
+	case a.FreeAfter != b.FreeAfter:
+		return a.FreeAfter < b.FreeAfter
+	}
+	return a.Order < b.Order
+}
