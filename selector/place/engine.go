@@ -34,9 +34,13 @@ type Engine struct {
 	// empty is the cluster with everything free, to tell "not now" from
 	// "never".
 	empty *occupancy.Snapshot
-	// deltaMemo caches node fragmentation increases by node signature
-	// within one call.
+	// deltaMemo caches node fragmentation increases by node signature and
+	// request shape, across calls (see nodeDelta).
 	deltaMemo map[uint64]float64
+	shapeRows map[shapeKey][]deltaSlot // per request shape, by NodeID
+	// byModel[m] lists the nodes that have GPUs of model m.
+	byModel  [][]topology.NodeID
+	allNodes []topology.NodeID
 	// maxNodeGPUs is the GPU count of the largest node.
 	maxNodeGPUs     int
 	hasNVLinkBlocks bool
@@ -67,6 +71,17 @@ func New(c *topology.Cluster, opts Options) *Engine {
 		empty: occupancy.New(c), deltaMemo: map[uint64]float64{}, ordinal: make([]int32, len(c.Domains))}
 	for i := range c.Nodes {
 		e.maxNodeGPUs = max(e.maxNodeGPUs, c.Nodes[i].NumGPUs())
+	}
+	e.shapeRows = map[shapeKey][]deltaSlot{}
+	e.byModel = make([][]topology.NodeID, len(c.Models))
+	for i := range c.Nodes {
+		n := topology.NodeID(i)
+		e.allNodes = append(e.allNodes, n)
+		for m := range c.Models {
+			if c.Nodes[i].Models.Has(topology.ModelID(m)) {
+				e.byModel[m] = append(e.byModel[m], n)
+			}
+		}
 	}
 	for _, d := range c.ByTier[topology.TierBlock] {
 		e.hasNVLinkBlocks = e.hasNVLinkBlocks || c.Domains[d].NVLink
@@ -200,7 +215,6 @@ func (e *Engine) reached(a occupancy.Allocation) (topology.DomainID, topology.Ti
 
 // startCall resets the per-call caches.
 func (e *Engine) startCall() {
-	clear(e.deltaMemo)
 	e.statsSet = [topology.NumTiers]bool{}
 	for i := range e.gangMemo {
 		e.gangMemo[i] = math.NaN()

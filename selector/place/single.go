@@ -1,6 +1,8 @@
 package place
 
 import (
+	"math/bits"
+
 	"github.com/gangtopo/gangtopo/selector/intranode"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -14,8 +16,7 @@ func (p *plan) singleNode(t topology.Tier, ms topology.ModelSet) {
 	var one [1]NodeShare
 	g := p.req.GPUs
 	countReasons := t == topology.TierNVLink && ms == p.passes[0]
-	for i := range c.Nodes {
-		n := topology.NodeID(i)
+	for _, n := range p.e.candidateNodes(ms, countReasons) {
 		if !p.eligible[n] {
 			continue
 		}
@@ -33,9 +34,24 @@ func (p *plan) singleNode(t topology.Tier, ms topology.ModelSet) {
 				continue
 			}
 		}
+		sc := p.scoreNode(n, g, u)
+		if !p.wouldKeep(&sc) {
+			continue
+		}
 		one[0] = NodeShare{n, g}
-		p.offer(Candidate{Domain: dom, Tier: t, Nodes: one[:], Score: p.scoreNode(n, g, u), pass: ms})
+		p.offer(Candidate{Domain: dom, Tier: t, Nodes: one[:], Score: sc, pass: ms})
 	}
+}
+
+// candidateNodes lists the nodes a pass over models ms must visit: those
+// with a GPU of a single model ms, or every node when ms mixes models or
+// when the pass counts rejection reasons (a node of another model is
+// counted as lacking the model).
+func (e *Engine) candidateNodes(ms topology.ModelSet, all bool) []topology.NodeID {
+	if all || bits.OnesCount64(uint64(ms)) != 1 {
+		return e.allNodes
+	}
+	return e.byModel[bits.TrailingZeros64(uint64(ms))]
 }
 
 // islandFor finds an NVLink island of node n with room for the whole job.
@@ -47,6 +63,16 @@ func (p *plan) islandFor(n topology.NodeID, ms topology.ModelSet) (topology.Doma
 		return node.Islands[0], true
 	}
 	free := p.s.NodeFree(n)
+	if len(node.Islands) == node.NumGPUs() && p.req.GPUs == 1 {
+		// Islands of one GPU each, created in GPU order: the first GPU
+		// with room is in the first island with room.
+		for i, f := range free {
+			if f >= p.share && ms.Has(c.GPUs[node.GPU(i)].Model) {
+				return c.GPUs[node.GPU(i)].Island, true
+			}
+		}
+		return 0, false
+	}
 	for _, isl := range node.Islands {
 		k := 0
 		for _, gid := range c.Domains[isl].IslandGPUs {
@@ -77,12 +103,25 @@ func (p *plan) scoreNode(n topology.NodeID, k, u int) Score {
 }
 
 // nodeDelta is the increase of node n's FGD fragmentation when it gives k
-// GPUs of this job's share (and their CPUs), cached by node signature: nodes
-// in the same state change the same way.
+// GPUs of this job's share (and their CPUs), cached by node signature and
+// request shape: nodes in the same state change the same way, in this call
+// and in later ones (the engine's workload does not change).
 func (p *plan) nodeDelta(n topology.NodeID, k int) float64 {
-	key := p.s.NodeSig(n) ^ uint64(k)*0x9e3779b97f4a7c15
+	sig := p.s.NodeSig(n)
+	if p.row == nil || p.rowK != k {
+		p.row, p.rowK = p.e.shapeRow(k, p.share, p.cpuPerGPU), k
+	}
+	row := p.row
+	if slot := &row[n]; slot.set && slot.sig == sig {
+		return slot.val
+	}
+	key := deltaKey(sig, k, p.share, p.cpuPerGPU)
 	if v, ok := p.e.deltaMemo[key]; ok {
+		row[n] = deltaSlot{sig, v, true}
 		return v
+	}
+	if len(p.e.deltaMemo) >= maxDeltaMemo {
+		clear(p.e.deltaMemo)
 	}
 	m := p.e.meter
 	before := m.Node(p.s, n)
@@ -104,7 +143,55 @@ func (p *plan) nodeDelta(n topology.NodeID, k int) float64 {
 		v = m.NodeAfter(n, after[:nf], cpuAfter) - before
 	}
 	p.e.deltaMemo[key] = v
+	row[n] = deltaSlot{sig, v, true}
 	return v
+}
+
+// deltaSlot caches one node's delta for one request shape: valid while the
+// node's signature is sig. Rows of slots (one per node) per request shape
+// sit in front of deltaMemo, so the common case, a node unchanged since it
+// was last scored for a job of this shape, costs an array read rather
+// than a lookup in a large map.
+type deltaSlot struct {
+	sig uint64
+	val float64
+	set bool
+}
+
+type shapeKey struct {
+	k         int
+	share     uint16
+	cpuPerGPU int64
+}
+
+// maxShapeRows bounds the per-shape rows; all are dropped when full.
+const maxShapeRows = 256
+
+// shapeRow returns the per-node delta cache of one request shape.
+func (e *Engine) shapeRow(k int, share uint16, cpuPerGPU int64) []deltaSlot {
+	key := shapeKey{k, share, cpuPerGPU}
+	if row, ok := e.shapeRows[key]; ok {
+		return row
+	}
+	if len(e.shapeRows) >= maxShapeRows {
+		clear(e.shapeRows)
+	}
+	row := make([]deltaSlot, len(e.c.Nodes))
+	e.shapeRows[key] = row
+	return row
+}
+
+// maxDeltaMemo bounds the engine's delta cache; it is cleared when full.
+const maxDeltaMemo = 1 << 18
+
+// deltaKey mixes a node signature with the request shape (FNV-1a style).
+func deltaKey(sig uint64, k int, share uint16, cpuPerGPU int64) uint64 {
+	const prime = 1099511628211
+	h := sig
+	for _, v := range [3]uint64{uint64(k), uint64(share), uint64(cpuPerGPU)} {
+		h = (h ^ v) * prime
+	}
+	return h
 }
 
 // bestShareDelta places a fractional share on the GPU that leaves the node

@@ -68,6 +68,13 @@ func (p *plan) tryTier(t topology.Tier) (*Candidate, []Candidate) {
 	return &best, p.top[1:]
 }
 
+// wouldKeep reports whether a candidate with this score would enter the
+// best MaxCandidates (offer's test, without building the candidate).
+func (p *plan) wouldKeep(sc *Score) bool {
+	k := p.e.opts.MaxCandidates
+	return len(p.top) < k || sc.Better(&p.top[k-1].Score)
+}
+
 // offer keeps cand if it is among the best MaxCandidates seen in this tier.
 // nodes is copied only when the candidate is kept.
 func (p *plan) offer(cand Candidate) {
