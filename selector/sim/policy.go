@@ -98,4 +98,5 @@ func init() {
 	Register("GpuPacking", kubeFactory("GpuPacking", func(*Env) scorer { return packing{} }))
 	Register("BestFit", kubeFactory("BestFit", func(*Env) scorer { return bestFit{} }))
 	Register("FGD", kubeFactory("FGD", newFGD))
+	Register("gangtopo", newGangtopo)
 }
