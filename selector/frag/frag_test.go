@@ -213,3 +213,55 @@ func BenchmarkNodeAmount(b *testing.B) {
 		NodeAmount(free, 20000, 1, &w)
 	}
 }
+
+func TestFillModel(t *testing.T) {
+	w := Workload{Node: []NodeShape{
+		{GPUs: 1, Milli: 500, CPUMilli: 2000, Weight: 0.5},
+		{GPUs: 1, Milli: 1000, CPUMilli: 4000, Weight: 0.5},
+	}}
+	f := NewFillModel(&w, 0)
+	tests := []struct {
+		free int
+		want float64
+	}{
+		{0, 0},
+		{499, 499}, // nothing fits
+		{600, 100}, // one share, then 100 is left
+		{999, 499}, // one share, then 499
+		{1000, 0},  // a whole job or two shares
+	}
+	for _, tc := range tests {
+		if got := f.Waste[tc.free]; got != tc.want {
+			t.Errorf("Waste[%d] = %g, want %g", tc.free, got, tc.want)
+		}
+	}
+	// c = (0.5*2000 + 0.5*4000) / (0.5*500 + 0.5*1000) = 4 milli-CPUs per milli-GPU.
+	if f.CPUPerMilli != 4 {
+		t.Errorf("CPUPerMilli = %g, want 4", f.CPUPerMilli)
+	}
+	// [1000, 600]: waste 0 + 100; the 1500 milli that would be used need
+	// 6000 milli-CPUs. With 2000 free only 500 can be fed: 1000 stranded.
+	free := []uint16{1000, 600}
+	if got := f.NodeWaste(free, 6000); got != 100 {
+		t.Errorf("NodeWaste with enough CPU = %g, want 100", got)
+	}
+	if got := f.NodeWaste(free, 2000); got != 1100 {
+		t.Errorf("NodeWaste short of CPU = %g, want 1100", got)
+	}
+}
+
+// A shape restricted to another model does not fill this model's GPUs.
+func TestFillModelModels(t *testing.T) {
+	w := Workload{Node: []NodeShape{
+		{GPUs: 1, Milli: 1000, Weight: 0.5, Models: topology.ModelSet(0).With(1)},
+		{GPUs: 1, Milli: 300, Weight: 0.5},
+	}}
+	// On model 0 only the 300 share fills: 1000 -> 700 -> 400 -> 100.
+	if got := NewFillModel(&w, topology.ModelSet(0).With(0)).Waste[1000]; got != 100 {
+		t.Errorf("Waste[1000] on model 0 = %g, want 100", got)
+	}
+	// On model 1 a whole job may come: (0.5*0 + 0.5*Waste[700]) = 0.5*100... = 50.
+	if got := NewFillModel(&w, topology.ModelSet(0).With(1)).Waste[1000]; got != 50 {
+		t.Errorf("Waste[1000] on model 1 = %g, want 50", got)
+	}
+}
