@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+
 	"github.com/gangtopo/gangtopo/selector/frag"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
@@ -14,13 +16,12 @@ import (
 //
 // The engine leaves CPU-only jobs to Slurm. In the FGD protocol they
 // compete with GPU pods for the CPUs of GPU nodes, so a policy must place
-// them: this one puts a CPU-only pod where it adds the least fragmentation
-// (the engine's own measure, frag.Meter, over the same typical pods), the
+// them: this one puts a CPU-only pod where it strands the least GPU
+// capacity by the engine's own measure over the same typical pods, the
 // lowest Slurm order among equals.
 type gangtopoPolicy struct {
-	e       *place.Engine
-	m       *frag.Meter
-	scratch [64]uint16
+	e *place.Engine
+	m *frag.Meter
 }
 
 func newGangtopo(env *Env) (Policy, error) {
@@ -42,7 +43,10 @@ func (g *gangtopoPolicy) Place(s *occupancy.Snapshot, j *Job) (occupancy.Allocat
 	return res.Alloc, true
 }
 
-// placeCPU puts a CPU-only job on the node whose fragmentation grows least.
+// placeCPU puts a CPU-only job where the engine's single-node measure
+// (frag.FillModel: GPU capacity the node's CPUs could no longer feed)
+// grows least, at the engine's resolution, the lowest Slurm order among
+// equals.
 func (g *gangtopoPolicy) placeCPU(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, bool) {
 	best, at := 0.0, topology.NodeID(-1)
 	for i := range s.Cluster.Nodes {
@@ -50,11 +54,9 @@ func (g *gangtopoPolicy) placeCPU(s *occupancy.Snapshot, j *Job) (occupancy.Allo
 		if !fits(s, n, j) {
 			continue
 		}
-		free := s.NodeFree(n)
-		after := g.scratch[:len(free)]
-		copy(after, free)
-		d := g.m.NodeAfter(n, after, s.FreeCPUMilli[n]-int32(j.CPUMilli)) - g.m.Node(s, n)
-		if at < 0 || d < best-1e-6 {
+		d := g.m.WasteAfter(n, s.NodeFree(n), s.FreeCPUMilli[n]-int32(j.CPUMilli)) - g.m.Waste(s, n)
+		d = math.Round(d/cpuTie) * cpuTie
+		if at < 0 || d < best {
 			best, at = d, n
 		}
 	}
@@ -63,3 +65,6 @@ func (g *gangtopoPolicy) placeCPU(s *occupancy.Snapshot, j *Job) (occupancy.Allo
 	}
 	return nodeAlloc(at, nil, j), true
 }
+
+// cpuTie is the engine's fill-model resolution (place.fillTie), 80 milli-GPUs.
+const cpuTie = 80

@@ -48,7 +48,7 @@ type kube struct {
 
 type entry struct {
 	ver   uint32
-	score int32 // -1: does not fit
+	score int64 // -1: does not fit
 }
 
 func kubeFactory(name string, mk func(env *Env) scorer) Factory {
@@ -93,13 +93,13 @@ func (k *kube) Place(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, bool)
 		row = make([]entry, len(k.byRank))
 		k.cache[j.Type] = row
 	}
-	best, at := int32(-1), -1
+	best, at := int64(-1), -1
 	for i, n := range k.byRank {
 		e := &row[i]
 		if e.ver != k.ver[i] {
 			e.ver, e.score = k.ver[i], -1
 			if fits(s, n, j) {
-				e.score = int32(k.sc.score(s, n, j))
+				e.score = k.sc.score(s, n, j)
 			}
 		}
 		if e.score > best {
