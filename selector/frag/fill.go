@@ -107,15 +107,28 @@ func (m *Meter) Fill(ms topology.ModelSet) *FillModel {
 	return f
 }
 
+// nodeFill returns node n's fill model, remembered per node.
+func (m *Meter) nodeFill(n topology.NodeID) *FillModel {
+	if m.fillByNode == nil {
+		m.fillByNode = make([]*FillModel, len(m.Cluster.Nodes))
+	}
+	f := m.fillByNode[n]
+	if f == nil {
+		f = m.Fill(m.Cluster.Nodes[n].Models)
+		m.fillByNode[n] = f
+	}
+	return f
+}
+
 // Waste is W_n of node n in snapshot s (0 for unusable nodes).
 func (m *Meter) Waste(s *occupancy.Snapshot, n topology.NodeID) float64 {
 	if !s.State[n].Usable() {
 		return 0
 	}
-	return m.Fill(m.Cluster.Nodes[n].Models).NodeWaste(s.NodeFree(n), int64(s.FreeCPUMilli[n]))
+	return m.nodeFill(n).NodeWaste(s.NodeFree(n), int64(s.FreeCPUMilli[n]))
 }
 
 // WasteAfter is W_n of node n with the free shares and CPUs given.
 func (m *Meter) WasteAfter(n topology.NodeID, free []uint16, cpuLeft int32) float64 {
-	return m.Fill(m.Cluster.Nodes[n].Models).NodeWaste(free, int64(cpuLeft))
+	return m.nodeFill(n).NodeWaste(free, int64(cpuLeft))
 }

@@ -16,7 +16,8 @@ type Meter struct {
 	Workload *Workload
 	cache    map[uint64]float64
 	// fill holds the fill models by the GPU models of a node.
-	fill map[topology.ModelSet]*FillModel
+	fill       map[topology.ModelSet]*FillModel
+	fillByNode []*FillModel
 	// gangsByTier[t] lists the gang shapes measured at tier t.
 	gangsByTier [topology.NumTiers][]int
 }

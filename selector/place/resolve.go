@@ -39,8 +39,10 @@ type plan struct {
 	rejected       reasonCounts
 	// row is the engine's delta cache for this job's shape with rowK GPUs
 	// on a node (see nodeDelta).
-	row  []deltaSlot
-	rowK int
+	row      []deltaSlot
+	rowK     int
+	fillRow  []deltaSlot
+	fillRowK int
 	// top holds the best candidates of the tier being tried, best first.
 	top []Candidate
 	// closest remembers, for the requested tier, the domain that came

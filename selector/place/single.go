@@ -116,8 +116,22 @@ const fillTie = 80
 // fillDelta is the increase of node n's expected waste (frag.FillModel)
 // when it gives k GPUs of this job's share and their CPUs, rounded to
 // fillTie. A share goes to the GPU that wastes least (allocate makes the
-// same choice).
+// same choice). Cached like nodeDelta, in rows of its own (a negative k in
+// the shape key).
 func (p *plan) fillDelta(n topology.NodeID, k int) float64 {
+	sig := p.s.NodeSig(n)
+	if p.fillRow == nil || p.fillRowK != k {
+		p.fillRow, p.fillRowK = p.e.shapeRow(-k, p.share, p.cpuPerGPU), k
+	}
+	if slot := &p.fillRow[n]; slot.set && slot.sig == sig {
+		return slot.val
+	}
+	v := p.fillDeltaUncached(n, k)
+	p.fillRow[n] = deltaSlot{sig, v, true}
+	return v
+}
+
+func (p *plan) fillDeltaUncached(n topology.NodeID, k int) float64 {
 	m := p.e.meter
 	before := m.Waste(p.s, n)
 	cpuAfter := p.s.FreeCPUMilli[n] - int32(p.cpuPerGPU*int64(k))
