@@ -64,8 +64,8 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	if isTerminal(os.Stderr) {
-		cfg.Progress = progressBar(os.Stderr, time.Now())
+	if f, ok := cmd.ErrOrStderr().(*os.File); ok && isTerminal(f) {
+		cfg.Progress = progressBar(f, time.Now())
 	}
 	sw, err := sweep.Execute(cfg)
 	if err != nil {
@@ -112,14 +112,14 @@ func (f *simulateFlags) config() (sweep.Config, error) {
 	if f.tune <= 0 {
 		return cfg, usagef("--tune %g: want a positive ratio (the paper uses 1.3)", f.tune)
 	}
-	if cfg.TraceDir, err = traces.Dir(f.traces); err != nil {
-		return cfg, asUsage(err)
-	}
 	if cfg.Seeds, err = parseSeeds(f.seeds); err != nil {
 		return cfg, usagef("--seeds %q: %v", f.seeds, err)
 	}
 	if cfg.Policies, err = parsePolicies(f.policies); err != nil {
 		return cfg, usagef("--policies: %v", err)
+	}
+	if cfg.TraceDir, err = traces.Dir(f.traces); err != nil {
+		return cfg, asUsage(err)
 	}
 	if cfg.Workloads, err = parseWorkloads(f.workloads, cfg.TraceDir); err != nil {
 		return cfg, usagef("--workloads: %v", err)
