@@ -25,9 +25,12 @@ import (
 // node's waste is the sum over its GPUs plus the capacity its free CPU
 // cannot feed: filling idle - waste milli-GPUs needs (idle - waste) x c
 // milli-CPUs, where c is the typical GPU job's CPUs per milli-GPU, and what
-// the node lacks of that is stranded:
+// the node lacks of that is stranded. Like FGD, it also counts the node's
+// idle capacity as lost for the shapes that may not use its GPU model
+// (popularity p_na), so jobs that may go anywhere leave the models that
+// constrained jobs need to them:
 //
-//	W_n = sum_i Waste[f_i] + max(0, (sum_i f_i - sum_i Waste[f_i]) - cpuLeft/c)
+//	W_n = sum_i Waste[f_i] + max(0, (sum_i f_i - sum_i Waste[f_i]) - cpuLeft/c) + p_na sum_i f_i
 //
 // A placement's cost is the increase of W_n. The table has 1,001 entries
 // per set of GPU models (shapes restricted to a model see only its nodes),
@@ -35,6 +38,9 @@ import (
 type FillModel struct {
 	Waste       [occupancy.WholeGPU + 1]float64
 	CPUPerMilli float64 // 0: no typical GPU shape asks for CPUs
+	// NoAccess is the popularity of the typical GPU shapes that may not
+	// use these models.
+	NoAccess float64
 }
 
 // fillUnit is one GPU's part of a typical shape in the fill process.
@@ -50,6 +56,9 @@ func NewFillModel(w *Workload, ms topology.ModelSet) *FillModel {
 	var units []fillUnit
 	var cpu, gpu float64
 	for _, s := range w.Node {
+		if s.GPUs > 0 && s.Milli > 0 && ms != 0 && s.Models != 0 && s.Models&ms == 0 {
+			f.NoAccess += s.Weight
+		}
 		if s.GPUs == 0 || s.Milli == 0 || (ms != 0 && s.Models != 0 && s.Models&ms == 0) {
 			continue
 		}
@@ -89,6 +98,7 @@ func (f *FillModel) NodeWaste(free []uint16, cpuLeft int64) float64 {
 		idle += float64(g)
 		waste += f.Waste[g]
 	}
+	waste += f.NoAccess * idle
 	if f.CPUPerMilli > 0 {
 		if stranded := idle - waste - float64(cpuLeft)/f.CPUPerMilli; stranded > 0 {
 			waste += stranded

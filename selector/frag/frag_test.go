@@ -260,8 +260,13 @@ func TestFillModelModels(t *testing.T) {
 	if got := NewFillModel(&w, topology.ModelSet(0).With(0)).Waste[1000]; got != 100 {
 		t.Errorf("Waste[1000] on model 0 = %g, want 100", got)
 	}
-	// On model 1 a whole job may come: (0.5*0 + 0.5*Waste[700]) = 0.5*100... = 50.
+	// On model 1 a whole job may come: (0.5*0 + 0.5*Waste[700]) = 0.5*100 = 50.
 	if got := NewFillModel(&w, topology.ModelSet(0).With(1)).Waste[1000]; got != 50 {
 		t.Errorf("Waste[1000] on model 1 = %g, want 50", got)
+	}
+	// Half the typical jobs may not use model 0: like FGD, half its idle
+	// capacity counts as lost. [1000]: 100 + 0.5*1000.
+	if got := NewFillModel(&w, topology.ModelSet(0).With(0)).NodeWaste([]uint16{1000}, 0); got != 600 {
+		t.Errorf("NodeWaste on model 0 = %g, want 600", got)
 	}
 }
