@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/sweep"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
@@ -27,6 +28,7 @@ type simulateFlags struct {
 	output    string
 	svg       string
 	markdown  string
+	heldout   string
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -56,6 +58,7 @@ The traces are read from --traces, else $GANGTOPO_TRACES, else
 	fl.StringVarP(&f.output, "output", "o", "table", "output format: table or csv")
 	fl.StringVar(&f.svg, "svg", "", "also write an SVG plot of unallocated GPU % against arrived workload to this file")
 	fl.StringVar(&f.markdown, "markdown", "", "rewrite the simulator section of this benchmarks file (docs/benchmarks.md)")
+	fl.StringVar(&f.heldout, "heldout-seeds", "", "with --markdown: also compare FGD and gangtopo on these seeds")
 	return cmd
 }
 
@@ -94,9 +97,45 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		}
 	}
 	if f.markdown != "" {
-		return sweep.UpdateMarkdown(f.markdown, sw, cells, f.svg)
+		return f.writeMarkdown(cmd, cfg, sw, cells, pub)
 	}
 	return nil
+}
+
+// writeMarkdown adds what only the benchmarks document shows (held-out
+// seeds, single-run timings) and rewrites its simulator section.
+func (f *simulateFlags) writeMarkdown(cmd *cobra.Command, cfg sweep.Config, sw *sweep.Sweep, cells []sweep.Cell, pub []traces.Published3) error {
+	r := &sweep.Report{Command: "gangtopo simulate " + strings.Join(commandArgs(cmd), " "), Main: sw, Cells: cells, Pub: pub}
+	if f.svg != "" {
+		if rel, err := filepath.Rel(filepath.Dir(f.markdown), f.svg); err == nil {
+			r.SVG = rel
+		}
+	}
+	if f.heldout != "" {
+		seeds, err := parseSeeds(f.heldout)
+		if err != nil {
+			return usagef("--heldout-seeds %q: %v", f.heldout, err)
+		}
+		h := cfg
+		h.Seeds, h.Policies, h.Progress = seeds, []string{"FGD", "gangtopo"}, nil
+		if r.HeldOut, err = sweep.Execute(h); err != nil {
+			return err
+		}
+	}
+	var err error
+	if r.OneRun, err = sweep.OneRunTimes(cfg.TraceDir, cfg.Policies, cfg.Tune, 3); err != nil {
+		return err
+	}
+	return sweep.UpdateMarkdown(f.markdown, r)
+}
+
+// commandArgs returns the flags the command was given, for quoting.
+func commandArgs(cmd *cobra.Command) []string {
+	var out []string
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		out = append(out, "--"+fl.Name+" "+fl.Value.String())
+	})
+	return out
 }
 
 // config checks the flags and turns them into a sweep configuration.

@@ -158,3 +158,29 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// OneRunTimes times one run of each policy on the default workload with
+// seed 42, on one goroutine: the best wall time of repeats runs.
+func OneRunTimes(dir string, policies []string, tune float64, repeats int) (map[string]time.Duration, error) {
+	ws, err := load(dir, []string{"default"})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]time.Duration{}
+	for _, p := range policies {
+		f, err := sim.Lookup(p)
+		if err != nil {
+			return nil, err
+		}
+		for range repeats {
+			t0 := time.Now()
+			if _, err := sim.Run(ws[0], f, 42, tune); err != nil {
+				return nil, err
+			}
+			if d, ok := out[p]; !ok || time.Since(t0) < d {
+				out[p] = time.Since(t0)
+			}
+		}
+	}
+	return out, nil
+}
