@@ -41,8 +41,10 @@ type Engine struct {
 	// byModel[m] lists the nodes that have GPUs of model m.
 	byModel  [][]topology.NodeID
 	allNodes []topology.NodeID
-	// maxNodeGPUs is the GPU count of the largest node.
+	// maxNodeGPUs is the GPU count of the largest node, maxIsland that of
+	// the largest NVLink island inside a node.
 	maxNodeGPUs     int
+	maxIsland       int
 	hasNVLinkBlocks bool
 	// stats caches, per call, the frag statistics of leaves and blocks,
 	// indexed by the domain's position in Cluster.ByTier.
@@ -71,6 +73,9 @@ func New(c *topology.Cluster, opts Options) *Engine {
 		empty: occupancy.New(c), deltaMemo: map[uint64]float64{}, ordinal: make([]int32, len(c.Domains))}
 	for i := range c.Nodes {
 		e.maxNodeGPUs = max(e.maxNodeGPUs, c.Nodes[i].NumGPUs())
+	}
+	for _, d := range c.ByTier[topology.TierNVLink] {
+		e.maxIsland = max(e.maxIsland, c.Domains[d].NumGPUs())
 	}
 	e.shapeRows = map[shapeKey][]deltaSlot{}
 	e.byModel = make([][]topology.NodeID, len(c.Models))
@@ -135,7 +140,11 @@ func (p *plan) run() Result {
 	p.filterNodes()
 	var best *Candidate
 	var alts []Candidate
-	for _, t := range p.tiers() {
+	tiers := p.tiers()
+	if len(tiers) > 0 {
+		p.firstTier = tiers[0]
+	}
+	for _, t := range tiers {
 		best, alts = p.tryTier(t)
 		if best != nil {
 			if t > p.req.EffectiveTier() && !(t == topology.TierBlock && p.nvlinkBlocksOnly()) {

@@ -37,6 +37,7 @@ type plan struct {
 	// capBuf and selBuf are scratch space for fitDomain and selectFlat.
 	capBuf, selBuf []nodeCap
 	rejected       reasonCounts
+	firstTier      topology.Tier // the first tier tried counts rejection reasons
 	// row is the engine's delta cache for this job's shape with rowK GPUs
 	// on a node (see nodeDelta).
 	row      []deltaSlot

@@ -16,7 +16,7 @@ func (p *plan) singleNode(t topology.Tier, ms topology.ModelSet) {
 	c := p.e.c
 	var one [1]NodeShare
 	g := p.req.GPUs
-	countReasons := t == topology.TierNVLink && ms == p.passes[0]
+	countReasons := t == p.firstTier && ms == p.passes[0]
 	for _, n := range p.e.candidateNodes(ms, countReasons) {
 		if !p.eligible[n] {
 			continue

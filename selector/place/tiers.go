@@ -19,7 +19,12 @@ func (p *plan) tiers() []topology.Tier {
 	}
 	var out []topology.Tier
 	if r.Nodes <= 1 && r.GPUs <= p.e.maxNodeGPUs {
-		out = append(out, topology.TierNVLink, topology.TierNode)
+		// No island can hold more GPUs than the largest one: when the
+		// node tier may be tried, skip the island scan that cannot succeed.
+		if r.GPUs <= p.e.maxIsland || limit < topology.TierNode {
+			out = append(out, topology.TierNVLink)
+		}
+		out = append(out, topology.TierNode)
 	}
 	if r.Nodes != 1 {
 		for _, t := range []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine, topology.TierCluster} {
