@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench bench-engine bench-simulate demo install clean
+.PHONY: all build test unit lint bench bench-engine bench-slurmmodel bench-simulate demo install clean
 
 all: build
 
@@ -35,7 +35,7 @@ test: lint unit
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-simulate
+bench: bench-engine bench-slurmmodel bench-simulate
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -45,6 +45,19 @@ bench-engine:
 	  -target BenchmarkPlace1GPU=200us -target BenchmarkPlace256GPULeaf=2ms \
 	  -notes "Place*: one placement on a 4,096-node, 32,768-GPU fat tree (4 spines x 16 leaves x 64 DGX H100) filled to 70% by the engine itself with the Philly job mix; targets from issue 2 (1 GPU under 0.2 ms, 256-GPU leaf gang under 2 ms, on one core). SnapshotMemory: cluster-bytes is the live heap of the 4,096-node topology, snapshot-bytes what one occupancy snapshot of it holds (target: under 64 MB). Decode4096: reading that snapshot from JSON, done once per generation outside the placement call." \
 	  < $(BUILD)/bench-engine.txt
+
+# The stock Slurm model: its match table against the recorded slurmctld runs
+# (written by the test itself), then the cost of one decision.
+SLURMMODEL_BENCH = $(GO) test -run '^$$' -bench . -benchmem -benchtime 200x -count 5 -cpu 1 ./selector/slurmmodel
+
+bench-slurmmodel:
+	@mkdir -p $(BUILD)
+	$(GO) test ./selector/slurmmodel -run TestReference -count=1 -args -matchdoc $(CURDIR)/docs/benchmarks.md
+	$(SLURMMODEL_BENCH) | tee $(BUILD)/bench-slurmmodel.txt
+	$(GO) run ./tests/tools/benchdoc -section slurmmodel-bench -title "Stock Slurm model: cost of one decision" \
+	  -cmd "$(SLURMMODEL_BENCH)" \
+	  -notes "Place: 256 DGX H100 nodes (2 spines x 8 leaves x 16), about half of the GPUs busy at random; PlaceWide: 1,213 eight-GPU nodes without NUMA facts (the size of the Alibaba openb cluster), half busy. tree = the slurm policy (topology/tree), flat = slurm-flat (no topology plugin). The model evaluates every node for every decision, as slurmctld does." \
+	  < $(BUILD)/bench-slurmmodel.txt
 
 # The trace simulator (issue 3): the FGD protocol on the openb traces, every
 # policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on

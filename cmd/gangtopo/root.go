@@ -20,6 +20,10 @@ func newRootCmd() *cobra.Command {
 		newPlaceCmd(),
 		newDefragCmd(),
 		newSimulateCmd(),
+		newDiscoverCmd(),
+		newTopologyCmd(),
+		newGenCmd(),
+		newDaemonCmd(),
 	)
 	return root
 }
