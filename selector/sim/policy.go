@@ -65,13 +65,13 @@ func Lookup(name string) (Factory, error) {
 }
 
 // Names lists the registered policies: the paper's six in the paper's
-// order, then the others sorted.
+// order, stock Slurm, gangtopo, then any others sorted.
 func Names() []string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	out := append([]string(nil), order...)
 	paper := map[string]int{}
-	for i, n := range PaperPolicies {
+	for i, n := range append(append([]string(nil), PaperPolicies...), "slurm", "gangtopo") {
 		paper[n] = i
 	}
 	sort.SliceStable(out, func(a, b int) bool {
@@ -98,5 +98,6 @@ func init() {
 	Register("GpuPacking", kubeFactory("GpuPacking", func(*Env) scorer { return packing{} }))
 	Register("BestFit", kubeFactory("BestFit", func(*Env) scorer { return bestFit{} }))
 	Register("FGD", kubeFactory("FGD", newFGD))
+	Register("slurm", newSlurm)
 	Register("gangtopo", newGangtopo)
 }
