@@ -25,6 +25,10 @@ type Result struct {
 	// Final state, after the last pod.
 	UsedMilli, CapacityMilli int64
 	FragMilli                float64
+	// Idle is where the idle capacity is at the end, in milli-GPUs:
+	// Idle[k] sums the GPUs with k*50..k*50+49 milli free (k < 20), and
+	// Idle[20] the entirely free GPUs.
+	Idle [21]int64
 }
 
 // Run replays workload w under the policy made by newPolicy with one seed
@@ -69,6 +73,9 @@ func Run(w *Workload, newPolicy Factory, seed int64, tune float64) (*Result, err
 		rec.add(arrived, r.UsedMilli, r.FragMilli, float64(w.capacity-r.UsedMilli))
 	}
 	r.Curve = rec.curve()
+	for _, f := range s.FreeMilli {
+		r.Idle[min(int(f)/50, 20)] += int64(f)
+	}
 	return r, nil
 }
 

@@ -29,6 +29,13 @@ func TestRunPolicies(t *testing.T) {
 				if r.FailedMilli == 0 {
 					t.Errorf("seed %d: nothing failed at 200%% of capacity", seed)
 				}
+				idle := int64(0)
+				for _, v := range r.Idle {
+					idle += v
+				}
+				if idle != r.CapacityMilli-r.UsedMilli {
+					t.Errorf("seed %d: idle breakdown sums to %d, want %d", seed, idle, r.CapacityMilli-r.UsedMilli)
+				}
 				if r.FragMilli < -1e-6 || r.FragMilli > float64(r.CapacityMilli-r.UsedMilli)+1e-6 {
 					t.Errorf("seed %d: frag %g outside 0..idle", seed, r.FragMilli)
 				}
