@@ -13,8 +13,10 @@ import (
 
 // Policy places jobs. Place returns the allocation for j on snapshot s, or
 // false when j does not fit (a result, not an error). It must not modify s:
-// the simulator applies the allocation. A Policy serves one run and need
-// not be safe for concurrent use.
+// the simulator applies the allocation. It may decline a job only for
+// want of room, which in this protocol (nothing ever leaves) is final: Run
+// does not ask again for a job type that did not fit once. A Policy serves
+// one run and need not be safe for concurrent use.
 type Policy interface {
 	Name() string
 	Place(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, bool)

@@ -49,10 +49,19 @@ func Run(w *Workload, newPolicy Factory, seed int64, tune float64) (*Result, err
 	}
 	rec := newRecorder(len(w.Cluster.GPUs))
 	var arrived int64
+	// Pods never leave, so free capacity only shrinks: a pod type that
+	// found no room once never will. Later pods of that type fail without
+	// asking the policy (every policy here fails only for want of room).
+	hopeless := make([]bool, w.Types)
 	for _, i := range order {
 		j := &w.Jobs[i]
 		arrived += j.TotalMilli()
-		a, ok := p.Place(s, j)
+		var a occupancy.Allocation
+		ok := false
+		if !hopeless[j.Type] {
+			a, ok = p.Place(s, j)
+			hopeless[j.Type] = !ok
+		}
 		if ok {
 			if err := s.Allocate(a); err != nil {
 				return nil, fmt.Errorf("policy %s placed pod %s where it does not fit: %w", p.Name(), j.Pod.Name, err)
