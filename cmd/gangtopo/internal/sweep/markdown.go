@@ -289,9 +289,13 @@ func (r *Report) writeSpeed(b *strings.Builder) {
 	}
 	sw := r.Main
 	fmt.Fprintf(b, "\nWhole sweep (%d runs): **%s** wall with %d workers, %s of CPU; reading and preparing the traces %s. "+
-		"The machine is shared: wall time includes waiting for other work, CPU time does not.\n",
+		"The machine is shared: wall time includes waiting for other work, CPU time does not",
 		len(sw.Config.Workloads)*len(sw.Config.Policies)*len(sw.Config.Seeds), sw.Wall.Round(time.Second),
 		sw.Config.Workers, sw.CPU.Round(time.Second), sw.Load.Round(time.Millisecond))
+	if sw.LoadAvg[0] != "" {
+		fmt.Fprintf(b, " (load average %s before the sweep, %s after, on %d cores)", sw.LoadAvg[0], sw.LoadAvg[1], runtime.NumCPU())
+	}
+	fmt.Fprintln(b, ".")
 }
 
 // replaceSection replaces the text between <!-- BEGIN name --> and

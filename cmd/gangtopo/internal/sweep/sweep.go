@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,6 +39,10 @@ type Sweep struct {
 	Wall   time.Duration // whole sweep
 	CPU    time.Duration // user+system CPU of the process during the sweep
 	Load   time.Duration // reading and preparing the traces
+	// LoadAvg is the machine's 1-minute load average before and after
+	// (Linux /proc/loadavg; empty elsewhere): other work competes for the
+	// cores.
+	LoadAvg [2]string
 }
 
 // Key names one cell: a workload and a policy.
@@ -63,7 +69,7 @@ func Execute(cfg Config) (*Sweep, error) {
 		}
 		factories[i] = f
 	}
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0, load0 := time.Now(), cpuTime(), loadAvg()
 	workloads, err := load(cfg.TraceDir, cfg.Workloads)
 	if err != nil {
 		return nil, err
@@ -82,6 +88,7 @@ func Execute(cfg Config) (*Sweep, error) {
 		return nil, err
 	}
 	sw.Wall, sw.CPU = time.Since(start), cpuTime()-cpu0
+	sw.LoadAvg = [2]string{load0, loadAvg()}
 	return sw, nil
 }
 
@@ -148,6 +155,19 @@ func load(dir string, names []string) ([]*sim.Workload, error) {
 		}
 	}
 	return out, nil
+}
+
+// loadAvg returns the 1-minute load average, or "" if unknown.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // cpuTime is the CPU time the process has used (user and system).
