@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/atomicfile"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmgen"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -108,5 +108,9 @@ func runGen(cmd *cobra.Command, o genOptions, gen func(io.Writer, *topology.Clus
 		_, err = cmd.OutOrStdout().Write(buf.Bytes())
 		return err
 	}
-	return atomicfile.Write(o.output, buf.Bytes(), 0o644)
+	// The user chose the path: no directory policy, but never a torn file.
+	return publish.WriteFile(o.output, publish.Options{AllowInsecureDir: true}, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	})
 }

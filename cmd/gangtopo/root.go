@@ -23,6 +23,7 @@ func newRootCmd() *cobra.Command {
 		newDiscoverCmd(),
 		newTopologyCmd(),
 		newGenCmd(),
+		newSnapshotCmd(),
 		newDaemonCmd(),
 	)
 	return root

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/atomicfile"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/topobuild"
 )
 
@@ -95,7 +95,11 @@ func runTopologyBuild(stdout, stderr io.Writer, o topologyBuildOptions) error {
 		_, err = stdout.Write(buf.Bytes())
 		return err
 	}
-	return atomicfile.Write(o.output, buf.Bytes(), 0o644)
+	// The user chose the path: no directory policy, but never a torn file.
+	return publish.WriteFile(o.output, publish.Options{AllowInsecureDir: true}, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	})
 }
 
 func parseModels(specs []string) (topobuild.ModelMap, error) {

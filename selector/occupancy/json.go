@@ -302,6 +302,19 @@ func (s *Snapshot) takeForJob(na NodeAlloc, derive deriveMask) error {
 // Encode writes the snapshot as JSON (format v1), nodes in tree order, every
 // node with its explicit GPU frees so readers need not derive them.
 func (s *Snapshot) Encode(w io.Writer, source string) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(s.toFile(source))
+}
+
+// EncodeCompact writes the same JSON as Encode without indentation: several
+// times faster for a large cluster, whose snapshot the sidecar daemon
+// publishes every few seconds.
+func (s *Snapshot) EncodeCompact(w io.Writer, source string) error {
+	return json.NewEncoder(w).Encode(s.toFile(source))
+}
+
+func (s *Snapshot) toFile(source string) file {
 	c := s.Cluster
 	f := file{Version: FileVersion, Cluster: c.Name, TopologyHash: c.Hash, Generation: s.Generation,
 		Time: s.Time.UTC(), Source: source}
@@ -327,9 +340,7 @@ func (s *Snapshot) Encode(w io.Writer, source string) error {
 		}
 		f.Jobs = append(f.Jobs, fj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(f)
+	return f
 }
 
 // Missing lists the nodes in an unknown state (not reported by the

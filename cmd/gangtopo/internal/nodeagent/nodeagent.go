@@ -10,16 +10,16 @@ package nodeagent
 
 import (
 	"bytes"
-	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/atomicfile"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 )
 
 // Config is the node role's configuration.
@@ -34,6 +34,8 @@ type Config struct {
 	// file); nil means none. An error is logged and the file written
 	// without domain lines, since NCCL_IB_HCA does not depend on them.
 	Domains func(node string) ([]discovery.NodeFileDomain, error)
+	// Publish says how files are written (see package publish).
+	Publish publish.Options
 }
 
 // Agent publishes one node's maps.
@@ -60,24 +62,6 @@ func New(cfg Config, log zerolog.Logger) (*Agent, error) {
 	return &Agent{cfg: cfg, log: log}, nil
 }
 
-// Run publishes at once and then every interval until ctx is done. It
-// returns nil when stopped; failed cycles are logged, not returned.
-func (a *Agent) Run(ctx context.Context) error {
-	t := time.NewTicker(a.cfg.Interval)
-	defer t.Stop()
-	for {
-		if err := a.Once(); err != nil {
-			a.log.Error().Err(err).Int("failures", a.Failures).Msg("discovery failed; the last published files stay")
-		}
-		select {
-		case <-ctx.Done():
-			a.log.Info().Int("runs", a.Runs).Int("failures", a.Failures).Msg("node agent stopped")
-			return nil
-		case <-t.C:
-		}
-	}
-}
-
 // Once runs one discovery and publishes its result.
 func (a *Agent) Once() error {
 	a.Runs++
@@ -99,7 +83,7 @@ func (a *Agent) publish(m *discovery.NodeMap) error {
 		return err
 	}
 	path := filepath.Join(a.cfg.MapDir, m.Node+".json")
-	if err := writeFile(path, buf.Bytes()); err != nil {
+	if err := a.writeFile(path, buf.Bytes()); err != nil {
 		return err
 	}
 	if a.cfg.NodeFileDir != "" {
@@ -111,7 +95,7 @@ func (a *Agent) publish(m *discovery.NodeMap) error {
 			}
 		}
 		nf := discovery.BuildNodeFile(m, domains).Render()
-		if err := writeFile(filepath.Join(a.cfg.NodeFileDir, m.Node), nf); err != nil {
+		if err := a.writeFile(filepath.Join(a.cfg.NodeFileDir, m.Node), nf); err != nil {
 			return err
 		}
 	}
@@ -141,9 +125,12 @@ func (a *Agent) logPublished(m *discovery.NodeMap, path string) {
 }
 
 // writeFile publishes one file: atomically, creating its directory.
-func writeFile(path string, data []byte) error {
+func (a *Agent) writeFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("publish %s: %w", path, err)
 	}
-	return atomicfile.Write(path, data, 0o644)
+	return publish.WriteFile(path, a.cfg.Publish, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
+)
+
+// daemonRole is one role of `gangtopo daemon`. addFlags registers the
+// role's own flags; start builds the role on the shared core (logger,
+// metrics registry, interval) and returns the cycle the core's loop runs.
+// Errors from start are the user's to fix (bad flags, unreadable files).
+type daemonRole struct {
+	interval time.Duration // default --interval
+	addFlags func(cmd *cobra.Command)
+	start    func(d *daemon.Daemon) (cycle func(context.Context) error, err error)
+}
+
+// daemonFlags are the flags every role shares.
+type daemonFlags struct {
+	opts        daemon.Options
+	topology    string // the cluster file
+	insecureDir bool   // publish into directories others could write
+}
+
+// daemonRoles lists the roles; a new role adds one line here and its own
+// daemon_<role>.go.
+func daemonRoles(shared *daemonFlags) map[string]daemonRole {
+	return map[string]daemonRole{
+		"controller": controllerRole(shared),
+		"node":       nodeRole(shared),
+	}
+}
+
+func newDaemonCmd() *cobra.Command {
+	shared := &daemonFlags{opts: daemon.Options{Version: version}}
+	roles := daemonRoles(shared)
+	names := make([]string, 0, len(roles))
+	for name := range roles {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	cmd := &cobra.Command{
+		Use:   "daemon --role " + strings.Join(names, "|") + " [flags]",
+		Short: "Run the sidecar daemon: the occupancy snapshot (controller) or the node's map (node)",
+		Long: `Runs one role of the sidecar daemon until SIGINT or SIGTERM.
+
+  controller  polls Slurm every --interval (sinfo/squeue --json, or scontrol), builds the
+              occupancy snapshot of the --topology nodes and publishes it atomically to -o,
+              where the job_submit plugin reads it. A failing, hanging or garbled Slurm
+              command keeps the last good snapshot; the failure is logged and counted.
+  node        discovers this node's GPUs, NVLink/PCIe topology and NICs every --interval and
+              publishes its node map to --node-map-dir and its node file for the SPANK plugin.
+
+Logs are structured (zerolog) on standard error; metrics are served on --metrics-addr at
+/metrics (Prometheus) with /healthz.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDaemon(cmd, shared, roles, names)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&shared.opts.Role, "role", "", "what this daemon does: "+strings.Join(names, " or "))
+	f.StringVar(&shared.topology, "topology", "", "cluster `file` (YAML, version v1): the controller's topology, re-read when it changes; on a node, adds the node's block, leaf and spine to its node file")
+	f.DurationVar(&shared.opts.Interval, "interval", 0, "time between cycles (default 5s for the controller, 1m for a node)")
+	f.StringVar(&shared.opts.MetricsAddr, "metrics-addr", "", "serve /metrics and /healthz on this `host:port` (e.g. :9464); none if empty")
+	f.StringVar(&shared.opts.LogFormat, "log-format", "json", "log format: json or console")
+	f.StringVar(&shared.opts.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.BoolVar(&shared.opts.Once, "once", false, "run one cycle and exit (status 1 if it failed)")
+	f.BoolVar(&shared.insecureDir, "allow-insecure-dir", false, "publish even into a directory others can write (others could then replace what the plugins read)")
+	for _, name := range names {
+		roles[name].addFlags(cmd)
+	}
+	return cmd
+}
+
+func runDaemon(cmd *cobra.Command, shared *daemonFlags, roles map[string]daemonRole, names []string) error {
+	role, ok := roles[shared.opts.Role]
+	if !ok {
+		return usagef("daemon: --role %q: want one of %s", shared.opts.Role, strings.Join(names, ", "))
+	}
+	if !cmd.Flags().Changed("interval") {
+		shared.opts.Interval = role.interval
+	}
+	d, err := daemon.New(shared.opts, cmd.ErrOrStderr())
+	if err != nil {
+		return asUsage(err)
+	}
+	cycle, err := role.start(d)
+	if err != nil {
+		return asUsage(err)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return d.Run(ctx, cycle)
+}

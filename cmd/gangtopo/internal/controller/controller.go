@@ -1,0 +1,184 @@
+// Package controller is the controller role of `gangtopo daemon`: every
+// interval it polls Slurm, builds the occupancy snapshot of the topology's
+// nodes and publishes it atomically where the job_submit plugin reads it.
+//
+// One cycle:
+//
+//  1. Re-read the topology file if it changed (a bad new file keeps the
+//     old topology; the error is counted under stage "topology").
+//  2. Poll Slurm (slurmstate.Poll): the node and job commands run at once,
+//     each killed after its timeout. A failing, hanging or garbled command
+//     fails the cycle under its own stage label.
+//  3. Build the snapshot (slurmstate.BuildSnapshot); log the disagreements
+//     with the topology when they change.
+//  4. Publish it (publish.WriteSnapshot) with a generation above the last.
+//  5. Update the metrics, including the fragmentation gauges computed by
+//     the engine's frag package.
+//
+// A cycle that fails at any step publishes nothing: the previous snapshot
+// stays in place, complete, and ages; gangtopo_snapshot_age_seconds shows
+// it and the job_submit plugin ignores it once older than its bound.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/clusterfile"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/selector/frag"
+)
+
+// Config is what the controller needs.
+type Config struct {
+	Topology string // cluster file
+	Output   string // snapshot file to publish
+	Poll     *slurmstate.PollConfig
+	Publish  publish.Options
+	// Workload is the typical request mix the fragmentation gauges measure
+	// against.
+	Workload frag.Workload
+}
+
+// Controller polls and publishes; it is not safe for concurrent cycles
+// (the daemon loop runs one at a time).
+type Controller struct {
+	cfg   Config
+	log   zerolog.Logger
+	topo  *clusterfile.Watched
+	poll  *slurmstate.Poller
+	meter *frag.Meter
+	m     *metrics
+
+	generation uint64
+	lastTime   atomic.Int64 // Unix ns of the last published snapshot's time
+	problems   string       // the last report, to log only changes
+	failing    bool
+	now        func() time.Time
+}
+
+// New loads the topology, checks the output directory, clears what a
+// killed predecessor left behind and registers the metrics.
+func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
+	if cfg.Output == "" {
+		return nil, fmt.Errorf("-o/--output: the snapshot file to publish is required")
+	}
+	topo, err := clusterfile.Watch(cfg.Topology)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.Publish.AllowInsecureDir {
+		if err := publish.CheckDir(filepath.Dir(cfg.Output)); err != nil {
+			return nil, err
+		}
+	}
+	c := &Controller{cfg: cfg, log: d.Log, topo: topo, poll: slurmstate.NewPoller(cfg.Poll),
+		meter: frag.NewMeter(topo.Cluster, &cfg.Workload), now: time.Now}
+	if n, err := publish.CleanTemps(cfg.Output); n > 0 || err != nil {
+		c.log.Warn().Int("removed", n).AnErr("error", err).Msg("removed temporary files of an interrupted publish")
+	}
+	h, err := publish.ReadHeader(cfg.Output)
+	if err != nil {
+		c.log.Warn().Err(err).Msg("the existing snapshot is unreadable; the next one replaces it")
+	}
+	c.generation = h.Generation
+	start := c.now()
+	if !h.Time.IsZero() {
+		start = h.Time
+	}
+	c.lastTime.Store(start.UnixNano())
+	c.m = newMetrics(d.Registry, c.age)
+	c.log.Info().Str("topology", topo.Cluster.String()).Str("output", cfg.Output).Uint64("generation", h.Generation).Msg("controller ready")
+	return c, nil
+}
+
+func (c *Controller) age() float64 {
+	return c.now().Sub(time.Unix(0, c.lastTime.Load())).Seconds()
+}
+
+// Cycle runs one poll-build-publish round.
+func (c *Controller) Cycle(ctx context.Context) error {
+	start := c.now()
+	stage, err := c.cycle(ctx, start)
+	c.m.pollDuration.Observe(c.now().Sub(start).Seconds())
+	if err != nil {
+		c.m.pollErrors.WithLabelValues(stage).Inc()
+		c.failing = true
+		return fmt.Errorf("%s stage: %w", stage, err)
+	}
+	if c.failing {
+		c.log.Info().Uint64("generation", c.generation).Msg("polling recovered; publishing again")
+		c.failing = false
+	}
+	return nil
+}
+
+// cycle does the work and names the stage that failed.
+func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error) {
+	if err := c.reloadTopology(); err != nil {
+		c.m.pollErrors.WithLabelValues("topology").Inc() // counted, not fatal: the old topology stays
+		c.log.Error().Err(err).Msg("topology file changed but does not load; keeping the previous topology")
+	}
+	st, runs, err := c.poll.Poll(ctx)
+	c.m.observeRuns(runs)
+	if err != nil {
+		var pe *slurmstate.PollError
+		if errors.As(err, &pe) {
+			return pe.Source.Label(), err
+		}
+		return "build", err
+	}
+	s, rep, err := slurmstate.BuildSnapshot(c.topo.Cluster, st, start)
+	if err != nil {
+		return "build", err
+	}
+	c.logProblems(&rep)
+	s.Generation = publish.NextGeneration(c.generation, start)
+	if err := publish.WriteSnapshot(c.cfg.Output, s, st.Describe(c.cfg.Poll), c.cfg.Publish); err != nil {
+		return "publish", err
+	}
+	c.generation = s.Generation
+	c.lastTime.Store(s.Time.UnixNano())
+	c.m.observeSnapshot(s, &rep)
+	c.m.observeFrag(c.meter, s)
+	c.log.Debug().Uint64("generation", s.Generation).Int("jobs", len(s.Jobs)).Dur("took", c.now().Sub(start)).Msg("snapshot published")
+	return "", nil
+}
+
+func (c *Controller) reloadTopology() error {
+	changed, err := c.topo.Reload()
+	if err != nil || !changed {
+		return err
+	}
+	c.meter = frag.NewMeter(c.topo.Cluster, &c.cfg.Workload)
+	c.m.resetTopologySeries()
+	c.log.Info().Str("topology", c.topo.Cluster.String()).Str("hash", c.topo.Cluster.Hash).Msg("topology file changed; using the new topology")
+	return nil
+}
+
+// logProblems logs the disagreements between Slurm and the topology when
+// they differ from the last poll's.
+func (c *Controller) logProblems(rep *slurmstate.Report) {
+	lines := rep.Lines()
+	joined := strings.Join(lines, "\n")
+	if joined == c.problems {
+		return
+	}
+	c.problems = joined
+	if len(lines) == 0 {
+		c.log.Info().Msg("Slurm and the topology agree again")
+		return
+	}
+	for _, l := range lines {
+		c.log.Warn().Str("problem", l).Msg("Slurm and the topology disagree")
+	}
+}

@@ -1,0 +1,176 @@
+// Package daemon is the core every role of `gangtopo daemon` shares: the
+// structured logger, the Prometheus registry and its HTTP endpoint, and the
+// loop that runs a role's cycle (poll, build, publish) every interval.
+//
+// A role (controller, node) is a function that builds its state from the
+// Daemon, registers its own metrics on Daemon.Registry, and hands Run its
+// cycle. The loop owns timing and the generic bookkeeping: a cycle that
+// fails is logged and counted, and the loop goes on; what the role last
+// published stays in place. /healthz answers 200 while a cycle has
+// succeeded within the last three intervals.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+)
+
+// Options are the settings every role shares (the daemon's common flags).
+type Options struct {
+	Role        string
+	Interval    time.Duration
+	MetricsAddr string // host:port for /metrics and /healthz; empty: none
+	LogFormat   string // json or console
+	LogLevel    string // debug, info, warn, error
+	Once        bool   // run one cycle and return its error
+	Version     string
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	if o.Interval <= 0 {
+		return fmt.Errorf("--interval must be positive, not %s", o.Interval)
+	}
+	if o.LogFormat != "json" && o.LogFormat != "console" {
+		return fmt.Errorf("--log-format %q: want json or console", o.LogFormat)
+	}
+	if _, err := zerolog.ParseLevel(o.LogLevel); err != nil || o.LogLevel == "" {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", o.LogLevel)
+	}
+	if o.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(o.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q: want host:port (e.g. :9464): %v", o.MetricsAddr, err)
+		}
+	}
+	return nil
+}
+
+// Daemon is the shared core of one running role.
+type Daemon struct {
+	Log      zerolog.Logger
+	Registry *prometheus.Registry
+	opts     Options
+
+	cycles      *prometheus.CounterVec
+	lastSuccess atomic.Int64 // Unix nanoseconds
+}
+
+// New makes the core: logs go to logOut, metrics to a fresh registry that
+// already holds the Go runtime and process collectors.
+func New(opts Options, logOut io.Writer) (*Daemon, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	level, _ := zerolog.ParseLevel(opts.LogLevel)
+	if opts.LogFormat == "console" {
+		logOut = zerolog.ConsoleWriter{Out: logOut, TimeFormat: time.RFC3339}
+	}
+	d := &Daemon{
+		Log:      zerolog.New(logOut).Level(level).With().Timestamp().Str("role", opts.Role).Logger(),
+		Registry: prometheus.NewRegistry(),
+		opts:     opts,
+	}
+	d.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gangtopo_build_info", Help: "Always 1; labels say the gangtopo version and daemon role.",
+		ConstLabels: prometheus.Labels{"version": opts.Version, "role": opts.Role},
+	})
+	info.Set(1)
+	d.cycles = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gangtopo_daemon_cycles_total", Help: "Cycles the daemon ran, by result (ok or error).",
+	}, []string{"result"})
+	d.Registry.MustRegister(info, d.cycles)
+	return d, nil
+}
+
+// Interval is the time between cycles.
+func (d *Daemon) Interval() time.Duration { return d.opts.Interval }
+
+// Run calls cycle now and then every interval until ctx ends. With
+// Options.Once it runs one cycle and returns its error. The metrics
+// endpoint (if configured) serves while Run runs.
+func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) error {
+	if d.opts.Once {
+		return d.runCycle(ctx, cycle)
+	}
+	stop, err := d.serveMetrics()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	d.Log.Info().Dur("interval", d.opts.Interval).Str("metrics_addr", d.opts.MetricsAddr).Msg("daemon started")
+	tick := time.NewTicker(d.opts.Interval)
+	defer tick.Stop()
+	for {
+		_ = d.runCycle(ctx, cycle) // logged and counted; the loop goes on
+		select {
+		case <-ctx.Done():
+			d.Log.Info().Msg("daemon stopping")
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func (d *Daemon) runCycle(ctx context.Context, cycle func(context.Context) error) error {
+	err := cycle(ctx)
+	if err != nil {
+		d.cycles.WithLabelValues("error").Inc()
+		if ctx.Err() == nil {
+			d.Log.Error().Err(err).Msg("cycle failed; what was published last stays")
+		}
+		return err
+	}
+	d.cycles.WithLabelValues("ok").Inc()
+	d.lastSuccess.Store(time.Now().UnixNano())
+	return nil
+}
+
+// Healthy reports whether a cycle succeeded within the last three intervals.
+func (d *Daemon) Healthy(now time.Time) bool {
+	last := d.lastSuccess.Load()
+	return last != 0 && now.Sub(time.Unix(0, last)) <= 3*d.opts.Interval
+}
+
+// serveMetrics starts the HTTP endpoint; stop shuts it down.
+func (d *Daemon) serveMetrics() (stop func(), err error) {
+	if d.opts.MetricsAddr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", d.opts.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if !d.Healthy(time.Now()) {
+			http.Error(w, "no successful cycle in the last three intervals", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.Log.Error().Err(err).Msg("metrics endpoint failed")
+		}
+	}()
+	d.Log.Info().Str("addr", ln.Addr().String()).Msg("serving /metrics and /healthz")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}, nil
+}

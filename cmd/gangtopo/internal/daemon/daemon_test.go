@@ -1,0 +1,146 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer is a log sink safe for the loop's goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// The loop runs a cycle at once and then every interval; failures are
+// counted and logged and do not stop it; /metrics and /healthz serve while
+// it runs and /healthz turns 503 when cycles keep failing.
+func TestRunLoop(t *testing.T) {
+	addr := freeAddr(t)
+	var logs syncBuffer
+	d, err := New(Options{Role: "test", Interval: 50 * time.Millisecond, MetricsAddr: addr, LogFormat: "json", LogLevel: "info", Version: "v0"}, &logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	var fail atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		done <- d.Run(ctx, func(context.Context) error {
+			calls.Add(1)
+			if fail.Load() {
+				return errors.New("slurm is sulking")
+			}
+			return nil
+		})
+	}()
+	waitUntil(t, func() bool { return calls.Load() >= 3 })
+	if code, body := get(t, "http://"+addr+"/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz = %d %q while cycles succeed", code, body)
+	}
+	_, body := get(t, "http://"+addr+"/metrics")
+	for _, want := range []string{`gangtopo_build_info{role="test",version="v0"} 1`, `gangtopo_daemon_cycles_total{result="ok"}`, "go_goroutines", "process_cpu_seconds_total"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	fail.Store(true)
+	waitUntil(t, func() bool { return testutil.ToFloat64(d.cycles.WithLabelValues("error")) >= 4 })
+	// 4 failed cycles of 50 ms: the last success is more than 3 intervals ago
+	waitUntil(t, func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 503 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v after cancel, want nil", err)
+	}
+	if !strings.Contains(logs.String(), `"message":"cycle failed; what was published last stays"`) || !strings.Contains(logs.String(), "slurm is sulking") {
+		t.Errorf("failure not logged:\n%s", logs.String())
+	}
+	if _, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		t.Error("the metrics endpoint still serves after Run returned")
+	}
+}
+
+func TestOnce(t *testing.T) {
+	d, _ := New(Options{Role: "test", Interval: time.Hour, LogFormat: "console", LogLevel: "error", Once: true}, io.Discard)
+	want := errors.New("boom")
+	if err := d.Run(context.Background(), func(context.Context) error { return want }); err != want {
+		t.Errorf("Run with Once = %v, want the cycle's error", err)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	ok := Options{Interval: time.Second, LogFormat: "json", LogLevel: "info", MetricsAddr: ":9464"}
+	tests := []struct {
+		mod  func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.Interval = 0 }, "--interval must be positive"},
+		{func(o *Options) { o.LogFormat = "xml" }, `--log-format "xml": want json or console`},
+		{func(o *Options) { o.LogLevel = "loud" }, `--log-level "loud"`},
+		{func(o *Options) { o.MetricsAddr = "9464" }, `--metrics-addr "9464": want host:port`},
+	}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		o := ok
+		tc.mod(&o)
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate = %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("condition not reached in 4 s")
+}

@@ -1,0 +1,139 @@
+package slurmstate
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+)
+
+// Node is what Slurm reports about one node.
+type Node struct {
+	Name string
+	// State is the occupancy state SlurmState maps to (see MapState).
+	State      occupancy.NodeState
+	SlurmState string // as Slurm wrote it: "MIXED+DRAIN", "idle" (sinfo: base and flags joined by '+')
+	CPUs       int    // configured CPUs
+	AllocCPUs  int
+	Threads    int   // threads per core; 0 when not reported
+	MemoryMiB  int64 // RealMemory
+	AllocMiB   int64
+	GPUs       int      // configured GPUs (the gpu GRES count)
+	GPUTypes   []string // typed GRES names, e.g. "h100"; empty when untyped
+	GPUsUsed   int
+	// GPUUsedIdx lists the busy GPUs' indices when Slurm printed them
+	// (GresUsed=gpu:h100:4(IDX:0-3)); UsedIdxKnown says it did.
+	GPUUsedIdx   []int
+	UsedIdxKnown bool
+	// ShardsPerGPU is the node's configured shard count divided by its GPUs
+	// (Slurm spreads shards evenly when gres.conf gives no files); 0 when
+	// the node has no shards.
+	ShardsPerGPU int
+	Features     []string // active features
+	Partitions   []string
+	Reason       string
+}
+
+// Job is a job that holds resources (running, suspended, completing, ...).
+type Job struct {
+	ID        string
+	User      string
+	Partition string
+	State     string // Slurm's job state, e.g. RUNNING
+	NodeList  string // host list expression
+	CPUs      int
+	Nodes     []JobNode
+	// GangTopology is the job's --gang-topology request when visible: a
+	// GANG_TOPOLOGY=value word in its AdminComment, Comment or
+	// SystemComment (see gangTopologyFrom). Empty when not visible.
+	GangTopology string
+}
+
+// JobNode is a job's share of one node.
+type JobNode struct {
+	Name string
+	// GPUs lists the GPU indices (from "gpu:4(IDX:0-3)"); GPUCount is the
+	// count, which is all Slurm prints for GPUs bound to no device file
+	// ("gpu(CNT:4)").
+	GPUs     []int
+	GPUCount int
+	// Shards maps a GPU index to the shards the job holds on it.
+	Shards map[int]int
+	// CPUs is the CPU count when the source gives it (scontrol's CPU_IDs);
+	// squeue --json gives cores, which Cores holds and the snapshot builder
+	// multiplies by the node's threads per core.
+	CPUs   int
+	Cores  int
+	MemMiB int64
+}
+
+// State is one poll's worth of Slurm output, parsed.
+type State struct {
+	Nodes []Node
+	Jobs  []Job
+	// Version is Slurm's release, e.g. "22.05.8", when the output says.
+	Version string
+}
+
+// holdingStates are the job states in which a job holds its allocation
+// (src/common/slurm_protocol_defs.c, job_state_string; flags print before
+// the base state). Every other known state holds nothing.
+var holdingStates = map[string]bool{
+	"RUNNING": true, "SUSPENDED": true, "COMPLETING": true, "CONFIGURING": true,
+	"RESIZING": true, "STOPPED": true, "SIGNALING": true, "STAGE_OUT": true,
+}
+
+var idleJobStates = map[string]bool{
+	"PENDING": true, "COMPLETED": true, "CANCELLED": true, "FAILED": true, "TIMEOUT": true,
+	"NODE_FAIL": true, "PREEMPTED": true, "BOOT_FAIL": true, "DEADLINE": true,
+	"OUT_OF_MEMORY": true, "REQUEUED": true, "REQUEUE_FED": true, "REQUEUE_HOLD": true,
+	"SPECIAL_EXIT": true, "REVOKED": true, "RESV_DEL_HOLD": true,
+}
+
+// jobHolds reports whether a job in state st holds resources; ok is false
+// for a state Slurm 22.05 does not have.
+func jobHolds(st string) (holds, ok bool) {
+	st = strings.ToUpper(st)
+	if holdingStates[st] {
+		return true, true
+	}
+	return false, idleJobStates[st]
+}
+
+// gangTopologyFrom finds a GANG_TOPOLOGY=value word in the comments, the
+// first one found in the order given.
+func gangTopologyFrom(comments ...string) string {
+	for _, c := range comments {
+		for _, w := range strings.FieldsFunc(c, func(r rune) bool { return r == ' ' || r == '\t' || r == ';' || r == '\n' }) {
+			if v, ok := strings.CutPrefix(w, "GANG_TOPOLOGY="); ok && v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func sortedUnique(xs []int) []int {
+	if len(xs) < 2 {
+		return xs
+	}
+	sort.Ints(xs)
+	out := xs[:1]
+	for _, x := range xs[1:] {
+		if x != out[len(out)-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" && f != "(null)" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,281 @@
+package slurmstate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Source is one Slurm command the poller can read.
+type Source uint8
+
+// The sources. A poll reads one node source and one job source.
+const (
+	SinfoJSON     Source = iota // sinfo --json
+	SqueueJSON                  // squeue --json
+	ScontrolNodes               // scontrol -a -d -o show node
+	ScontrolJobs                // scontrol -a -d show job
+	numSources
+)
+
+var sourceArgs = [numSources][]string{
+	{"sinfo", "--json"},
+	{"squeue", "--json"},
+	// -a: nodes and jobs of hidden partitions hold GPUs too; -d: GresUsed
+	// and the per-node job lines; -o: one line per node.
+	{"scontrol", "-a", "-d", "-o", "show", "node"},
+	{"scontrol", "-a", "-d", "show", "job"},
+}
+
+// String is the command line, as errors and logs name it.
+func (s Source) String() string { return strings.Join(sourceArgs[s], " ") }
+
+// Label is a short metric label: sinfo, squeue, scontrol_nodes, scontrol_jobs.
+func (s Source) Label() string {
+	return [numSources]string{"sinfo", "squeue", "scontrol_nodes", "scontrol_jobs"}[s]
+}
+
+// Sources lists every source.
+func Sources() []Source { return []Source{SinfoJSON, SqueueJSON, ScontrolNodes, ScontrolJobs} }
+
+// MaxOutputBytes bounds what one command may print; squeue --json of a
+// large busy cluster is tens of MB.
+const MaxOutputBytes = 1 << 30
+
+// PollConfig says how to read Slurm.
+type PollConfig struct {
+	// NodesFrom is SinfoJSON or ScontrolNodes; JobsFrom SqueueJSON or
+	// ScontrolJobs.
+	NodesFrom, JobsFrom Source
+	// BinDir holds the Slurm commands; empty means $PATH.
+	BinDir string
+	// Timeout bounds each command (it and its children are killed).
+	Timeout time.Duration
+	// Files maps a source to a file holding its saved output, read instead
+	// of running the command (tests, offline use).
+	Files map[Source]string
+}
+
+// Validate checks the source choice.
+func (c *PollConfig) Validate() error {
+	if c.NodesFrom != SinfoJSON && c.NodesFrom != ScontrolNodes {
+		return fmt.Errorf("nodes must come from %q or %q, not %q", SinfoJSON, ScontrolNodes, c.NodesFrom)
+	}
+	if c.JobsFrom != SqueueJSON && c.JobsFrom != ScontrolJobs {
+		return fmt.Errorf("jobs must come from %q or %q, not %q", SqueueJSON, ScontrolJobs, c.JobsFrom)
+	}
+	if c.Timeout <= 0 && len(c.Files) < 2 {
+		return fmt.Errorf("command timeout must be positive")
+	}
+	return nil
+}
+
+// Describe says where a polled state came from, for a snapshot's "source"
+// field: "slurm 22.05.8 (sinfo --json; squeue --json)".
+func (st *State) Describe(cfg *PollConfig) string {
+	v := st.Version
+	if v == "" {
+		v = "22.05"
+	}
+	return fmt.Sprintf("slurm %s (%s; %s)", v, cfg.NodesFrom, cfg.JobsFrom)
+}
+
+// Run records one command's (or file's) read.
+type Run struct {
+	Source   Source
+	Duration time.Duration
+	Bytes    int
+	Err      error
+}
+
+// Poller reads Slurm poll after poll. It keeps each source's output buffer
+// between polls: squeue --json of a large cluster is tens of MB, and
+// growing a fresh buffer to that size every few seconds is most of the
+// garbage a poll would otherwise make. Parsed values never alias the
+// buffers.
+type Poller struct {
+	cfg  *PollConfig
+	bufs [numSources]limitedBuffer
+}
+
+// NewPoller returns a poller for cfg.
+func NewPoller(cfg *PollConfig) *Poller { return &Poller{cfg: cfg} }
+
+// Poll reads once with a throwaway Poller.
+func Poll(ctx context.Context, cfg *PollConfig) (*State, []Run, error) {
+	return NewPoller(cfg).Poll(ctx)
+}
+
+// Poll reads the node and job sources, running the two commands at once
+// (halving the wall time and the gap between their views), and parses each
+// output as soon as it is there. Any failure (a command that fails, times
+// out or prints what the parsers do not expect) is a *PollError naming the
+// command; runs reports each read either way.
+func (p *Poller) Poll(ctx context.Context) (*State, []Run, error) {
+	cfg := p.cfg
+	st := &State{}
+	srcs := []Source{cfg.NodesFrom, cfg.JobsFrom}
+	parsers := []func([]byte) error{
+		func(out []byte) error { return parseNodes(cfg, out, st) },
+		func(out []byte) error { return parseJobs(cfg, out, st) },
+	}
+	runs := make([]Run, len(srcs))
+	errs := make([]error, len(srcs))
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			out, err := p.read(ctx, src)
+			runs[i] = Run{Source: src, Duration: time.Since(start), Bytes: len(out), Err: err}
+			if err == nil {
+				err = parsers[i](out)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, runs, pollError(cfg, srcs[i], err)
+		}
+	}
+	return st, runs, nil
+}
+
+func parseNodes(cfg *PollConfig, out []byte, st *State) (err error) {
+	if cfg.NodesFrom == SinfoJSON {
+		st.Nodes, st.Version, err = ParseSinfoJSON(out, label(cfg, SinfoJSON))
+	} else {
+		st.Nodes, err = ParseScontrolNodes(out, label(cfg, ScontrolNodes))
+	}
+	return err
+}
+
+func parseJobs(cfg *PollConfig, out []byte, st *State) (err error) {
+	if cfg.JobsFrom == SqueueJSON {
+		st.Jobs, _, err = ParseSqueueJSON(out, label(cfg, SqueueJSON))
+	} else {
+		st.Jobs, err = ParseScontrolJobs(out, label(cfg, ScontrolJobs))
+	}
+	return err
+}
+
+// PollError is a failed read of one source: the command failed, timed out
+// or printed what the parser does not accept, or (Input) a saved-output file
+// the user named is unreadable or wrong. The message names the command.
+type PollError struct {
+	Source Source
+	Input  bool
+	Err    error
+}
+
+func (e *PollError) Error() string { return e.Err.Error() }
+func (e *PollError) Unwrap() error { return e.Err }
+
+func pollError(cfg *PollConfig, src Source, err error) error {
+	_, input := cfg.Files[src]
+	return &PollError{Source: src, Input: input, Err: err}
+}
+
+// label names a source in errors: the command, or the command and the file.
+func label(cfg *PollConfig, src Source) string {
+	if f, ok := cfg.Files[src]; ok {
+		return fmt.Sprintf("%s output in %s", src, f)
+	}
+	return src.String()
+}
+
+func (p *Poller) read(ctx context.Context, src Source) ([]byte, error) {
+	buf := &p.bufs[src]
+	buf.Reset()
+	buf.limit, buf.over = MaxOutputBytes, false
+	if f, ok := p.cfg.Files[src]; ok {
+		return readFile(f, src, buf)
+	}
+	return runCommand(ctx, p.cfg, src, buf)
+}
+
+func readFile(path string, src Source, buf *limitedBuffer) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s output: %w", src, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() < MaxOutputBytes {
+		buf.Grow(int(fi.Size()) + 512)
+	}
+	_, err = io.Copy(buf, f)
+	if buf.over {
+		err = fmt.Errorf("larger than %d bytes", MaxOutputBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s output in %s: %w", src, path, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// runCommand runs a Slurm command in its own process group, so a timeout
+// kills whatever it started too. Slurm's clients retry for about 10 s when
+// slurmctld is down; the timeout is what keeps a poll bounded then.
+func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limitedBuffer) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	args := sourceArgs[src]
+	bin := args[0]
+	if cfg.BinDir != "" {
+		bin = filepath.Join(cfg.BinDir, bin)
+	}
+	cmd := exec.CommandContext(ctx, bin, args[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	stderr := limitedBuffer{limit: 64 << 10}
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	err := cmd.Run()
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return nil, fmt.Errorf("%s: no answer within %s (slurmctld down or overloaded?); killed", src, cfg.Timeout)
+	case stdout.over:
+		return nil, fmt.Errorf("%s: printed more than %d bytes", src, MaxOutputBytes)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w%s", src, err, firstLine(stderr.Bytes()))
+	}
+	return stdout.Bytes(), nil
+}
+
+func firstLine(b []byte) string {
+	line, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
+	if len(line) == 0 {
+		return ""
+	}
+	if len(line) > 300 {
+		line = append(line[:300:300], "..."...)
+	}
+	return ": " + string(line)
+}
+
+// limitedBuffer keeps at most limit bytes and notes when more came.
+type limitedBuffer struct {
+	bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.limit {
+		b.over = true
+		return 0, errors.New("output limit exceeded")
+	}
+	return b.Buffer.Write(p)
+}

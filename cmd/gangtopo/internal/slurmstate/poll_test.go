@@ -1,0 +1,143 @@
+package slurmstate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeSlurm writes shell scripts named sinfo, squeue and scontrol into a
+// temp dir. Each body is a shell snippet; $TD is the testdata directory.
+func fakeSlurm(t *testing.T, bodies map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	td, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range bodies {
+		script := "#!/bin/sh\nTD=" + td + "\n" + body + "\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestPollRunsCommands(t *testing.T) {
+	bin := fakeSlurm(t, map[string]string{
+		"sinfo":  `[ "$*" = "--json" ] || exit 9; cat $TD/sinfo.json`,
+		"squeue": `[ "$*" = "--json" ] || exit 9; cat $TD/squeue.json`,
+		"scontrol": `case "$*" in
+  "-a -d -o show node") cat $TD/scontrol_nodes_handmade.txt ;;
+  "-a -d show job") cat $TD/scontrol_jobs_handmade.txt ;;
+  *) echo "scontrol: bad args $*" >&2; exit 9 ;;
+esac`,
+	})
+	for _, tc := range []struct {
+		nodes, jobs     Source
+		wantN, wantJobs int
+	}{
+		{SinfoJSON, SqueueJSON, 8, 1},
+		{ScontrolNodes, ScontrolJobs, 9, 4},
+	} {
+		cfg := &PollConfig{NodesFrom: tc.nodes, JobsFrom: tc.jobs, BinDir: bin, Timeout: 5 * time.Second}
+		st, runs, err := Poll(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%s + %s: %v", tc.nodes, tc.jobs, err)
+		}
+		if len(st.Nodes) != tc.wantN || len(st.Jobs) != tc.wantJobs || len(runs) != 2 || runs[0].Bytes == 0 {
+			t.Errorf("%s + %s: %d nodes, %d jobs, runs %+v", tc.nodes, tc.jobs, len(st.Nodes), len(st.Jobs), runs)
+		}
+	}
+}
+
+// A failing, hanging or garbling command is an error naming it; a hanging
+// one is killed with what it started.
+func TestPollFailures(t *testing.T) {
+	good := `cat $TD/squeue.json`
+	tests := []struct {
+		name, sinfo, want string
+	}{
+		{"exit status", `echo "sinfo: error: Unable to contact slurm controller (connect failure)" >&2; exit 1`,
+			"sinfo --json: exit status 1: sinfo: error: Unable to contact slurm controller (connect failure)"},
+		{"hangs", `sleep 30 & echo $! > $PIDFILE; wait`,
+			"sinfo --json: no answer within 300ms (slurmctld down or overloaded?); killed"},
+		{"garbled", `head -c 3000 $TD/sinfo.json`, "sinfo --json: nodes[2]: field burstbuffer_network_address: line 123: want a string key, found end of output (truncated?)"},
+		{"not JSON", `echo '# sinfo 22.05.8'`, "sinfo --json: line 1: want '{', found '#'"},
+		{"missing binary", "", "/sinfo: no such file or directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bodies := map[string]string{"squeue": good}
+			if tc.sinfo != "" {
+				bodies["sinfo"] = tc.sinfo
+			}
+			bin := fakeSlurm(t, bodies)
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			t.Setenv("PIDFILE", pidFile)
+			cfg := &PollConfig{NodesFrom: SinfoJSON, JobsFrom: SqueueJSON, BinDir: bin, Timeout: 300 * time.Millisecond}
+			start := time.Now()
+			_, _, err := Poll(context.Background(), cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
+			}
+			var pe *PollError
+			if !errors.As(err, &pe) || pe.Source != SinfoJSON || pe.Input {
+				t.Errorf("error %#v is not a command PollError of sinfo", err)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("poll took %s", d)
+			}
+			if data, err := os.ReadFile(pidFile); err == nil {
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+				if pid > 0 && alive(pid) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("the command's child %d survived the timeout", pid)
+				}
+			}
+		})
+	}
+}
+
+func TestPollFromFiles(t *testing.T) {
+	cfg := &PollConfig{NodesFrom: SinfoJSON, JobsFrom: ScontrolJobs, Files: map[Source]string{
+		SinfoJSON: "testdata/sinfo.json", ScontrolJobs: "testdata/scontrol_show_job_d.txt"}}
+	st, _, err := Poll(context.Background(), cfg)
+	if err != nil || len(st.Nodes) != 8 || len(st.Jobs) != 1 {
+		t.Fatalf("Poll = %d nodes, %d jobs, %v", len(st.Nodes), len(st.Jobs), err)
+	}
+	cfg.Files[SinfoJSON] = "testdata/nope.json"
+	_, _, err = Poll(context.Background(), cfg)
+	var pe *PollError
+	if err == nil || !strings.Contains(err.Error(), "sinfo --json output: open testdata/nope.json: no such file") || !errors.As(err, &pe) || !pe.Input || pe.Source != SinfoJSON {
+		t.Errorf("error = %v, want an input PollError naming the file", err)
+	}
+	cfg.Files[SinfoJSON] = "testdata/squeue.json"
+	_, _, err = Poll(context.Background(), cfg)
+	if err == nil || !strings.HasPrefix(err.Error(), "sinfo --json output in testdata/squeue.json: ") || !errors.As(err, &pe) || !pe.Input || pe.Source != SinfoJSON {
+		t.Errorf("error = %v, want it to name the file", err)
+	}
+}
+
+// alive reports whether pid runs (a zombie waiting for its reaper does not),
+// giving the kernel a second to deliver the kill.
+func alive(pid int) bool {
+	for i := 0; i < 20; i++ {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		if _, rest, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(rest, "Z") {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}

@@ -1,0 +1,256 @@
+package slurmstate
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+)
+
+// ParseSqueueJSON reads `squeue --json` output and returns the jobs that hold
+// resources (see jobHolds); pending and finished jobs are read, checked and
+// dropped. label names the source in errors.
+//
+// Per node, a job's GPUs come from gres_detail, whose i-th entry belongs to
+// the i-th node of job_resources (the pairing scontrol uses), its cores from
+// job_resources.allocated_nodes[].sockets and its memory from
+// memory_allocated. (cpus_used there is always 0 in 22.05.)
+func ParseSqueueJSON(data []byte, label string) (jobs []Job, version string, err error) {
+	s := &jsonScanner{data: data, memo: gresMemo{}}
+	version, err = s.openAPIDoc("jobs", func(i int) error {
+		j, holds, err := s.squeueJob()
+		if err != nil {
+			return fmt.Errorf("jobs[%d]%s: %w", i, idSuffix(j.ID), err)
+		}
+		if holds {
+			jobs = append(jobs, j)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", label, err)
+	}
+	return jobs, version, nil
+}
+
+func idSuffix(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (job " + id + ")"
+}
+
+// squeueRaw holds a job's fields as read.
+type squeueRaw struct {
+	comments   [3]string // admin_comment, comment, system_comment
+	gresDetail []string
+	resources  *jobResources
+	seen       int
+}
+
+type jobResources struct {
+	nodes string
+	alloc []JobNode
+}
+
+const (
+	jID = 1 << iota
+	jState
+	jGres
+	squeueRequired = jID | jState | jGres
+)
+
+var squeueFieldNames = []string{"job_id", "job_state", "gres_detail"}
+
+func (s *jsonScanner) squeueJob() (Job, bool, error) {
+	var j Job
+	var raw squeueRaw
+	var field []byte // the key being read, for errors (aliases the input)
+	err := s.object(func(key []byte) error {
+		field = key
+		return s.squeueField(field, &j, &raw)
+	})
+	if err != nil {
+		return j, false, fmt.Errorf("field %s: %w", field, err)
+	}
+	if raw.seen&squeueRequired != squeueRequired {
+		return j, false, fmt.Errorf("field %s: missing", firstMissing(raw.seen, squeueRequired, squeueFieldNames))
+	}
+	holds, ok := jobHolds(j.State)
+	if !ok {
+		return j, false, fmt.Errorf("field job_state: unknown job state %q", j.State)
+	}
+	if !holds {
+		return j, false, nil
+	}
+	j.GangTopology = gangTopologyFrom(raw.comments[:]...)
+	return j, true, j.attachResources(raw, s.memo)
+}
+
+func (s *jsonScanner) squeueField(key []byte, j *Job, raw *squeueRaw) error {
+	var err error
+	switch string(key) {
+	case "job_id":
+		var id int64
+		id, err = s.count64()
+		j.ID = strconv.FormatInt(id, 10)
+		raw.seen |= jID
+	case "job_state":
+		j.State, err = s.str()
+		raw.seen |= jState
+	case "user_name":
+		j.User, err = s.str()
+	case "partition":
+		j.Partition, err = s.str()
+	case "cpus":
+		j.CPUs, err = s.count()
+	case "admin_comment":
+		raw.comments[0], err = s.str()
+	case "comment":
+		raw.comments[1], err = s.str()
+	case "system_comment":
+		raw.comments[2], err = s.str()
+	case "gres_detail":
+		raw.gresDetail, err = s.strList()
+		raw.seen |= jGres
+	case "job_resources":
+		raw.resources, err = s.jobResources()
+	default:
+		err = s.skip()
+	}
+	return err
+}
+
+// jobResources reads job_resources: the node list and, per node, cores and
+// memory.
+func (s *jsonScanner) jobResources() (*jobResources, error) {
+	if s.null() {
+		return nil, nil
+	}
+	r := &jobResources{}
+	err := s.object(func(key []byte) error {
+		switch string(key) {
+		case "nodes":
+			v, err := s.str()
+			r.nodes = v
+			return err
+		case "allocated_nodes":
+			return s.array(func(i int) error {
+				jn, err := s.allocatedNode()
+				if err != nil {
+					return fmt.Errorf("allocated_nodes[%d]: %w", i, err)
+				}
+				r.alloc = append(r.alloc, jn)
+				return nil
+			})
+		default:
+			return s.skip()
+		}
+	})
+	return r, err
+}
+
+func (s *jsonScanner) allocatedNode() (JobNode, error) {
+	var jn JobNode
+	err := s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "nodename":
+			jn.Name, err = s.str()
+		case "memory_allocated":
+			jn.MemMiB, err = s.count64()
+		case "sockets":
+			jn.Cores, err = s.countCores()
+		default:
+			err = s.skip()
+		}
+		return err
+	})
+	if err == nil && jn.Name == "" {
+		err = fmt.Errorf("field nodename: missing")
+	}
+	return jn, err
+}
+
+// countCores counts the cores marked allocated in {"0":{"cores":{"3":"allocated"}}}.
+func (s *jsonScanner) countCores() (int, error) {
+	n := 0
+	err := s.object(func([]byte) error {
+		return s.object(func(key []byte) error {
+			if string(key) != "cores" {
+				return s.skip()
+			}
+			return s.object(func([]byte) error {
+				v, err := s.str()
+				if err == nil && v != "allocated" && v != "allocated_and_in_use" {
+					err = fmt.Errorf("core state %q (want allocated or allocated_and_in_use)", v)
+				}
+				n++
+				return err
+			})
+		})
+	})
+	return n, err
+}
+
+// attachResources fills a holding job's nodes from job_resources and
+// gres_detail.
+func (j *Job) attachResources(raw squeueRaw, memo gresMemo) error {
+	r := raw.resources
+	if r == nil || r.nodes == "" {
+		return fmt.Errorf("field job_resources: missing for a %s job", j.State)
+	}
+	j.NodeList = r.nodes
+	nodes := r.alloc
+	if len(nodes) == 0 { // 22.05 leaves allocated_nodes out when it lacks socket data
+		names, err := hostlist.Expand(r.nodes)
+		if err != nil {
+			return fmt.Errorf("field job_resources.nodes: %w", err)
+		}
+		for _, n := range names {
+			nodes = append(nodes, JobNode{Name: n})
+		}
+	}
+	if len(raw.gresDetail) > len(nodes) {
+		return fmt.Errorf("field gres_detail: %d entries for %d nodes", len(raw.gresDetail), len(nodes))
+	}
+	for i, d := range raw.gresDetail {
+		if err := nodes[i].setGres(memo, d); err != nil {
+			return fmt.Errorf("field gres_detail[%d] (%s): %w", i, nodes[i].Name, err)
+		}
+	}
+	j.Nodes = nodes
+	return nil
+}
+
+// setGres reads a job's per-node GRES detail ("gpu:4(IDX:0-3),shard:2(IDX:5)").
+// memo may be nil.
+func (jn *JobNode) setGres(memo gresMemo, detail string) error {
+	p := memo.gpus(detail)
+	if p.err != nil {
+		return p.err
+	}
+	jn.GPUs, jn.GPUCount = p.use.Idx, p.use.Count
+	if p.shards == 0 {
+		return nil
+	}
+	gs, _ := ParseGres(detail) // parsed without error above
+	for _, g := range gs {
+		if g.Name != "shard" || g.Count == 0 {
+			continue
+		}
+		if len(g.Idx) == 0 {
+			return fmt.Errorf("shard entry without GPU indices")
+		}
+		// 22.05 does not say how a multi-GPU shard allocation splits: assume
+		// evenly, rounding up (never shows a shard free that is not).
+		per := int((g.Count + int64(len(g.Idx)) - 1) / int64(len(g.Idx)))
+		if jn.Shards == nil {
+			jn.Shards = map[int]int{}
+		}
+		for _, i := range g.Idx {
+			jn.Shards[i] += per
+		}
+	}
+	return nil
+}
