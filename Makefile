@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench bench-engine bench-slurmmodel bench-controller bench-simulate demo install clean
+.PHONY: all build test unit lint bench bench-engine bench-slurmmodel bench-controller bench-replay bench-simulate demo install clean
 
 all: build
 
@@ -35,7 +35,7 @@ test: lint unit
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-slurmmodel bench-controller bench-simulate
+bench: bench-engine bench-slurmmodel bench-controller bench-replay bench-simulate
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -71,6 +71,11 @@ bench-controller:
 	  -target BenchmarkControllerCycle4096/Recorded=100ms -target BenchmarkControllerCycle4096/Philly70=100ms \
 	  -notes "ControllerCycle4096: one cycle of \`gangtopo daemon --role controller\` (read sinfo --json and squeue --json output, parse, build the snapshot, publish it atomically with two fsyncs, update every metric including the fragmentation gauges) on 4,096 nodes x 8 GPUs. Recorded: the lab's recorded output (shared/data/slurm-22.05-samples) copied 512 times: 1,536 jobs, 512 of them running. Philly70: 64 leaves x 64 DGX H100 filled to 70% with the Philly job mix (about 14,000 running jobs, mostly 1 GPU) plus 2,048 pending and 1,024 completed. The commands run from files: their own cost is slurmctld's and the clients', not the daemon's. cpu-ms/cycle is the daemon process's user+system CPU per cycle (all threads, GC included); cpu-%@5s is that as a share of one core at the default 5 s interval (target: under 1%). The other rows are the stages on their own." \
 	  < $(BUILD)/bench-controller.txt
+
+# The Philly trace replayed over time through gangtopo, stock Slurm (tree and
+# flat) and naive Kubernetes pods: tables written into docs/benchmarks.md.
+bench-replay: build
+	tests/tools/bench-replay.sh $(BUILD)/gangtopo docs/benchmarks.md
 
 # The trace simulator (issue 3): the FGD protocol on the openb traces, every
 # policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on

@@ -25,6 +25,7 @@ func newRootCmd() *cobra.Command {
 		newGenCmd(),
 		newSnapshotCmd(),
 		newDaemonCmd(),
+		newReplayCmd(),
 	)
 	return root
 }

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/replay"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Targets of issue 3, part 2: gangtopo against stock Slurm (topology/tree).
+const (
+	replayTargetTight  = 0.95 // gangs in their tightest feasible domain
+	replayTargetWait16 = 0.7  // mean wait of 16+ GPU gangs, as a fraction of slurm's
+	replayReference    = "slurm"
+)
+
+// replayReport is the outcome of one gangtopo replay run (one load).
+type replayReport struct {
+	info    replayInfo
+	cluster *topology.Cluster
+	run     *replayRun
+	rows    []replayRow
+}
+
+type replayRow struct {
+	s       replay.Summary
+	elapsed time.Duration
+}
+
+func newReplayReport(set *replaySetup, run *replayRun) *replayReport {
+	r := &replayReport{info: set.info, cluster: set.cluster, run: run}
+	for i, res := range run.results {
+		r.rows = append(r.rows, replayRow{replay.Summarize(res), run.elapsed[i]})
+	}
+	return r
+}
+
+// header describes the run in a few lines.
+func (r *replayReport) header() []string {
+	h := replayHeader(r.info, r.cluster)
+	return append(h[:2], fmt.Sprintf("submit times compressed %.3gx: the trace's busiest week arrives at %.0f%% of the cluster's GPU capacity, the whole replay at %.0f%% on average",
+		r.run.compress, 100*r.run.peak, 100*r.run.offered), h[2])
+}
+
+// replayHeader describes what every run of a replay shares.
+func replayHeader(in replayInfo, c *topology.Cluster) []string {
+	return []string{
+		fmt.Sprintf("replay of %s on %s (%d nodes, %d GPUs)", in.Trace, c.Name, len(c.Nodes), c.NumGPUs()),
+		fmt.Sprintf("%d jobs submitted %s .. %s (trace time)", in.Jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04")),
+		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; slowdown %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
+			replayOneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
+	}
+}
+
+func replayOneNodeText(n int) string {
+	if n == 0 {
+		return "jobs ask for a GPU count only (--gpus=G: the scheduler may split any job over nodes; naive-pods: one pod per GPU)"
+	}
+	return fmt.Sprintf("jobs of up to %d GPUs ask for one node (-N 1; naive-pods: one pod), bigger ones for a GPU count", n)
+}
+
+func replayMinutes(sec float64) string {
+	if math.IsNaN(sec) {
+		return "-"
+	}
+	return strconv.FormatFloat(sec/60, 'f', 1, 64)
+}
+
+func replayHours(sec float64) string {
+	if math.IsNaN(sec) {
+		return "-"
+	}
+	return strconv.FormatFloat(sec/3600, 'f', 2, 64)
+}
+
+func replayPct(f float64) string {
+	if math.IsNaN(f) {
+		return "-"
+	}
+	return strconv.FormatFloat(100*f, 'f', 1, 64)
+}
+
+func replayNum(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+
+// mainTable is the per-policy overview: header row, then one row each.
+func (r *replayReport) mainTable() [][]string {
+	t := [][]string{{"policy", "GPU util %", "useful %", "mean wait min", "wait 16+ min", "mean JCT h",
+		"tightest %", "slowdown GPU-h", "held idle GPU-h", "deadlocks", "timeouts", "rejected", "run s"}}
+	for _, row := range r.rows {
+		s := row.s
+		t = append(t, []string{s.Policy, replayPct(s.Util), replayPct(s.Useful), replayMinutes(s.MeanWait), replayMinutes(s.Wait16), replayHours(s.MeanJCT),
+			replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Deadlocks),
+			strconv.Itoa(s.Timeouts), strconv.Itoa(s.Rejected), strconv.FormatFloat(row.elapsed.Seconds(), 'f', 1, 64)})
+	}
+	return t
+}
+
+// classTable lists mean / p95 waits (minutes) and mean JCT (hours) by class.
+func (r *replayReport) classTable() [][]string {
+	head := []string{"policy"}
+	for _, c := range replay.Classes {
+		head = append(head, "wait "+c.Name+" mean / p95 min")
+	}
+	for _, c := range replay.Classes {
+		head = append(head, "JCT "+c.Name+" h")
+	}
+	t := [][]string{head}
+	for _, row := range r.rows {
+		line := []string{row.s.Policy}
+		for _, cs := range row.s.Classes {
+			line = append(line, replayMinutes(cs.MeanWait)+" / "+replayMinutes(cs.P95Wait))
+		}
+		for _, cs := range row.s.Classes {
+			line = append(line, replayHours(cs.MeanJCT))
+		}
+		t = append(t, line)
+	}
+	return t
+}
+
+// targets compares gangtopo with slurm, when both ran.
+func (r *replayReport) targets() [][]string {
+	var g, s *replay.Summary
+	for i := range r.rows {
+		switch r.rows[i].s.Policy {
+		case "gangtopo":
+			g = &r.rows[i].s
+		case replayReference:
+			s = &r.rows[i].s
+		}
+	}
+	if g == nil || s == nil {
+		return nil
+	}
+	met := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	ratio := g.Wait16 / s.Wait16
+	one, oneRef := g.Classes[0].MeanWait, s.Classes[0].MeanWait
+	return [][]string{
+		{"target (gangtopo against slurm)", "measured", "wanted", ""},
+		{"gangs in their tightest feasible domain", replayPct(g.Tight) + "%", ">= 95%", met(g.Tight >= replayTargetTight)},
+		{"mean wait of 16+ GPU gangs", fmt.Sprintf("%.2fx (%s vs %s min)", ratio, replayMinutes(g.Wait16), replayMinutes(s.Wait16)), "<= 0.70x", met(ratio <= replayTargetWait16)},
+		{"mean wait of 1-GPU jobs", replayMinutes(one) + " vs " + replayMinutes(oneRef) + " min", "<= slurm", met(one <= oneRef)},
+	}
+}
+
+func (r *replayReport) writeTable(w io.Writer) {
+	for _, h := range r.header() {
+		fmt.Fprintln(w, h)
+	}
+	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets()} {
+		if t == nil {
+			continue
+		}
+		fmt.Fprintln(w)
+		if i == 1 {
+			fmt.Fprintln(w, "by gang size (GPUs):")
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, line := range t {
+			fmt.Fprintln(tw, strings.Join(line, "\t"))
+		}
+		tw.Flush()
+	}
+}
+
+func (r *replayReport) writeMarkdown(w io.Writer) {
+	for _, h := range r.header() {
+		fmt.Fprintln(w, h+"  ")
+	}
+	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets()} {
+		if t == nil {
+			continue
+		}
+		fmt.Fprintln(w)
+		for i, line := range t {
+			fmt.Fprintln(w, "| "+strings.Join(line, " | ")+" |")
+			if i == 0 {
+				fmt.Fprintln(w, "|"+strings.Repeat("---|", len(line)))
+			}
+		}
+	}
+}
+
+// writeCSV writes one row per policy with every figure in base units
+// (seconds, GPU-hours, fractions).
+func (r *replayReport) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(replayCSVHeader()); err != nil {
+		return err
+	}
+	if err := r.csvRows(cw); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func replayCSVHeader() []string {
+	head := []string{"cluster", "policy", "jobs", "rejected", "compress", "peak_load", "offered_load", "util", "useful",
+		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "mean_slowdown",
+		"backfilled", "held_idle_gpu_hours", "peak_held_idle", "deadlocks", "timeouts", "run_s"}
+	for _, c := range replay.Classes {
+		head = append(head, "jobs_"+c.Name, "wait_mean_s_"+c.Name, "wait_p95_s_"+c.Name, "jct_mean_s_"+c.Name)
+	}
+	return head
+}
+
+func (r *replayReport) csvRows(cw *csv.Writer) error {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	for _, row := range r.rows {
+		s := row.s
+		line := []string{r.cluster.Name, s.Policy, strconv.Itoa(s.Jobs), strconv.Itoa(s.Rejected), f(r.run.compress),
+			f(r.run.peak), f(r.run.offered), f(s.Util), f(s.Useful), f(s.MeanWait), f(s.Wait16), f(s.MeanJCT),
+			f(s.Tight), strconv.Itoa(s.Gangs), f(s.SlowdownGPUHours), f(s.MeanSlowdown), f(s.Backfilled),
+			f(s.HeldIdleGPUHours), strconv.Itoa(s.PeakHeldIdle), strconv.Itoa(s.Deadlocks), strconv.Itoa(s.Timeouts),
+			f(row.elapsed.Seconds())}
+		for _, cs := range s.Classes {
+			line = append(line, strconv.Itoa(cs.Jobs), f(cs.MeanWait), f(cs.P95Wait), f(cs.MeanJCT))
+		}
+		if err := cw.Write(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/replay"
+	"github.com/gangtopo/gangtopo/selector/slurmmodel"
+)
+
+// replayPolicy replays one policy on one run's jobs.
+func replayPolicy(name string, set *replaySetup, jobs []replay.Job, cfg replay.Config) (*replay.Result, error) {
+	c := set.cluster
+	switch name {
+	case "gangtopo":
+		return replay.Replay(c, jobs, replay.NewGangTopo(c, place.Options{}), cfg)
+	case "slurm":
+		return replay.Replay(c, jobs, slurmmodel.NewTree(c), cfg)
+	case "slurm-flat":
+		return replay.Replay(c, jobs, slurmmodel.NewFlat(c), cfg)
+	case replay.NaivePods:
+		return replay.ReplayPods(c, jobs, cfg)
+	}
+	return nil, fmt.Errorf("no policy %q", name)
+}
+
+// runReplays replays every (load, policy) pair, one goroutine each, at
+// most GOMAXPROCS at a time (each replay is single-threaded, and the
+// pairs share nothing but the read-only cluster). Progress goes to errw
+// only when it is a terminal.
+func runReplays(set *replaySetup, errw io.Writer) error {
+	type task struct{ run, pol int }
+	var tasks []task
+	var labels []string
+	for r, run := range set.runs {
+		run.results = make([]*replay.Result, len(set.policies))
+		run.elapsed = make([]time.Duration, len(set.policies))
+		for p, name := range set.policies {
+			tasks = append(tasks, task{r, p})
+			if len(set.runs) > 1 {
+				name = fmt.Sprintf("%.3g/%s", run.peak, name)
+			}
+			labels = append(labels, name)
+		}
+	}
+	errs := make([]error, len(tasks))
+	prog := newReplayProgress(errw, labels, set.info.Jobs)
+	sem := make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), len(tasks))))
+	var wg sync.WaitGroup
+	for i, tk := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			run := set.runs[tk.run]
+			cfg := set.cfg
+			cfg.Progress = prog.callback(i)
+			start := time.Now()
+			run.results[tk.pol], errs[i] = replayPolicy(set.policies[tk.pol], set, run.jobs, cfg)
+			run.elapsed[tk.pol] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	prog.stop()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replayProgress draws one status line on a terminal.
+type replayProgress struct {
+	w     io.Writer
+	names []string
+	total int
+	mu    sync.Mutex
+	done  []int
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newReplayProgress(w io.Writer, names []string, total int) *replayProgress {
+	p := &replayProgress{w: w, names: names, total: total, done: make([]int, len(names))}
+	f, ok := w.(*os.File)
+	if !ok {
+		return p
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return p
+	}
+	p.quit = make(chan struct{})
+	p.wg.Add(1)
+	go p.draw()
+	return p
+}
+
+func (p *replayProgress) callback(i int) func(done, total int) {
+	return func(done, _ int) {
+		p.mu.Lock()
+		p.done[i] = done
+		p.mu.Unlock()
+	}
+}
+
+// line summarises progress: the runs in flight with their percentage,
+// and how many are finished.
+func (p *replayProgress) line() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var parts []string
+	finished := 0
+	for i, name := range p.names {
+		switch d := p.done[i]; {
+		case d >= p.total:
+			finished++
+		case d > 0:
+			parts = append(parts, fmt.Sprintf("%s %3.0f%%", name, 100*float64(d)/float64(max(p.total, 1))))
+		}
+	}
+	return fmt.Sprintf("replay: %d/%d done  %s", finished, len(p.names), strings.Join(parts, "  "))
+}
+
+func (p *replayProgress) draw() {
+	defer p.wg.Done()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.quit:
+			fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 100))
+			return
+		case <-tick.C:
+		}
+		line := p.line()
+		if len(line) > 99 {
+			line = line[:99]
+		}
+		fmt.Fprintf(p.w, "\r%-99s", line)
+	}
+}
+
+func (p *replayProgress) stop() {
+	if p.quit != nil {
+		close(p.quit)
+		p.wg.Wait()
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// replayNormalizeTimes replaces the wall-clock figures of replay output, which
+// differ from run to run, with T: the last field of the rows under a
+// header ending in "run s" (table and Markdown) and the run_s field of
+// the CSV.
+func replayNormalizeTimes(s string) string {
+	lines := strings.Split(s, "\n")
+	runCol := -1
+	inTable := false
+	for i, line := range lines {
+		switch {
+		case strings.HasPrefix(line, "cluster,policy,"):
+			runCol = slices.Index(strings.Split(line, ","), "run_s")
+		case runCol >= 0 && strings.Count(line, ",") >= runCol:
+			f := strings.Split(line, ",")
+			f[runCol] = "T"
+			lines[i] = strings.Join(f, ",")
+		case strings.HasSuffix(strings.TrimRight(line, " |"), "run s"):
+			inTable = true
+		case inTable && strings.TrimSpace(line) == "":
+			inTable = false
+		case inTable && !strings.HasPrefix(line, "|---"):
+			lines[i] = replayLastNumber.ReplaceAllString(line, "${1}T$2")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+var replayLastNumber = regexp.MustCompile(`(\s)[0-9]+\.[0-9]+( \|)?$`)
+
+// TestReplayGolden runs gangtopo replay on a 48-job fixture in the Philly
+// format and compares stdout, stderr and the exit code with
+// testdata/golden/replay-*.txt (rewrite with -update). Invalid input must
+// fail with exit status 2 and a message naming the file, line and field.
+func TestReplayGolden(t *testing.T) {
+	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
+	small := filepath.Join("testdata", "replay", "philly-small.csv")
+	base := []string{"replay", "--topology", lab, "--compress", "1"}
+	bad := []string{"replay", "--topology", lab}
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"replay-table", append(base, "--trace", small)},
+		{"replay-csv", append(base, "--trace", small, "-o", "csv")},
+		{"replay-markdown-one-node", append(base, "--trace", small, "-o", "markdown", "--one-node-up-to", "8", "--policies", "gangtopo,slurm")},
+		{"replay-peak-load", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.05", "--policies", "gangtopo,naive-pods", "--slowdown", "none"}},
+		{"replay-sweep", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.02,0.04", "--policies", "gangtopo,slurm"}},
+		{"replay-sweep-csv", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.02,0.04", "--policies", "slurm,gangtopo", "-o", "csv"}},
+		{"replay-bad-load", append(bad, "--trace", small, "--peak-load", "1,x")},
+		{"replay-bad-gpus", append(base, "--trace", filepath.Join("testdata", "replay", "bad-gpus.csv"))},
+		{"replay-bad-columns", append(base, "--trace", filepath.Join("testdata", "replay", "bad-columns.csv"))},
+		{"replay-bad-time", append(base, "--trace", filepath.Join("testdata", "replay", "bad-time.csv"))},
+		{"replay-bad-duration", append(base, "--trace", filepath.Join("testdata", "replay", "bad-duration.csv"))},
+		{"replay-missing-trace", append(base, "--trace", filepath.Join("testdata", "replay", "nonexistent.csv"))},
+		{"replay-unknown-policy", append(base, "--trace", small, "--policies", "gangtopo,kube")},
+		{"replay-bad-slowdown", append(base, "--trace", small, "--slowdown", "leaf=0.5")},
+		{"replay-bad-window", append(base, "--trace", small, "--from", "2018-01-01")},
+		{"replay-bad-output", append(base, "--trace", small, "-o", "yaml")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tc.args, &stdout, &stderr)
+			got := replayNormalizeTimes(stdout.String()) + "--- stderr\n" + stderr.String() + "--- exit " + string(rune('0'+code)) + "\n"
+			path := filepath.Join("testdata", "golden", tc.name+".txt")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReplayTraceDirFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "philly-via-pollux"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "replay", "philly-small.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "philly-via-pollux", "philly.csv"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GANGTOPO_TRACES", dir)
+	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"replay", "--topology", lab, "--compress", "1", "--policies", "gangtopo"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "48 jobs submitted") {
+		t.Errorf("the trace in $GANGTOPO_TRACES was not read:\n%s", stdout.String())
+	}
+}
