@@ -43,6 +43,12 @@ type Engine struct {
 	allNodes []topology.NodeID
 	// maxNodeGPUs is the GPU count of the largest node, maxIsland that of
 	// the largest NVLink island inside a node.
+	// multiGPU measures FGD's F_n over the workload's multi-GPU node
+	// shapes only (their CPUs left to the fill model). The fill model
+	// treats a 4-GPU job as four independent GPUs, so it cannot tell a
+	// node that keeps four whole GPUs together from one that does not;
+	// FGD's "does the shape fit now" can. nil when there are none.
+	multiGPU        *frag.Meter
 	maxNodeGPUs     int
 	maxIsland       int
 	hasNVLinkBlocks bool
@@ -98,7 +104,24 @@ func New(c *topology.Cluster, opts Options) *Engine {
 	}
 	e.gangMemo = make([]float64, 2*len(c.ByTier[topology.TierLeaf]))
 	e.leafGangsOnly = !e.meter.HasGangs(topology.TierBlock) && !e.meter.HasGangs(topology.TierSpine)
+	e.multiGPU = multiGPUMeter(c, opts.Workload)
 	return e
+}
+
+// multiGPUMeter is an FGD meter over the multi-GPU whole-GPU node shapes of
+// w, with their weights as in w and no CPU demand.
+func multiGPUMeter(c *topology.Cluster, w *frag.Workload) *frag.Meter {
+	var mw frag.Workload
+	for _, sh := range w.Node {
+		if sh.GPUs >= 2 && sh.Milli >= occupancy.WholeGPU {
+			sh.CPUMilli = 0
+			mw.Node = append(mw.Node, sh)
+		}
+	}
+	if len(mw.Node) == 0 {
+		return nil
+	}
+	return frag.NewMeter(c, &mw)
 }
 
 // Cluster returns the engine's topology.

@@ -1,6 +1,7 @@
 package place
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gangtopo/gangtopo/selector/frag"
@@ -19,6 +20,7 @@ func TestFillScoring(t *testing.T) {
 		{GPUs: 1, Milli: 300, Weight: 0.5},
 		{GPUs: 1, Milli: 500, Weight: 0.5},
 	}}
+	philly := frag.PhillyPrior(1)
 	tests := []struct {
 		name string
 		prep func(t *testing.T, s *occupancy.Snapshot)
@@ -39,6 +41,17 @@ func TestFillScoring(t *testing.T) {
 		// Waste[300] = 0); on a GPU with 600 free it leaves 100 that
 		// nothing fills (Waste[600] = 50 -> Waste[100] = 100). FGD would
 		// take the tighter GPU: a 100 remnant fragments less than 300.
+		// node01 has 5 free GPUs, node02 4, the rest are full. The fill
+		// model sees whole GPUs as equally fillable either way; FGD's
+		// multi-GPU term sees that a 1-GPU job on node02 breaks its exact
+		// 4-GPU slot while on node01 it leaves two 4-GPU slots.
+		{"keeps multi-GPU slots", func(t *testing.T, s *occupancy.Snapshot) {
+			takeGPUs(t, s, "node01", 3)
+			takeGPUs(t, s, "node02", 4)
+			for i := 3; i <= 16; i++ {
+				takeGPUs(t, s, fmt.Sprintf("node%02d", i), 8)
+			}
+		}, &philly, request.Request{GPUs: 1}, "node01:3"},
 		{"share leaves a fillable remnant", func(t *testing.T, s *occupancy.Snapshot) {
 			takeShare(t, s, "node01", 0, 200) // 800 left
 			takeShare(t, s, "node02", 0, 400) // 600 left
@@ -72,6 +85,18 @@ func takeShare(t *testing.T, s *occupancy.Snapshot, name string, gpu int, milli 
 	t.Helper()
 	id, _ := s.Cluster.NodeByName(name)
 	if err := s.Allocate(occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: id, GPUs: []int{gpu}, Milli: milli}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func takeGPUs(t *testing.T, s *occupancy.Snapshot, name string, k int) {
+	t.Helper()
+	id, _ := s.Cluster.NodeByName(name)
+	gpus := make([]int, k)
+	for i := range gpus {
+		gpus[i] = i
+	}
+	if err := s.Allocate(occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: id, GPUs: gpus, Milli: 1000}}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -114,8 +114,9 @@ func (p *plan) scoreNode(n topology.NodeID, k, u int) Score {
 const fillTie = 80
 
 // fillDelta is the increase of node n's expected waste (frag.FillModel)
-// when it gives k GPUs of this job's share and their CPUs, rounded to
-// fillTie. A share goes to the GPU that wastes least (allocate makes the
+// when it gives k GPUs of this job's share and their CPUs, plus, for whole
+// GPUs, the increase of FGD's F_n over the typical multi-GPU shapes (see
+// Engine.multiGPU), rounded to fillTie. A share goes to the GPU that wastes least (allocate makes the
 // same choice). Cached like nodeDelta, in rows of its own (a negative k in
 // the shape key).
 func (p *plan) fillDelta(n topology.NodeID, k int) float64 {
@@ -150,6 +151,7 @@ func (p *plan) fillDeltaUncached(n topology.NodeID, k int) float64 {
 			}
 			after[i] += p.share
 		}
+		v -= before
 	} else {
 		taken := 0
 		for i := 0; i < nf && taken < k; i++ {
@@ -158,9 +160,12 @@ func (p *plan) fillDeltaUncached(n topology.NodeID, k int) float64 {
 				taken++
 			}
 		}
-		v = m.WasteAfter(n, after[:nf], cpuAfter)
+		v = m.WasteAfter(n, after[:nf], cpuAfter) - before
+		if mm := p.e.multiGPU; mm != nil {
+			v += mm.NodeAfter(n, after[:nf], cpuAfter) - mm.Node(p.s, n)
+		}
 	}
-	return math.Round((v-before)/fillTie) * fillTie
+	return math.Round(v/fillTie) * fillTie
 }
 
 // nodeDelta is the increase of node n's FGD fragmentation when it gives k
