@@ -13,7 +13,7 @@ BUILD    ?= build
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 
-.PHONY: all build test unit lint bench bench-engine bench-slurmmodel bench-controller bench-replay demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay
+.PHONY: all build test unit lint bench bench-engine bench-slurmmodel bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay
 
 all: build
 
@@ -104,7 +104,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-slurmmodel bench-controller bench-replay
+bench: bench-engine bench-slurmmodel bench-controller bench-replay bench-simulate
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -145,6 +145,12 @@ bench-controller:
 # flat) and naive Kubernetes pods: tables written into docs/benchmarks.md.
 bench-replay: build
 	tests/tools/bench-replay.sh $(BUILD)/gangtopo docs/benchmarks.md
+
+# The trace simulator (issue 3): the FGD protocol on the openb traces, every
+# policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on
+# held-out seeds; rewrites the "simulate" section and docs/simulate.svg.
+bench-simulate:
+	$(GO) run ./cmd/gangtopo simulate --markdown docs/benchmarks.md --svg docs/simulate.svg --heldout-seeds 1-10
 
 # The plugins inside a real slurmctld, figures into docs/benchmarks.md (not
 # part of make test; about 30 minutes): the plugin's time per call on a

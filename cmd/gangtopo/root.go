@@ -19,6 +19,7 @@ func newRootCmd() *cobra.Command {
 		newFragCmd(),
 		newPlaceCmd(),
 		newDefragCmd(),
+		newSimulateCmd(),
 		newDiscoverCmd(),
 		newTopologyCmd(),
 		newGenCmd(),

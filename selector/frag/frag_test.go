@@ -139,6 +139,71 @@ func TestMeterCacheMatchesDirect(t *testing.T) {
 	}
 }
 
+// Equal counts are ordered as FGD orders them, which decides which shapes
+// make the cut.
+func TestTypicalTies(t *testing.T) {
+	big := NodeShape{GPUs: 1, Milli: 1000, CPUMilli: 8000}
+	small := NodeShape{GPUs: 1, Milli: 1000, CPUMilli: 4000}
+	share := NodeShape{GPUs: 1, Milli: 500, CPUMilli: 8000}
+	t4 := NodeShape{GPUs: 1, Milli: 1000, CPUMilli: 4000, Models: 1, Spec: "T4"}
+	t4t4 := NodeShape{GPUs: 1, Milli: 1000, CPUMilli: 4000, Models: 1, Spec: "T4|T4"}
+	cmpW := cmp.Comparer(func(x, y float64) bool { return math.Abs(x-y) < 1e-12 })
+	tests := []struct {
+		name     string
+		obs      []NodeShape
+		coverage float64
+		want     []NodeShape
+	}{
+		// One of each: 50% needs one shape; FGD keeps the one with more CPU,
+		// whatever the order of observation.
+		{"cpu decides", []NodeShape{small, big}, 0.5, []NodeShape{withW(big, 1)}},
+		// Same CPU: the larger share wins.
+		{"share decides", []NodeShape{share, big}, 0.5, []NodeShape{withW(big, 1)}},
+		// Spec keeps two texts of one constraint apart: "T4|T4" > "T4".
+		{"spec decides", []NodeShape{t4, t4t4}, 0.5, []NodeShape{withW(t4t4, 1)}},
+		// 95% of 20 observations is exactly 19: a shape covering 19 is enough.
+		{"exact boundary", append(repeat(big, 19), small), 0.95, []NodeShape{withW(big, 1)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Typical(tc.obs, tc.coverage)
+			if diff := cmp.Diff(tc.want, got.Node, cmpW); diff != "" {
+				t.Errorf("Typical (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func repeat(s NodeShape, n int) []NodeShape {
+	out := make([]NodeShape, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// NodeAmount adds per FGD class, then sums the classes: with these weights
+// the direct running sum differs in the last bit, and the FGD score, which
+// truncates, can tell.
+func TestNodeAmountFGDArithmetic(t *testing.T) {
+	a := NodeShape{GPUs: 1, Milli: 500, CPUMilli: 1000, Weight: 0.1}
+	b := NodeShape{CPUMilli: 1000, Weight: 0.3} // CPU-only: all idle is lost
+	c := NodeShape{GPUs: 1, Milli: 900, CPUMilli: 1000, Weight: 1.0 / 3}
+	w := Workload{Node: []NodeShape{a, b, c}}
+	free := []uint16{200, 450, 1000, 1000}
+	// a fits and loses the 200 and 450 GPUs (650); c fits and loses them
+	// too (650); b loses all 2650. FGD: Q2 = a + c, then XL = b.
+	la, lb, lc := a.Weight*650, b.Weight*2650, c.Weight*650 // float64, not constants
+	want := (la + lc) + lb
+	direct := (la + lb) + lc
+	if want == direct {
+		t.Fatal("test weights no longer separate the two orders")
+	}
+	if got := NodeAmount(free, 8000, 1, &w); got != want {
+		t.Errorf("NodeAmount = %v, want FGD's %v (the running sum gives %v)", got, want, direct)
+	}
+}
+
 // BenchmarkNodeAmount: FGD's F_n(M) for an 8-GPU node and the Philly prior.
 func BenchmarkNodeAmount(b *testing.B) {
 	w := PhillyPrior(1)
@@ -146,5 +211,62 @@ func BenchmarkNodeAmount(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		NodeAmount(free, 20000, 1, &w)
+	}
+}
+
+func TestFillModel(t *testing.T) {
+	w := Workload{Node: []NodeShape{
+		{GPUs: 1, Milli: 500, CPUMilli: 2000, Weight: 0.5},
+		{GPUs: 1, Milli: 1000, CPUMilli: 4000, Weight: 0.5},
+	}}
+	f := NewFillModel(&w, 0)
+	tests := []struct {
+		free int
+		want float64
+	}{
+		{0, 0},
+		{499, 499}, // nothing fits
+		{600, 100}, // one share, then 100 is left
+		{999, 499}, // one share, then 499
+		{1000, 0},  // a whole job or two shares
+	}
+	for _, tc := range tests {
+		if got := f.Waste[tc.free]; got != tc.want {
+			t.Errorf("Waste[%d] = %g, want %g", tc.free, got, tc.want)
+		}
+	}
+	// c = (0.5*2000 + 0.5*4000) / (0.5*500 + 0.5*1000) = 4 milli-CPUs per milli-GPU.
+	if f.CPUPerMilli != 4 {
+		t.Errorf("CPUPerMilli = %g, want 4", f.CPUPerMilli)
+	}
+	// [1000, 600]: waste 0 + 100; the 1500 milli that would be used need
+	// 6000 milli-CPUs. With 2000 free only 500 can be fed: 1000 stranded.
+	free := []uint16{1000, 600}
+	if got := f.NodeWaste(free, 6000); got != 100 {
+		t.Errorf("NodeWaste with enough CPU = %g, want 100", got)
+	}
+	if got := f.NodeWaste(free, 2000); got != 1100 {
+		t.Errorf("NodeWaste short of CPU = %g, want 1100", got)
+	}
+}
+
+// A shape restricted to another model does not fill this model's GPUs.
+func TestFillModelModels(t *testing.T) {
+	w := Workload{Node: []NodeShape{
+		{GPUs: 1, Milli: 1000, Weight: 0.5, Models: topology.ModelSet(0).With(1)},
+		{GPUs: 1, Milli: 300, Weight: 0.5},
+	}}
+	// On model 0 only the 300 share fills: 1000 -> 700 -> 400 -> 100.
+	if got := NewFillModel(&w, topology.ModelSet(0).With(0)).Waste[1000]; got != 100 {
+		t.Errorf("Waste[1000] on model 0 = %g, want 100", got)
+	}
+	// On model 1 a whole job may come: (0.5*0 + 0.5*Waste[700]) = 0.5*100 = 50.
+	if got := NewFillModel(&w, topology.ModelSet(0).With(1)).Waste[1000]; got != 50 {
+		t.Errorf("Waste[1000] on model 1 = %g, want 50", got)
+	}
+	// Half the typical jobs may not use model 0: like FGD, half its idle
+	// capacity counts as lost. [1000]: 100 + 0.5*1000.
+	if got := NewFillModel(&w, topology.ModelSet(0).With(0)).NodeWaste([]uint16{1000}, 0); got != 600 {
+		t.Errorf("NodeWaste on model 0 = %g, want 600", got)
 	}
 }

@@ -15,6 +15,9 @@ type Meter struct {
 	Cluster  *topology.Cluster
 	Workload *Workload
 	cache    map[uint64]float64
+	// fill holds the fill models by the GPU models of a node.
+	fill       map[topology.ModelSet]*FillModel
+	fillByNode []*FillModel
 	// gangsByTier[t] lists the gang shapes measured at tier t.
 	gangsByTier [topology.NumTiers][]int
 }
@@ -24,7 +27,7 @@ const maxCache = 1 << 16
 
 // NewMeter returns a meter for cluster c and workload w (normalised).
 func NewMeter(c *topology.Cluster, w *Workload) *Meter {
-	m := &Meter{Cluster: c, Workload: w, cache: make(map[uint64]float64, 1024)}
+	m := &Meter{Cluster: c, Workload: w, cache: make(map[uint64]float64, 1024), fill: map[topology.ModelSet]*FillModel{}}
 	for i, g := range w.Gangs {
 		m.gangsByTier[g.Tier] = append(m.gangsByTier[g.Tier], i)
 	}

@@ -11,6 +11,14 @@ import "github.com/gangtopo/gangtopo/selector/topology"
 // counts the idle capacity on GPUs too small for it; a shape that does not
 // fit (not enough GPUs, not enough CPU, a model it may not use) and every
 // CPU-only shape count all of the node's idle capacity.
+//
+// The floating-point arithmetic is FGD's too, operation for operation: each
+// shape's weighted loss is added to the accumulator of its class (FGD's
+// Q1..Q4, XL, XR, no-access), in workload order, and the classes other than
+// "satisfied" are summed in FGD's order. The FGD score squashes the
+// difference of two amounts into an integer, and a difference that is zero
+// in exact arithmetic truncates to 50 or 49 depending on the last bit, so
+// only the same operations give the same placements.
 func NodeAmount(free []uint16, cpuLeft int64, models topology.ModelSet, w *Workload) float64 {
 	var sorted [64]uint16
 	k := sortedCopy(sorted[:], free)
@@ -21,31 +29,62 @@ func NodeAmount(free []uint16, cpuLeft int64, models topology.ModelSet, w *Workl
 	if idle == 0 {
 		return 0
 	}
-	amount := 0.0
+	var acc [numClasses]float64
 	for i := range w.Node {
-		amount += w.Node[i].Weight * float64(shapeLoss(sorted[:k], idle, cpuLeft, models, &w.Node[i]))
+		s := &w.Node[i]
+		class, loss := shapeLoss(sorted[:k], idle, cpuLeft, models, s)
+		acc[class] += s.Weight * float64(loss)
+	}
+	amount := 0.0
+	for _, v := range acc { // acc[classSatisfied] stays 0: it is not fragment
+		amount += v
 	}
 	return amount
 }
 
-// shapeLoss is F_n(m) for one shape over an ascending free vector.
-func shapeLoss(sorted []uint16, idle int, cpuLeft int64, models topology.ModelSet, s *NodeShape) int {
-	if s.Milli == 0 || s.GPUs == 0 {
-		return idle // CPU-only shapes see all GPU capacity as unusable
+// FGD's classes of a (node, shape) pair (FragRatioDataMap in its
+// pkg/utils/frag.go), in the order its reports sum them. A shape that fits
+// puts its too-small GPUs in classLackGPU and the rest in classSatisfied,
+// the only class that is not fragment.
+const (
+	classLackBoth  = iota // Q1: neither GPUs nor CPU enough
+	classLackGPU          // Q2: CPU enough, GPUs not
+	classSatisfied        // Q3: fits
+	classLackCPU          // Q4: GPUs enough, CPU not
+	classCPUFits          // XL: a CPU-only shape that fits
+	classCPULacks         // XR: a CPU-only shape that does not
+	classNoAccess         // the shape may not use the node's model
+	numClasses
+)
+
+// shapeLoss is F_n(m) for one shape over an ascending free vector, with the
+// class FGD files it under.
+func shapeLoss(sorted []uint16, idle int, cpuLeft int64, models topology.ModelSet, s *NodeShape) (class, loss int) {
+	if s.Milli == 0 || s.GPUs == 0 { // CPU-only shapes see all GPU capacity as unusable
+		if cpuLeft >= s.CPUMilli {
+			return classCPUFits, idle
+		}
+		return classCPULacks, idle
 	}
 	if s.Models != 0 && s.Models&models == 0 {
-		return idle
+		return classNoAccess, idle
 	}
 	// below = GPUs whose free share is smaller than the shape's share.
 	below := lowerBound(sorted, uint16(s.Milli))
-	if len(sorted)-below < s.GPUs || cpuLeft < s.CPUMilli {
-		return idle
+	gpuFits, cpuFits := len(sorted)-below >= s.GPUs, cpuLeft >= s.CPUMilli
+	switch {
+	case gpuFits && cpuFits:
+		small := 0
+		for _, f := range sorted[:below] {
+			small += int(f)
+		}
+		return classLackGPU, small
+	case gpuFits:
+		return classLackCPU, idle
+	case cpuFits:
+		return classLackGPU, idle
 	}
-	small := 0
-	for _, f := range sorted[:below] {
-		small += int(f)
-	}
-	return small
+	return classLackBoth, idle
 }
 
 // lowerBound returns the number of entries < v in an ascending slice.

@@ -115,7 +115,8 @@ func (m *Meter) stranded(s *occupancy.Snapshot, n topology.NodeID) float64 {
 		if sh.GPUs == 0 {
 			continue
 		}
-		best = min(best, shapeLoss(sorted[:k], idle, int64(s.FreeCPUMilli[n]), m.Cluster.Nodes[n].Models, sh))
+		_, loss := shapeLoss(sorted[:k], idle, int64(s.FreeCPUMilli[n]), m.Cluster.Nodes[n].Models, sh)
+		best = min(best, loss)
 	}
 	return float64(best)
 }

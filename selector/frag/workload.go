@@ -2,6 +2,7 @@ package frag
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -15,7 +16,13 @@ type NodeShape struct {
 	Milli    int
 	CPUMilli int64
 	Models   topology.ModelSet
-	Weight   float64
+	// Spec is the model constraint as the request wrote it (e.g. a trace's
+	// "V100M16|V100M32"). It does not change how a shape fragments; it
+	// only keeps apart, when Typical counts shapes, requests that the FGD
+	// simulator counts apart ("V100M16|V100M32" and
+	// "V100M16|V100M32|V100M32" are two pod types there).
+	Spec   string
+	Weight float64
 }
 
 // GangShape is a multi-node shape: Nodes whole nodes inside one domain of
@@ -72,41 +79,75 @@ func (w *Workload) Normalize() error {
 }
 
 // Typical picks a typical workload from observed shapes the way FGD does
-// (GetTypicalPods): count each distinct shape, sort by count (descending;
-// ties keep first-seen order), keep the most popular ones until they cover
-// at least coverage (e.g. 0.95) of all observations, and renormalise.
+// (GetTypicalPods in pkg/utils/frag.go of the FGD simulator): count each
+// distinct shape, sort by count, descending, keep the most popular ones
+// until they cover at least coverage (e.g. 0.95) of all observations, and
+// renormalise the kept counts to weights.
+//
+// Shapes with equal counts are ordered as FGD orders them (it sorts the
+// reverse of PodResource.Less): larger CPUMilli first, then larger Milli,
+// more GPUs, and the larger Spec (then Models) string. The order matters
+// where the cut falls among shapes of equal count, which is common in long
+// tails of rare shapes. The cut compares the covered count against
+// pct*total/100 when coverage is a whole percentage, FGD's own arithmetic,
+// so a boundary that lands exactly on a whole pod is treated alike.
 func Typical(observed []NodeShape, coverage float64) Workload {
 	type entry struct {
 		s     NodeShape
 		count int
-		first int
 	}
 	idx := map[NodeShape]int{}
 	var entries []entry
-	for i, s := range observed {
+	for _, s := range observed {
 		s.Weight = 0
 		if j, ok := idx[s]; ok {
 			entries[j].count++
 			continue
 		}
 		idx[s] = len(entries)
-		entries = append(entries, entry{s, 1, i})
+		entries = append(entries, entry{s, 1})
 	}
-	sort.SliceStable(entries, func(a, b int) bool { return entries[a].count > entries[b].count })
+	sort.Slice(entries, func(a, b int) bool {
+		if entries[a].count != entries[b].count {
+			return entries[a].count > entries[b].count
+		}
+		return fgdLess(entries[b].s, entries[a].s)
+	})
+	total := float64(len(observed))
+	need := coverage * total
+	if pct := math.Round(coverage * 100); math.Abs(pct-coverage*100) < 1e-9 {
+		need = pct * total / 100
+	}
 	var w Workload
-	covered := 0
+	covered := 0.0
 	for _, e := range entries {
-		if float64(covered) >= coverage*float64(len(observed)) {
+		if covered >= need {
 			break
 		}
-		e.s.Weight = float64(e.count)
 		w.Node = append(w.Node, e.s)
-		covered += e.count
+		covered += float64(e.count)
 	}
-	if len(w.Node) > 0 {
-		_ = w.Normalize() // weights are positive counts
+	// FGD's weights: (count/total) / (covered/total).
+	for i := range w.Node {
+		w.Node[i].Weight = float64(entries[i].count) / total / (covered / total)
 	}
 	return w
+}
+
+// fgdLess reports whether a sorts before b in FGD's PodResource order
+// (MilliCpu, MilliGpu, GpuNumber, GpuType, each ascending).
+func fgdLess(a, b NodeShape) bool {
+	switch {
+	case a.CPUMilli != b.CPUMilli:
+		return a.CPUMilli < b.CPUMilli
+	case a.Milli != b.Milli:
+		return a.Milli < b.Milli
+	case a.GPUs != b.GPUs:
+		return a.GPUs < b.GPUs
+	case a.Spec != b.Spec:
+		return a.Spec < b.Spec
+	}
+	return a.Models < b.Models
 }
 
 // PhillyPrior is the default workload when nothing better is known: the

@@ -104,10 +104,17 @@ func ordinal(seen map[int]int, v int) int {
 // Usable is how many GPUs of the node a job with this need could get at
 // most, honouring shares, models and slices.
 func Usable(c *topology.Cluster, n *topology.Node, free []uint16, need Need) int {
-	v := newView(c, n, free, need)
-	if need.Slice <= 1 {
-		return len(v.eligible)
+	if need.Slice <= 1 { // no island structure to respect: just count
+		anyModel := need.Models == 0 || n.Models&^need.Models == 0
+		k := 0
+		for i, f := range free {
+			if f >= need.Milli && (anyModel || need.Models.Has(c.GPUs[n.GPU(i)].Model)) {
+				k++
+			}
+		}
+		return k
 	}
+	v := newView(c, n, free, need)
 	perIsland := make([]int, len(n.Islands))
 	for _, i := range v.eligible {
 		perIsland[v.island[i]]++

@@ -23,8 +23,13 @@ func (p *plan) allocate(best *Candidate) (occupancy.Allocation, bool) {
 		cpu := p.req.CPUMilli*int64(cum)/int64(p.req.GPUs) - cpuBefore
 		mem := p.req.MemMiB*int64(cum)/int64(p.req.GPUs) - memBefore
 		if p.share < occupancy.WholeGPU {
+			// The GPU for a share: the one the node scoring assumed
+			// (the fill model for one node, FGD for gangs).
 			cpuAfter := p.s.FreeCPUMilli[sh.Node] - int32(cpu)
-			need.Frag = func(after []uint16) float64 { return p.e.meter.NodeAfter(sh.Node, after, cpuAfter) }
+			need.Frag = func(after []uint16) float64 { return p.e.meter.WasteAfter(sh.Node, after, cpuAfter) }
+			if multi {
+				need.Frag = func(after []uint16) float64 { return p.e.meter.NodeAfter(sh.Node, after, cpuAfter) }
+			}
 		}
 		ch, ok := intranode.Choose(c, node, p.s.NodeFree(sh.Node), need)
 		if !ok {

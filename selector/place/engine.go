@@ -34,11 +34,23 @@ type Engine struct {
 	// empty is the cluster with everything free, to tell "not now" from
 	// "never".
 	empty *occupancy.Snapshot
-	// deltaMemo caches node fragmentation increases by node signature
-	// within one call.
+	// deltaMemo caches node fragmentation increases by node signature and
+	// request shape, across calls (see nodeDelta).
 	deltaMemo map[uint64]float64
-	// maxNodeGPUs is the GPU count of the largest node.
+	shapeRows map[shapeKey][]deltaSlot // per request shape, by NodeID
+	// byModel[m] lists the nodes that have GPUs of model m.
+	byModel  [][]topology.NodeID
+	allNodes []topology.NodeID
+	// maxNodeGPUs is the GPU count of the largest node, maxIsland that of
+	// the largest NVLink island inside a node.
+	// multiGPU measures FGD's F_n over the workload's multi-GPU node
+	// shapes only (their CPUs left to the fill model). The fill model
+	// treats a 4-GPU job as four independent GPUs, so it cannot tell a
+	// node that keeps four whole GPUs together from one that does not;
+	// FGD's "does the shape fit now" can. nil when there are none.
+	multiGPU        *frag.Meter
 	maxNodeGPUs     int
+	maxIsland       int
 	hasNVLinkBlocks bool
 	// stats caches, per call, the frag statistics of leaves and blocks,
 	// indexed by the domain's position in Cluster.ByTier.
@@ -68,6 +80,20 @@ func New(c *topology.Cluster, opts Options) *Engine {
 	for i := range c.Nodes {
 		e.maxNodeGPUs = max(e.maxNodeGPUs, c.Nodes[i].NumGPUs())
 	}
+	for _, d := range c.ByTier[topology.TierNVLink] {
+		e.maxIsland = max(e.maxIsland, c.Domains[d].NumGPUs())
+	}
+	e.shapeRows = map[shapeKey][]deltaSlot{}
+	e.byModel = make([][]topology.NodeID, len(c.Models))
+	for i := range c.Nodes {
+		n := topology.NodeID(i)
+		e.allNodes = append(e.allNodes, n)
+		for m := range c.Models {
+			if c.Nodes[i].Models.Has(topology.ModelID(m)) {
+				e.byModel[m] = append(e.byModel[m], n)
+			}
+		}
+	}
 	for _, d := range c.ByTier[topology.TierBlock] {
 		e.hasNVLinkBlocks = e.hasNVLinkBlocks || c.Domains[d].NVLink
 	}
@@ -78,7 +104,24 @@ func New(c *topology.Cluster, opts Options) *Engine {
 	}
 	e.gangMemo = make([]float64, 2*len(c.ByTier[topology.TierLeaf]))
 	e.leafGangsOnly = !e.meter.HasGangs(topology.TierBlock) && !e.meter.HasGangs(topology.TierSpine)
+	e.multiGPU = multiGPUMeter(c, opts.Workload)
 	return e
+}
+
+// multiGPUMeter is an FGD meter over the multi-GPU whole-GPU node shapes of
+// w, with their weights as in w and no CPU demand.
+func multiGPUMeter(c *topology.Cluster, w *frag.Workload) *frag.Meter {
+	var mw frag.Workload
+	for _, sh := range w.Node {
+		if sh.GPUs >= 2 && sh.Milli >= occupancy.WholeGPU {
+			sh.CPUMilli = 0
+			mw.Node = append(mw.Node, sh)
+		}
+	}
+	if len(mw.Node) == 0 {
+		return nil
+	}
+	return frag.NewMeter(c, &mw)
 }
 
 // Cluster returns the engine's topology.
@@ -120,7 +163,11 @@ func (p *plan) run() Result {
 	p.filterNodes()
 	var best *Candidate
 	var alts []Candidate
-	for _, t := range p.tiers() {
+	tiers := p.tiers()
+	if len(tiers) > 0 {
+		p.firstTier = tiers[0]
+	}
+	for _, t := range tiers {
 		best, alts = p.tryTier(t)
 		if best != nil {
 			if t > p.req.EffectiveTier() && !(t == topology.TierBlock && p.nvlinkBlocksOnly()) {
@@ -200,7 +247,6 @@ func (e *Engine) reached(a occupancy.Allocation) (topology.DomainID, topology.Ti
 
 // startCall resets the per-call caches.
 func (e *Engine) startCall() {
-	clear(e.deltaMemo)
 	e.statsSet = [topology.NumTiers]bool{}
 	for i := range e.gangMemo {
 		e.gangMemo[i] = math.NaN()

@@ -270,6 +270,9 @@ func (p *plan) gangDelta(shares []NodeShare) float64 {
 // gang fragmentation the same way (the request, so k, is fixed per call).
 // Workloads with block or spine gang shapes are not cached.
 func (p *plan) gangDelta1(n topology.NodeID, k int) float64 {
+	if len(p.e.opts.Workload.Gangs) == 0 {
+		return 0 // no typical gangs: nothing to keep whole
+	}
 	var one [1]NodeShare
 	one[0] = NodeShare{n, k}
 	if !p.e.leafGangsOnly {

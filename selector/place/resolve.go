@@ -37,6 +37,13 @@ type plan struct {
 	// capBuf and selBuf are scratch space for fitDomain and selectFlat.
 	capBuf, selBuf []nodeCap
 	rejected       reasonCounts
+	firstTier      topology.Tier // the first tier tried counts rejection reasons
+	// row is the engine's delta cache for this job's shape with rowK GPUs
+	// on a node (see nodeDelta).
+	row      []deltaSlot
+	rowK     int
+	fillRow  []deltaSlot
+	fillRowK int
 	// top holds the best candidates of the tier being tried, best first.
 	top []Candidate
 	// closest remembers, for the requested tier, the domain that came
@@ -189,11 +196,13 @@ func (p *plan) usable(n topology.NodeID, ms topology.ModelSet) int {
 		return 0
 	}
 	u := p.gpuUsable(n, ms)
-	if p.cpuPerGPU > 0 {
-		u = min(u, int(int64(p.s.FreeCPUMilli[n])/p.cpuPerGPU))
+	// Divide only when CPU or memory is short (a division costs more than
+	// the rest of the test).
+	if cpu := int64(p.s.FreeCPUMilli[n]); p.cpuPerGPU > 0 && cpu < p.cpuPerGPU*int64(u) {
+		u = int(cpu / p.cpuPerGPU)
 	}
-	if p.memPerGPU > 0 {
-		u = min(u, int(p.s.FreeMemMiB[n]/p.memPerGPU))
+	if mem := p.s.FreeMemMiB[n]; p.memPerGPU > 0 && mem < p.memPerGPU*int64(u) {
+		u = int(mem / p.memPerGPU)
 	}
 	if p.slice > 1 {
 		u = u / p.slice * p.slice

@@ -8,8 +8,11 @@ package place
 //	Spans       leaves spanned (only above leaf tier): fewer
 //	FragDelta   increase of the cluster's expected unusable GPU capacity for
 //	            the typical workload (package frag), in milli-GPUs: lower.
-//	            It is NodeFrag (FGD, per node) plus GangFrag (per leaf or
-//	            block: whole free nodes usable by typical gangs)
+//	            It is NodeFrag (per node: for single-node jobs the fill
+//	            model's expected waste plus FGD's F_n over the multi-GPU
+//	            shapes, rounded to 80 milli; FGD's F_n for the nodes of a
+//	            gang) plus GangFrag (per leaf or block:
+//	            whole free nodes usable by typical gangs)
 //	Links       NVLinks inside the chosen GPU set (single-node jobs): more
 //	DomainIdle  idle milli-GPUs left in the candidate's leaf (or domain):
 //	            lower, so busy leaves fill first and empty ones stay empty

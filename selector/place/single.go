@@ -1,6 +1,9 @@
 package place
 
 import (
+	"math"
+	"math/bits"
+
 	"github.com/gangtopo/gangtopo/selector/intranode"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -13,9 +16,8 @@ func (p *plan) singleNode(t topology.Tier, ms topology.ModelSet) {
 	c := p.e.c
 	var one [1]NodeShare
 	g := p.req.GPUs
-	countReasons := t == topology.TierNVLink && ms == p.passes[0]
-	for i := range c.Nodes {
-		n := topology.NodeID(i)
+	countReasons := t == p.firstTier && ms == p.passes[0]
+	for _, n := range p.e.candidateNodes(ms, countReasons) {
 		if !p.eligible[n] {
 			continue
 		}
@@ -33,9 +35,24 @@ func (p *plan) singleNode(t topology.Tier, ms topology.ModelSet) {
 				continue
 			}
 		}
+		sc := p.scoreNode(n, g, u)
+		if !p.wouldKeep(&sc) {
+			continue
+		}
 		one[0] = NodeShare{n, g}
-		p.offer(Candidate{Domain: dom, Tier: t, Nodes: one[:], Score: p.scoreNode(n, g, u), pass: ms})
+		p.offer(Candidate{Domain: dom, Tier: t, Nodes: one[:], Score: sc, pass: ms})
 	}
+}
+
+// candidateNodes lists the nodes a pass over models ms must visit: those
+// with a GPU of a single model ms, or every node when ms mixes models or
+// when the pass counts rejection reasons (a node of another model is
+// counted as lacking the model).
+func (e *Engine) candidateNodes(ms topology.ModelSet, all bool) []topology.NodeID {
+	if all || bits.OnesCount64(uint64(ms)) != 1 {
+		return e.allNodes
+	}
+	return e.byModel[bits.TrailingZeros64(uint64(ms))]
 }
 
 // islandFor finds an NVLink island of node n with room for the whole job.
@@ -47,6 +64,16 @@ func (p *plan) islandFor(n topology.NodeID, ms topology.ModelSet) (topology.Doma
 		return node.Islands[0], true
 	}
 	free := p.s.NodeFree(n)
+	if len(node.Islands) == node.NumGPUs() && p.req.GPUs == 1 {
+		// Islands of one GPU each, created in GPU order: the first GPU
+		// with room is in the first island with room.
+		for i, f := range free {
+			if f >= p.share && ms.Has(c.GPUs[node.GPU(i)].Model) {
+				return c.GPUs[node.GPU(i)].Island, true
+			}
+		}
+		return 0, false
+	}
 	for _, isl := range node.Islands {
 		k := 0
 		for _, gid := range c.Domains[isl].IslandGPUs {
@@ -64,9 +91,11 @@ func (p *plan) islandFor(n topology.NodeID, ms topology.ModelSet) (topology.Doma
 	return 0, false
 }
 
-// scoreNode scores placing k GPUs on node n, which has u usable.
+// scoreNode scores placing k GPUs on node n, which has u usable. The node
+// part of the fragmentation is the fill model's (fillDelta); gangs, scored
+// in gang.go, keep FGD's per-node measure.
 func (p *plan) scoreNode(n topology.NodeID, k, u int) Score {
-	nodeFrag := p.nodeDelta(n, k)
+	nodeFrag := p.fillDelta(n, k)
 	gangFrag := p.gangDelta1(n, k)
 	leaf := p.e.c.Nodes[n].Up[topology.TierLeaf]
 	return Score{
@@ -76,13 +105,89 @@ func (p *plan) scoreNode(n topology.NodeID, k, u int) Score {
 	}
 }
 
+// fillTie is the resolution of fillDelta in milli-GPUs. Differences below
+// it (under a tenth of a GPU) are within the error of the fill model's
+// expectation; counting them as ties lets the packing tie-breaks (busier
+// domain, then Slurm's node order: a stable first fit) decide instead. On
+// the FGD traces this resolution placed better than both the exact
+// deltas and FGD's own sigmoid quantisation.
+const fillTie = 80
+
+// fillDelta is the increase of node n's expected waste (frag.FillModel)
+// when it gives k GPUs of this job's share and their CPUs, plus, for whole
+// GPUs, the increase of FGD's F_n over the typical multi-GPU shapes (see
+// Engine.multiGPU), rounded to fillTie. A share goes to the GPU that wastes least (allocate makes the
+// same choice). Cached like nodeDelta, in rows of its own (a negative k in
+// the shape key).
+func (p *plan) fillDelta(n topology.NodeID, k int) float64 {
+	sig := p.s.NodeSig(n)
+	if p.fillRow == nil || p.fillRowK != k {
+		p.fillRow, p.fillRowK = p.e.shapeRow(-k, p.share, p.cpuPerGPU), k
+	}
+	if slot := &p.fillRow[n]; slot.set && slot.sig == sig {
+		return slot.val
+	}
+	v := p.fillDeltaUncached(n, k)
+	p.fillRow[n] = deltaSlot{sig, v, true}
+	return v
+}
+
+func (p *plan) fillDeltaUncached(n topology.NodeID, k int) float64 {
+	m := p.e.meter
+	before := m.Waste(p.s, n)
+	cpuAfter := p.s.FreeCPUMilli[n] - int32(p.cpuPerGPU*int64(k))
+	var after [64]uint16
+	nf := copy(after[:], p.s.NodeFree(n))
+	var v float64
+	if p.share < occupancy.WholeGPU {
+		v = -1
+		for i := 0; i < nf; i++ {
+			if after[i] < p.share {
+				continue
+			}
+			after[i] -= p.share
+			if w := m.WasteAfter(n, after[:nf], cpuAfter); v < 0 || w < v {
+				v = w
+			}
+			after[i] += p.share
+		}
+		v -= before
+	} else {
+		taken := 0
+		for i := 0; i < nf && taken < k; i++ {
+			if after[i] == occupancy.WholeGPU {
+				after[i] = 0
+				taken++
+			}
+		}
+		v = m.WasteAfter(n, after[:nf], cpuAfter) - before
+		if mm := p.e.multiGPU; mm != nil {
+			v += mm.NodeAfter(n, after[:nf], cpuAfter) - mm.Node(p.s, n)
+		}
+	}
+	return math.Round(v/fillTie) * fillTie
+}
+
 // nodeDelta is the increase of node n's FGD fragmentation when it gives k
-// GPUs of this job's share (and their CPUs), cached by node signature: nodes
-// in the same state change the same way.
+// GPUs of this job's share (and their CPUs), cached by node signature and
+// request shape: nodes in the same state change the same way, in this call
+// and in later ones (the engine's workload does not change).
 func (p *plan) nodeDelta(n topology.NodeID, k int) float64 {
-	key := p.s.NodeSig(n) ^ uint64(k)*0x9e3779b97f4a7c15
+	sig := p.s.NodeSig(n)
+	if p.row == nil || p.rowK != k {
+		p.row, p.rowK = p.e.shapeRow(k, p.share, p.cpuPerGPU), k
+	}
+	row := p.row
+	if slot := &row[n]; slot.set && slot.sig == sig {
+		return slot.val
+	}
+	key := deltaKey(sig, k, p.share, p.cpuPerGPU)
 	if v, ok := p.e.deltaMemo[key]; ok {
+		row[n] = deltaSlot{sig, v, true}
 		return v
+	}
+	if len(p.e.deltaMemo) >= maxDeltaMemo {
+		clear(p.e.deltaMemo)
 	}
 	m := p.e.meter
 	before := m.Node(p.s, n)
@@ -104,7 +209,55 @@ func (p *plan) nodeDelta(n topology.NodeID, k int) float64 {
 		v = m.NodeAfter(n, after[:nf], cpuAfter) - before
 	}
 	p.e.deltaMemo[key] = v
+	row[n] = deltaSlot{sig, v, true}
 	return v
+}
+
+// deltaSlot caches one node's delta for one request shape: valid while the
+// node's signature is sig. Rows of slots (one per node) per request shape
+// sit in front of deltaMemo, so the common case, a node unchanged since it
+// was last scored for a job of this shape, costs an array read rather
+// than a lookup in a large map.
+type deltaSlot struct {
+	sig uint64
+	val float64
+	set bool
+}
+
+type shapeKey struct {
+	k         int
+	share     uint16
+	cpuPerGPU int64
+}
+
+// maxShapeRows bounds the per-shape rows; all are dropped when full.
+const maxShapeRows = 256
+
+// shapeRow returns the per-node delta cache of one request shape.
+func (e *Engine) shapeRow(k int, share uint16, cpuPerGPU int64) []deltaSlot {
+	key := shapeKey{k, share, cpuPerGPU}
+	if row, ok := e.shapeRows[key]; ok {
+		return row
+	}
+	if len(e.shapeRows) >= maxShapeRows {
+		clear(e.shapeRows)
+	}
+	row := make([]deltaSlot, len(e.c.Nodes))
+	e.shapeRows[key] = row
+	return row
+}
+
+// maxDeltaMemo bounds the engine's delta cache; it is cleared when full.
+const maxDeltaMemo = 1 << 18
+
+// deltaKey mixes a node signature with the request shape (FNV-1a style).
+func deltaKey(sig uint64, k int, share uint16, cpuPerGPU int64) uint64 {
+	const prime = 1099511628211
+	h := sig
+	for _, v := range [3]uint64{uint64(k), uint64(share), uint64(cpuPerGPU)} {
+		h = (h ^ v) * prime
+	}
+	return h
 }
 
 // bestShareDelta places a fractional share on the GPU that leaves the node

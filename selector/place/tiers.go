@@ -19,7 +19,12 @@ func (p *plan) tiers() []topology.Tier {
 	}
 	var out []topology.Tier
 	if r.Nodes <= 1 && r.GPUs <= p.e.maxNodeGPUs {
-		out = append(out, topology.TierNVLink, topology.TierNode)
+		// No island can hold more GPUs than the largest one: when the
+		// node tier may be tried, skip the island scan that cannot succeed.
+		if r.GPUs <= p.e.maxIsland || limit < topology.TierNode {
+			out = append(out, topology.TierNVLink)
+		}
+		out = append(out, topology.TierNode)
 	}
 	if r.Nodes != 1 {
 		for _, t := range []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine, topology.TierCluster} {
@@ -66,6 +71,13 @@ func (p *plan) tryTier(t topology.Tier) (*Candidate, []Candidate) {
 	best := p.top[0]
 	p.won = best.pass
 	return &best, p.top[1:]
+}
+
+// wouldKeep reports whether a candidate with this score would enter the
+// best MaxCandidates (offer's test, without building the candidate).
+func (p *plan) wouldKeep(sc *Score) bool {
+	k := p.e.opts.MaxCandidates
+	return len(p.top) < k || sc.Better(&p.top[k-1].Score)
 }
 
 // offer keeps cand if it is among the best MaxCandidates seen in this tier.

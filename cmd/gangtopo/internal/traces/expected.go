@@ -74,3 +74,49 @@ func (t *table) published() (Published, error) {
 	}
 	return p, nil
 }
+
+// Published3 joins the three result files: one workload, policy and seed.
+type Published3 struct {
+	Workload, Policy string
+	Seed             int64
+	Alloc            [131]float64 // GPU allocation %
+	FragAmount       [131]float64 // % of cluster GPUs
+	FragRatio        [131]float64 // % of idle GPUs
+}
+
+// ReadPublished3 reads and joins the three files in dir.
+func ReadPublished3(dir string) ([]Published3, error) {
+	type key struct {
+		w, p string
+		s    int64
+	}
+	var out []Published3
+	at := map[key]int{}
+	for fi, file := range []string{PublishedAlloc, PublishedFrag, PublishedFragRatio} {
+		rows, err := ReadPublished(dir, file)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			k := key{r.Workload, r.Policy, r.Seed}
+			i, ok := at[k]
+			if !ok {
+				if fi > 0 {
+					return nil, fmt.Errorf("%s: %s, %s, seed %d is not in %s", filepath.Join(dir, file), r.Workload, r.Policy, r.Seed, PublishedAlloc)
+				}
+				i = len(out)
+				at[k] = i
+				out = append(out, Published3{Workload: r.Workload, Policy: r.Policy, Seed: r.Seed})
+			}
+			switch fi {
+			case 0:
+				out[i].Alloc = r.Values
+			case 1:
+				out[i].FragAmount = r.Values
+			case 2:
+				out[i].FragRatio = r.Values
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,118 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/xml"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestStat(t *testing.T) {
+	// mean 2, sample variance ((1)+(0)+(1))/2 = 1.
+	got := stat([]float64{1, 2, 3})
+	if got.Mean != 2 || got.SD != 1 || got.N != 3 {
+		t.Errorf("stat = %+v, want mean 2, sd 1, n 3", got)
+	}
+	if s := stat(nil); !math.IsNaN(s.Mean) {
+		t.Errorf("stat(nil) = %+v, want NaN", s)
+	}
+}
+
+func TestSeedRange(t *testing.T) {
+	if got := seedRange([]int64{42, 43, 44}); got != "42-44" {
+		t.Errorf("seedRange = %q", got)
+	}
+	if got := seedRange([]int64{1, 7}); got != "1,7" {
+		t.Errorf("seedRange = %q", got)
+	}
+}
+
+func testCells() []Cell {
+	var curve [131]float64
+	for k := range curve {
+		curve[k] = math.Max(0, 100-float64(k)) + 4
+	}
+	c := func(wl, p string, u float64, pub bool) Cell {
+		cell := Cell{Key: Key{wl, p}, Curve: curve}
+		cell.Ours.Unalloc = [2]Stat{{Mean: u + 0.2, SD: 0.1, N: 2}, {Mean: u, SD: 0.1, N: 2}}
+		cell.Ours.FragRatio = [2]Stat{{Mean: 99, N: 2}, {Mean: 99.1, N: 2}}
+		if pub {
+			m := cell.Ours
+			cell.Published = &m
+		}
+		return cell
+	}
+	return []Cell{c("default", "FGD", 4.61, true), c("default", "gangtopo", 4.1, false)}
+}
+
+func TestWriteTableAndCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, testCells()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"unalloc@130", "4.61 ± 0.10", "+0.00", "gangtopo"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteCSV(&b, testCells()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if diff := cmp.Diff(strings.Join(CSVHeader, ","), lines[0]); diff != "" {
+		t.Errorf("header (-want +got):\n%s", diff)
+	}
+	if len(lines) != 3 || !strings.HasPrefix(lines[2], "default,gangtopo,2,4.3000,") || !strings.Contains(lines[2], ",,,,") {
+		t.Errorf("CSV rows:\n%s", b.String())
+	}
+}
+
+// The plot is well-formed XML with one line per workload and policy.
+func TestWriteSVG(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteSVG(&b, testCells(), "test <plot>"); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(&b)
+	lines := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
+			lines++
+		}
+	}
+	if lines != 2 {
+		t.Errorf("%d polylines, want 2", lines)
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.md")
+	doc := "# Benchmarks\n\n<!-- BEGIN other -->\nkeep\n<!-- END other -->\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"first\n", "second\n"} {
+		if err := replaceSection(path, "simulate", body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(path)
+	want := doc + "\n<!-- BEGIN simulate -->\nsecond\n<!-- END simulate -->\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("document (-want +got):\n%s", diff)
+	}
+	os.WriteFile(path, []byte("<!-- BEGIN simulate -->\n"), 0o644)
+	if err := replaceSection(path, "simulate", "x"); err == nil || !strings.Contains(err.Error(), "unbalanced") {
+		t.Errorf("unbalanced markers: err = %v", err)
+	}
+}

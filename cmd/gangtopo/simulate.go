@@ -1,0 +1,242 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/sweep"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
+	"github.com/gangtopo/gangtopo/selector/sim"
+)
+
+type simulateFlags struct {
+	traces    string
+	workloads string
+	policies  string
+	seeds     string
+	tune      float64
+	jobs      int
+	output    string
+	svg       string
+	markdown  string
+	heldout   string
+}
+
+func newSimulateCmd() *cobra.Command {
+	var f simulateFlags
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Replay the openb traces under placement policies (the FGD paper's protocol)",
+		Long: `simulate replays the Alibaba openb GPU traces the way the FGD paper (USENIX ATC'23)
+did: pods shuffled with each seed, resampled until their GPU request reaches
+--tune x the cluster's capacity, placed one at a time with no queue; a pod
+that does not fit fails. It reports the unallocated GPU % and the
+fragmentation rate at 100% and 130% of capacity arrived, next to the FGD
+authors' published results for the same cells.
+
+The traces are read from --traces, else $GANGTOPO_TRACES, else
+../shared/data/traces relative to the checkout.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.traces, "traces", "", "trace directory (default $"+traces.EnvDir+", else ../shared/data/traces)")
+	fl.StringVarP(&f.workloads, "workloads", "w", "all", "openb pod lists, comma-separated (all: the paper's 17)")
+	fl.StringVarP(&f.policies, "policies", "p", "all", "policies, comma-separated (all: "+strings.Join(sim.Names(), ", ")+")")
+	fl.StringVar(&f.seeds, "seeds", "42-51", "seeds: a list and ranges, e.g. 42-51 or 1,7,100-102")
+	fl.Float64Var(&f.tune, "tune", sim.DefaultTune, "arrive pods until their GPU request reaches this multiple of capacity")
+	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs in parallel")
+	fl.StringVarP(&f.output, "output", "o", "table", "output format: table or csv")
+	fl.StringVar(&f.svg, "svg", "", "also write an SVG plot of unallocated GPU % against arrived workload to this file")
+	fl.StringVar(&f.markdown, "markdown", "", "rewrite the simulator section of this benchmarks file (docs/benchmarks.md)")
+	fl.StringVar(&f.heldout, "heldout-seeds", "", "with --markdown: also compare FGD and gangtopo on these seeds")
+	return cmd
+}
+
+func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
+	if f, ok := cmd.ErrOrStderr().(*os.File); ok && isTerminal(f) {
+		cfg.Progress = progressBar(f, time.Now())
+	}
+	sw, err := sweep.Execute(cfg)
+	if err != nil {
+		return err
+	}
+	pub, err := sweep.LoadPublished(cfg.TraceDir)
+	if err != nil {
+		return fmt.Errorf("published FGD results: %w", err)
+	}
+	cells := sweep.Summary(sw, pub)
+	out := cmd.OutOrStdout()
+	if f.output == "csv" {
+		err = sweep.WriteCSV(out, cells)
+	} else {
+		err = sweep.WriteTable(out, cells)
+		fmt.Fprintf(out, "\n%d runs in %s (%s CPU, %d workers)\n", len(cfg.Workloads)*len(cfg.Policies)*len(cfg.Seeds), sw.Wall.Round(time.Millisecond), sw.CPU.Round(time.Millisecond), cfg.Workers)
+	}
+	if err != nil {
+		return err
+	}
+	if f.svg != "" {
+		if err := writeFile(f.svg, func(w io.Writer) error {
+			return sweep.WriteSVG(w, cells, fmt.Sprintf("Unallocated GPU %% vs arrived workload (openb, mean of seeds %s)", f.seeds))
+		}); err != nil {
+			return err
+		}
+	}
+	if f.markdown != "" {
+		return f.writeMarkdown(cmd, cfg, sw, cells, pub)
+	}
+	return nil
+}
+
+// writeMarkdown adds what only the benchmarks document shows (held-out
+// seeds, single-run timings) and rewrites its simulator section.
+func (f *simulateFlags) writeMarkdown(cmd *cobra.Command, cfg sweep.Config, sw *sweep.Sweep, cells []sweep.Cell, pub []traces.Published3) error {
+	r := &sweep.Report{Command: "gangtopo simulate " + strings.Join(commandArgs(cmd), " "), Main: sw, Cells: cells, Pub: pub}
+	if f.svg != "" {
+		if rel, err := filepath.Rel(filepath.Dir(f.markdown), f.svg); err == nil {
+			r.SVG = rel
+		}
+	}
+	if f.heldout != "" {
+		seeds, err := parseSeeds(f.heldout)
+		if err != nil {
+			return usagef("--heldout-seeds %q: %v", f.heldout, err)
+		}
+		h := cfg
+		h.Seeds, h.Policies, h.Progress = seeds, []string{"FGD", "gangtopo"}, nil
+		if r.HeldOut, err = sweep.Execute(h); err != nil {
+			return err
+		}
+	}
+	var err error
+	if r.OneRun, err = sweep.OneRunTimes(cfg.TraceDir, cfg.Policies, cfg.Tune, 3); err != nil {
+		return err
+	}
+	return sweep.UpdateMarkdown(f.markdown, r)
+}
+
+// commandArgs returns the flags the command was given, for quoting.
+func commandArgs(cmd *cobra.Command) []string {
+	var out []string
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		out = append(out, "--"+fl.Name+" "+fl.Value.String())
+	})
+	return out
+}
+
+// config checks the flags and turns them into a sweep configuration.
+func (f *simulateFlags) config() (sweep.Config, error) {
+	cfg := sweep.Config{Tune: f.tune, Workers: f.jobs}
+	var err error
+	if f.output != "table" && f.output != "csv" {
+		return cfg, usagef("-o %q: unknown output format (want table or csv)", f.output)
+	}
+	if f.jobs < 1 {
+		return cfg, usagef("--jobs %d: want at least 1", f.jobs)
+	}
+	if f.tune <= 0 {
+		return cfg, usagef("--tune %g: want a positive ratio (the paper uses 1.3)", f.tune)
+	}
+	if cfg.Seeds, err = parseSeeds(f.seeds); err != nil {
+		return cfg, usagef("--seeds %q: %v", f.seeds, err)
+	}
+	if cfg.Policies, err = parsePolicies(f.policies); err != nil {
+		return cfg, usagef("--policies: %v", err)
+	}
+	if cfg.TraceDir, err = traces.Dir(f.traces); err != nil {
+		return cfg, asUsage(err)
+	}
+	if cfg.Workloads, err = parseWorkloads(f.workloads, cfg.TraceDir); err != nil {
+		return cfg, usagef("--workloads: %v", err)
+	}
+	return cfg, nil
+}
+
+func parsePolicies(s string) ([]string, error) {
+	if s == "all" {
+		return sim.Names(), nil
+	}
+	var out []string
+	for _, p := range splitList(s) {
+		if _, err := sim.Lookup(p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no policies given")
+	}
+	return out, nil
+}
+
+func parseWorkloads(s, dir string) ([]string, error) {
+	if s == "all" {
+		return traces.OpenbWorkloads, nil
+	}
+	var out []string
+	for _, w := range splitList(s) {
+		w = strings.TrimSuffix(strings.TrimPrefix(w, "openb_pod_list_"), ".csv")
+		if _, err := os.Stat(filepath.Join(dir, traces.OpenbPods(w))); err != nil {
+			return nil, fmt.Errorf("workload %q: %v (the paper's workloads are %s)", w, err, strings.Join(traces.OpenbWorkloads, ", "))
+		}
+		out = append(out, w)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no workloads given")
+	}
+	return out, nil
+}
+
+// parseSeeds reads "42-51" or "1,7,100-102".
+func parseSeeds(s string) ([]int64, error) {
+	var out []int64
+	for _, part := range splitList(s) {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseInt(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a seed", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseInt(hi, 10, 64); err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a range of seeds (want low-high)", part)
+			}
+		}
+		if b-a >= 100000 {
+			return nil, fmt.Errorf("%q: too many seeds", part)
+		}
+		for x := a; x <= b; x++ {
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no seeds given")
+	}
+	return out, nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
