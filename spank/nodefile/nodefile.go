@@ -17,8 +17,14 @@
 // NAME GPUS" for each NVLink island of the node; "nic NAME [GPUS]" for
 // each RDMA NIC with the local GPUs it is nearest to. '#' starts a
 // comment. The C parser (c/gangtopo_nodefile.c) is the reference reader;
-// Parse here mirrors it for tests and tools. The gangtopo daemon writes
-// these files on every node; Write renders them from a cluster file.
+// Parse here mirrors it for tests and tools.
+//
+// This package is the format's only Go implementation. The node daemon
+// (gangtopo daemon --role node) builds a File from live discovery
+// (cmd/gangtopo/internal/discovery), takes its domain lines from DomainsOf
+// and renders it here; FromCluster builds every node's File from a cluster
+// file alone (the test lab writes those). Writing files is the callers'
+// business: the daemon publishes atomically (cmd/gangtopo/internal/publish).
 package nodefile
 
 import (
@@ -35,6 +41,13 @@ import (
 
 // Header is the first line of a v1 node file.
 const Header = "gangtopo-node v1"
+
+// MaxGPUs bounds GPU indices in a node file: the C reader keeps a node's
+// GPUs in a 64-bit mask.
+const MaxGPUs = 64
+
+// comment is the comment line Render writes above the header.
+const comment = "gangtopo node file: read by spank_gangtopo.so in slurmstepd (docs/admin.md)"
 
 // File is one node's file.
 type File struct {
@@ -57,12 +70,7 @@ type Set struct {
 // FromCluster builds node n's file.
 func FromCluster(c *topology.Cluster, n topology.NodeID) File {
 	node := &c.Nodes[n]
-	f := File{Node: node.Name}
-	for _, t := range []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine, topology.TierCluster} {
-		if d := node.Up[t]; d != topology.NoDomain {
-			f.Domains = append(f.Domains, Domain{t.String(), c.Domains[d].Name})
-		}
-	}
+	f := File{Node: node.Name, Domains: domains(c, n)}
 	for _, id := range node.Islands {
 		var gpus []int
 		for _, g := range c.Domains[id].IslandGPUs {
@@ -76,10 +84,38 @@ func FromCluster(c *topology.Cluster, n topology.NodeID) File {
 	return f
 }
 
-// Render writes the file's text.
-func (f File) Render() []byte {
+// DomainsOf lists the domains above the named node in c, tightest first,
+// as FromCluster does; ok is false when c has no such node. The node
+// daemon takes its file's domain lines from here.
+func DomainsOf(c *topology.Cluster, node string) (ds []Domain, ok bool) {
+	id, ok := c.NodeByName(node)
+	if !ok {
+		return nil, false
+	}
+	return domains(c, id), true
+}
+
+// domains lists the domains above node n: block, leaf, spine, then any
+// (the cluster), each where the node has one.
+func domains(c *topology.Cluster, n topology.NodeID) []Domain {
+	var ds []Domain
+	for _, t := range []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine, topology.TierCluster} {
+		if d := c.Nodes[n].Up[t]; d != topology.NoDomain {
+			ds = append(ds, Domain{t.String(), c.Domains[d].Name})
+		}
+	}
+	return ds
+}
+
+// Render writes the file's text under a comment naming its reader.
+func (f File) Render() []byte { return f.RenderWithComment(comment) }
+
+// RenderWithComment writes the file's text under the comment line
+// "# "+text (one line): a writer may name itself there, as the node daemon
+// does. GPU lists are written in the order given.
+func (f File) RenderWithComment(text string) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# gangtopo node file: read by spank_gangtopo.so in slurmstepd (docs/admin.md)\n%s\nnode %s\n", Header, f.Node)
+	fmt.Fprintf(&b, "# %s\n%s\nnode %s\n", text, Header, f.Node)
 	for _, d := range f.Domains {
 		fmt.Fprintf(&b, "domain %s %s\n", d.Tier, d.Name)
 	}
@@ -173,7 +209,7 @@ func Parse(data []byte) (File, error) {
 			continue
 		}
 		if err := f.parseLine(w); err != nil {
-			return f, fmt.Errorf("line %d: %v", line, err)
+			return f, fmt.Errorf("line %d: %w", line, err)
 		}
 	}
 	if !header || f.Node == "" {
@@ -220,8 +256,8 @@ func parseGPUs(s string) ([]int, error) {
 		if err == nil && isRange {
 			b, err = strconv.Atoi(hi)
 		}
-		if err != nil || a < 0 || b < a || b >= 64 {
-			return nil, fmt.Errorf("bad GPU list %q", s)
+		if err != nil || a < 0 || b < a || b >= MaxGPUs {
+			return nil, fmt.Errorf("bad GPU list %q (want indices 0..%d such as 0-3,6)", s, MaxGPUs-1)
 		}
 		for i := a; i <= b; i++ {
 			out = append(out, i)

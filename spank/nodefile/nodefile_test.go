@@ -45,12 +45,53 @@ func TestParseRoundTrip(t *testing.T) {
 	}
 }
 
+// The node daemon's file for a node of a cluster file names the same
+// domains as FromCluster's.
+func TestDomainsOf(t *testing.T) {
+	c := lab16(t)
+	for i := range c.Nodes {
+		got, ok := DomainsOf(c, c.Nodes[i].Name)
+		if !ok {
+			t.Fatalf("DomainsOf(%s): no such node", c.Nodes[i].Name)
+		}
+		if diff := cmp.Diff(FromCluster(c, topology.NodeID(i)).Domains, got); diff != "" {
+			t.Errorf("%s (-FromCluster +DomainsOf):\n%s", c.Nodes[i].Name, diff)
+		}
+	}
+	want := []Domain{{"leaf", "leaf2"}, {"spine", "spine1"}, {"any", "lab16"}}
+	if got, _ := DomainsOf(c, "node05"); !cmp.Equal(want, got) {
+		t.Errorf("DomainsOf(node05) (-want +got):\n%s", cmp.Diff(want, got))
+	}
+	if ds, ok := DomainsOf(c, "node99"); ok || ds != nil {
+		t.Errorf("DomainsOf(node99) = %v, %v; want nil, false", ds, ok)
+	}
+}
+
+// A writer's comment replaces the first line only.
+func TestRenderWithComment(t *testing.T) {
+	f := File{Node: "n1", NVLink: []Set{{"n1/nvl0", []int{0, 1, 2, 3}}}, NICs: []Set{{"mlx5_0", []int{3, 0}}}}
+	want := "# written by a test\ngangtopo-node v1\nnode n1\nnvlink n1/nvl0 0-3\nnic mlx5_0 3,0\n"
+	if diff := cmp.Diff(want, string(f.RenderWithComment("written by a test"))); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	_, body, _ := strings.Cut(string(f.Render()), "\n")
+	if _, wantBody, _ := strings.Cut(want, "\n"); body != wantBody {
+		t.Errorf("Render's body\n%s\ndiffers from RenderWithComment's\n%s", body, wantBody)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                                    "no \"gangtopo-node v1\" header",
-		"gangtopo-node v2\nnode a\n":          "line 1: want",
-		"gangtopo-node v1\nnode a\nnic x 9-2": "line 3: bad GPU list",
-		"gangtopo-node v1\nnode a\ncolour x":  `line 3: bad "colour" line`,
+		"":                                      "no \"gangtopo-node v1\" header",
+		"gangtopo-node v2\nnode a\n":            "line 1: want",
+		"node a\n":                              `line 1: want "gangtopo-node v1" first`,
+		"gangtopo-node v1\n":                    "no node line",
+		"gangtopo-node v1\nnode a\nnic x 9-2":   "line 3: bad GPU list",
+		"gangtopo-node v1\nnode a\ncolour x":    `line 3: bad "colour" line`,
+		"gangtopo-node v1\nnode a\nswitch s1\n": `line 3: bad "switch" line`,
+		// indices must fit the C reader's 64-bit mask
+		"gangtopo-node v1\nnode a\nnic mlx5_0 0-99999999\n": "line 3: bad GPU list",
+		"gangtopo-node v1\nnode a\nnic mlx5_0 64\n":         `line 3: bad GPU list "64" (want indices 0..63 such as 0-3,6)`,
 	} {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
