@@ -11,6 +11,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/nodeagent"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
+	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
 // nodeRole is `gangtopo daemon --role node`: discovery on a GPU node,
@@ -42,7 +43,7 @@ func nodeRole(shared *daemonFlags) daemonRole {
 				Discover: func() (*discovery.NodeMap, error) { return discovery.Discover(opts...) },
 			}
 			if topo := shared.topology; topo != "" {
-				cfg.Domains = func(node string) ([]discovery.NodeFileDomain, error) { return clusterDomains(topo, node) }
+				cfg.Domains = func(node string) ([]nodefile.Domain, error) { return clusterDomains(topo, node) }
 			}
 			a, err := nodeagent.New(cfg, d.Log)
 			if err != nil {
@@ -54,12 +55,12 @@ func nodeRole(shared *daemonFlags) daemonRole {
 }
 
 // clusterDomains reads the cluster file and returns node's domains.
-func clusterDomains(path, node string) ([]discovery.NodeFileDomain, error) {
+func clusterDomains(path, node string) ([]nodefile.Domain, error) {
 	c, err := loadCluster(path)
 	if err != nil {
 		return nil, err
 	}
-	ds, ok := discovery.ClusterDomains(c, node)
+	ds, ok := nodefile.DomainsOf(c, node)
 	if !ok {
 		return nil, fmt.Errorf("node %s is not in %s", node, path)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
+	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
 // discoverGPULib and discoverClock are the world the discovery commands
@@ -75,13 +76,13 @@ func runDiscover(w io.Writer, o discoverOptions) error {
 	case "topo":
 		return discovery.WriteTopoMatrix(w, m)
 	case "nodefile":
-		var domains []discovery.NodeFileDomain
+		var domains []nodefile.Domain
 		if o.topology != "" {
 			if domains, err = clusterDomains(o.topology, m.Node); err != nil {
 				return asUsage(err)
 			}
 		}
-		_, err = w.Write(discovery.BuildNodeFile(m, domains).Render())
+		_, err = w.Write(discovery.BuildNodeFile(m, domains).RenderWithComment(discovery.NodeFileComment))
 		return err
 	}
 	return m.Encode(w)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
+	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
 // TestGoldenDiscovery runs the discovery, topology and generator commands
@@ -107,7 +108,7 @@ func TestDaemonNodeOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err := discovery.ParseNodeFile(nf); err != nil || f.Node != "n1" || len(f.Domains) != 0 || len(f.NICs) != 7 {
+	if f, err := nodefile.Parse(nf); err != nil || f.Node != "n1" || len(f.Domains) != 0 || len(f.NICs) != 7 {
 		t.Errorf("node file %q: %+v, %v (want node n1, no domains, the 7 usable NICs)", nf, f, err)
 	}
 	if !strings.Contains(stderr.String(), "node n1 is not in") {

@@ -149,8 +149,8 @@ func nicLevels(m *NodeMap) [][]PCILevel {
 // nearestNICs records, for each GPU, the physical NICs at the smallest
 // distance from it (all of them on a tie, as on DGX A100 where two NICs
 // share each GPU pair's switch), and for each NIC the GPUs it is nearest to.
-// Port state is not considered here: this is the hardware map. The NIC file
-// (NodeFile) picks among NICs whose ports are up.
+// Port state is not considered here: this is the hardware map. The node file
+// (BuildNodeFile) picks among NICs whose ports are up.
 func nearestNICs(m *NodeMap) {
 	for i := range m.GPUs {
 		for _, n := range nearest(m.NICPCIe[i], m.NICs, func(*NIC) bool { return true }) {

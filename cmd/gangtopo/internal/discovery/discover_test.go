@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden node maps in testdata/nodemaps")
@@ -55,8 +56,8 @@ func summarize(t *testing.T, m *NodeMap) summary {
 		}
 		s.Nearest = append(s.Nearest, near)
 	}
-	text := BuildNodeFile(m, nil).Render()
-	if _, err := ParseNodeFile(text); err != nil {
+	text := BuildNodeFile(m, nil).RenderWithComment(NodeFileComment)
+	if _, err := nodefile.Parse(text); err != nil {
 		t.Fatalf("node file does not parse: %v", err)
 	}
 	for _, l := range strings.Split(string(text), "\n") {
@@ -275,10 +276,10 @@ func TestDiscoverCPUOnly(t *testing.T) {
 				CPUs           int
 				Mem            int64
 				NodeFile       string
-			}{"none", tc.reason, true, 32, 131072000 >> 10, "# gangtopo node file, written by gangtopo daemon --role node; read by spank_gangtopo.so\n" + NodeFileHeader + "\nnode cpu1\n"}
+			}{"none", tc.reason, true, 32, 131072000 >> 10, "# gangtopo node file, written by gangtopo daemon --role node; read by spank_gangtopo.so\n" + nodefile.Header + "\nnode cpu1\n"}
 			got := want
 			got.Source, got.Reason, got.CPUOnly = m.GPUSource, m.NoGPUReason, m.CPUOnly()
-			got.CPUs, got.Mem, got.NodeFile = m.Host.CPUs, m.Host.MemoryMiB, string(BuildNodeFile(m, nil).Render())
+			got.CPUs, got.Mem, got.NodeFile = m.Host.CPUs, m.Host.MemoryMiB, string(BuildNodeFile(m, nil).RenderWithComment(NodeFileComment))
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

@@ -1,8 +1,9 @@
 // Package discovery finds what a GPU node has, for gangtopo's node daemon:
 // its GPUs (through NVML), how they are joined (NVLink, NVSwitch, PCIe),
 // the multi-node NVLink fabric they belong to, and its RDMA NICs (from
-// sysfs), and writes the result as a versioned JSON node map plus the
-// per-node NIC file that the SPANK plugin reads for NCCL_IB_HCA.
+// sysfs), and writes the result as a versioned JSON node map; it also
+// builds the per-node file that the SPANK plugin reads for NCCL_IB_HCA
+// (BuildNodeFile; the format and its renderer are spank/nodefile's).
 //
 // Hardware sits behind narrow interfaces owned by this package: GPULib and
 // GPUDevice describe the few NVML facts discovery needs, in plain Go types.

@@ -39,38 +39,3 @@ func FuzzDecodeNodeMap(f *testing.F) {
 		}
 	})
 }
-
-// FuzzParseNodeFile: a parsed node file renders to text that parses to the
-// same file.
-func FuzzParseNodeFile(f *testing.F) {
-	f.Add([]byte("gangtopo-node v1\nnode n1\ndomain leaf leaf1\nnvlink n1/nvl0 0-7\nnic mlx5_0 0,3\nnic mlx5_4\n"))
-	f.Add([]byte("# c\ngangtopo-node v1 # x\nnode a\n"))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		nf, err := ParseNodeFile(in)
-		if err != nil {
-			return
-		}
-		back, err := ParseNodeFile(nf.Render())
-		if err != nil {
-			t.Fatalf("a rendered node file does not parse: %v\n%s", err, nf.Render())
-		}
-		if diff := cmp.Diff(normalizeNodeFile(nf), normalizeNodeFile(back)); diff != "" {
-			t.Fatalf("round trip differs (-first +second):\n%s", diff)
-		}
-	})
-}
-
-// normalizeNodeFile sorts GPU lists (rendering writes them as sorted
-// ranges) and drops duplicates.
-func normalizeNodeFile(f NodeFile) NodeFile {
-	norm := func(sets []GPUSet) []GPUSet {
-		var out []GPUSet
-		for _, s := range sets {
-			gs, _ := ParseCPUList(formatGPUs(s.GPUs))
-			out = append(out, GPUSet{s.Name, gs})
-		}
-		return out
-	}
-	f.NVLink, f.NICs = norm(f.NVLink), norm(f.NICs)
-	return f
-}

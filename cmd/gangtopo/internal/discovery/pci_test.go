@@ -101,17 +101,3 @@ func TestNaturalLess(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
-
-func TestParseNodeFileErrors(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"node a\n", `line 1: want "gangtopo-node v1" first`},
-		{"gangtopo-node v1\n", "no node line"},
-		{"gangtopo-node v1\nnode a\nnic mlx5_0 0-99999999\n", "line 3: bad GPU list"},
-		{"gangtopo-node v1\nnode a\nnic mlx5_0 64\n", "line 3: bad GPU list \"64\" (want indices 0..63"},
-		{"gangtopo-node v1\nnode a\nswitch s1\n", `line 3: bad "switch" line`},
-	} {
-		if _, err := ParseNodeFile([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseNodeFile(%q) = %v, want an error containing %q", tc.in, err, tc.want)
-		}
-	}
-}

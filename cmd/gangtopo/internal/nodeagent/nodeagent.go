@@ -1,7 +1,8 @@
 // Package nodeagent is the node role of `gangtopo daemon`: it runs
 // discovery on an interval and publishes the node map (to a directory the
 // controller reads, usually on a shared file system) and the node file (read
-// by the SPANK plugin in slurmstepd for NCCL_IB_HCA and GANGTOPO_*), each replaced
+// by the SPANK plugin in slurmstepd for NCCL_IB_HCA and GANGTOPO_*; built by
+// discovery.BuildNodeFile, rendered by spank/nodefile), each replaced
 // atomically so a reader never sees a half-written file.
 //
 // A failed discovery publishes nothing: the files from the last good run
@@ -20,6 +21,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
+	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
 // Config is the node role's configuration.
@@ -31,9 +33,10 @@ type Config struct {
 	// options; tests substitute mocks).
 	Discover func() (*discovery.NodeMap, error)
 	// Domains gives the node's domains for the node file (from the cluster
-	// file); nil means none. An error is logged and the file written
-	// without domain lines, since NCCL_IB_HCA does not depend on them.
-	Domains func(node string) ([]discovery.NodeFileDomain, error)
+	// file, nodefile.DomainsOf); nil means none. An error is logged and the
+	// file written without domain lines, since NCCL_IB_HCA does not depend
+	// on them.
+	Domains func(node string) ([]nodefile.Domain, error)
 	// Publish says how files are written (see package publish).
 	Publish publish.Options
 }
@@ -87,14 +90,14 @@ func (a *Agent) publish(m *discovery.NodeMap) error {
 		return err
 	}
 	if a.cfg.NodeFileDir != "" {
-		var domains []discovery.NodeFileDomain
+		var domains []nodefile.Domain
 		if a.cfg.Domains != nil {
 			var err error
 			if domains, err = a.cfg.Domains(m.Node); err != nil {
 				a.log.Warn().Err(err).Msg("node file written without domain lines")
 			}
 		}
-		nf := discovery.BuildNodeFile(m, domains).Render()
+		nf := discovery.BuildNodeFile(m, domains).RenderWithComment(discovery.NodeFileComment)
 		if err := a.writeFile(filepath.Join(a.cfg.NodeFileDir, m.Node), nf); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
+	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
 // fakeNode discovers the no-NIC test host of package discovery as CPU-only,
@@ -57,7 +58,7 @@ func TestOncePublishesAndKeepsLastGoodOnFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err := discovery.ParseNodeFile(nf); err != nil || f.Node != "cpu1" {
+	if f, err := nodefile.Parse(nf); err != nil || f.Node != "cpu1" {
 		t.Fatalf("node file %q: %+v, %v", nf, f, err)
 	}
 
