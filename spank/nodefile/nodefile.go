@@ -23,7 +23,7 @@
 // (gangtopo daemon --role node) builds a File from live discovery
 // (cmd/gangtopo/internal/discovery), takes its domain lines from DomainsOf
 // and renders it here; FromCluster builds every node's File from a cluster
-// file alone (the test lab writes those). Writing files is the callers'
+// file alone (tests/slurmlab writes those for its lab). Writing files is the callers'
 // business: the daemon publishes atomically (cmd/gangtopo/internal/publish).
 package nodefile
 
@@ -31,8 +31,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -130,45 +128,6 @@ func (f File) RenderWithComment(text string) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
-}
-
-// WriteAll writes one file per node of c into dir, each atomically (a
-// temporary file renamed into place), mode 0644.
-func WriteAll(c *topology.Cluster, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for i := range c.Nodes {
-		f := FromCluster(c, topology.NodeID(i))
-		if err := writeAtomic(filepath.Join(dir, f.Node), f.Render()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // FormatGPUs writes indices as ranges: [0 1 2 3 6] -> "0-3,6".

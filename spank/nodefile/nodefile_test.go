@@ -114,7 +114,7 @@ func TestFormatGPUs(t *testing.T) {
 }
 
 // The C reader (c/gangtopo_nodefile.c, in slurmstepd) must read what
-// WriteAll writes for every node of the e2e cluster, NICs included.
+// Render writes for every node of the e2e cluster, NICs included.
 func TestCReadsWhatGoWrites(t *testing.T) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
@@ -127,12 +127,13 @@ func TestCReadsWhatGoWrites(t *testing.T) {
 		t.Fatalf("cc: %v\n%s", err, out)
 	}
 	cl := lab16(t)
-	if err := WriteAll(cl, filepath.Join(dir, "nodes")); err != nil {
-		t.Fatal(err)
-	}
 	for i := range cl.Nodes {
 		f := FromCluster(cl, topology.NodeID(i))
-		out, err := exec.Command(bin, "--nodefile", filepath.Join(dir, "nodes", f.Node)).Output()
+		path := filepath.Join(dir, f.Node)
+		if err := os.WriteFile(path, f.Render(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "--nodefile", path).Output()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
-	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
 // Binaries of Debian's slurm-wlm packages. The daemons run through symlinks
@@ -161,7 +160,7 @@ func (l *Lab) start(ctx context.Context) error {
 	}
 	// the node files the SPANK plugin's remote context reads
 	// (nodefile_dir= in plugstack.conf)
-	if err := nodefile.WriteAll(l.Cluster, l.Path("nodes")); err != nil {
+	if err := writeNodeFiles(l.Cluster, l.Path("nodes")); err != nil {
 		return err
 	}
 	if err := l.writeConfig(); err != nil {
