@@ -23,8 +23,9 @@
 // (gangtopo daemon --role node) builds a File from live discovery
 // (cmd/gangtopo/internal/discovery), takes its domain lines from DomainsOf
 // and renders it here; FromCluster builds every node's File from a cluster
-// file alone (tests/slurmlab writes those for its lab). Writing files is the callers'
-// business: the daemon publishes atomically (cmd/gangtopo/internal/publish).
+// file alone (tests/slurmlab writes those for its lab). Writing files is
+// the callers' business: the daemon publishes atomically
+// (cmd/gangtopo/internal/publish).
 package nodefile
 
 import (
