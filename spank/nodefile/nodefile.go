@@ -204,12 +204,12 @@ func (f *File) parseLine(w []string) error {
 	return nil
 }
 
+// parseGPUs reads a GPU list as the C reader (gt_gpu_mask) does: indices
+// and ranges joined by commas, one trailing comma allowed, no empty item
+// (the C reader refuses "," and "0,,1", so Parse must too).
 func parseGPUs(s string) ([]int, error) {
 	var out []int
-	for _, p := range strings.Split(s, ",") {
-		if p == "" {
-			continue
-		}
+	for _, p := range strings.Split(strings.TrimSuffix(s, ","), ",") {
 		lo, hi, isRange := strings.Cut(p, "-")
 		a, err := strconv.Atoi(lo)
 		b := a

@@ -92,6 +92,9 @@ func TestParseErrors(t *testing.T) {
 		// indices must fit the C reader's 64-bit mask
 		"gangtopo-node v1\nnode a\nnic mlx5_0 0-99999999\n": "line 3: bad GPU list",
 		"gangtopo-node v1\nnode a\nnic mlx5_0 64\n":         `line 3: bad GPU list "64" (want indices 0..63 such as 0-3,6)`,
+		// the C reader refuses empty items (the fuzzer found "," parsed
+		// here and rendered as a line nobody could read)
+		"gangtopo-node v1\nnode 0\nnvlink 0 ,": `line 3: bad GPU list ","`,
 	} {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
@@ -116,16 +119,8 @@ func TestFormatGPUs(t *testing.T) {
 // The C reader (c/gangtopo_nodefile.c, in slurmstepd) must read what
 // Render writes for every node of the e2e cluster, NICs included.
 func TestCReadsWhatGoWrites(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler")
-	}
+	bin := buildTestC(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "test_c")
-	c := "../../c/"
-	if out, err := exec.Command(cc, "-std=gnu11", "-o", bin, c+"tests/test_c.c", c+"gangtopo_option.c", c+"gangtopo_nodefile.c").CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
 	cl := lab16(t)
 	for i := range cl.Nodes {
 		f := FromCluster(cl, topology.NodeID(i))
@@ -141,6 +136,64 @@ func TestCReadsWhatGoWrites(t *testing.T) {
 			t.Errorf("%s: C read (-want +got):\n%s", f.Node, diff)
 		}
 	}
+}
+
+// Parse accepts a GPU list only where the C reader does, and reads the
+// same GPUs from it.
+func TestGPUListsAsC(t *testing.T) {
+	bin := buildTestC(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		in        string
+		goOK, cOK bool
+	}{
+		{"0", true, true}, {"0-7", true, true}, {"0,3", true, true}, {"0-3,6", true, true},
+		{"0,", true, true}, // one trailing comma
+		{",", false, false}, {",0", false, false}, {"0,,1", false, false}, {"0,,", false, false},
+		{"0-63", true, true}, {"63", true, true}, {"64", false, false}, {"0-64", false, false},
+		{"3-1", false, false}, {"0-", false, false}, {"-1", false, false}, {"1--2", false, false},
+		{"0-1-2", false, false}, {"0x1", false, false}, {"99999999999999999999", false, false},
+		{"007", true, true}, {"+1", true, true}, {"1-+2", true, true}, {"0,0", true, true},
+		// strtol reads "-0" as 0; Go refuses it, the safe way round
+		{"-0", false, true},
+	} {
+		text := "gangtopo-node v1\nnode a\nnic x " + tc.in + "\n"
+		f, err := Parse([]byte(text))
+		if (err == nil) != tc.goOK {
+			t.Errorf("Parse %q: error %v, want ok %v", tc.in, err, tc.goOK)
+		}
+		path := filepath.Join(dir, "a")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "--nodefile", path).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cOK := !strings.HasPrefix(string(out), "err "); cOK != tc.cOK {
+			t.Errorf("C reads %q: %q, want ok %v", tc.in, out, tc.cOK)
+		} else if cOK && tc.goOK {
+			if diff := cmp.Diff(cSummary(f), string(out)); diff != "" {
+				t.Errorf("%q: (-Go +C):\n%s", tc.in, diff)
+			}
+		}
+	}
+}
+
+// buildTestC compiles c/tests/test_c.c (its --nodefile mode dumps what the
+// C reader read), or skips without a C compiler.
+func buildTestC(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler")
+	}
+	bin := filepath.Join(t.TempDir(), "test_c")
+	c := "../../c/"
+	if out, err := exec.Command(cc, "-std=gnu11", "-o", bin, c+"tests/test_c.c", c+"gangtopo_option.c", c+"gangtopo_nodefile.c").CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // cSummary is what test_c --nodefile prints for f.
