@@ -19,7 +19,7 @@ func (p *plan) noFitMessage() string {
 	if r.Nodes <= 1 && r.GPUs <= p.e.maxNodeGPUs && t <= topology.TierNode {
 		return fmt.Sprintf("no node has %s free in one %s now", what, t)
 	}
-	return fmt.Sprintf("no room for %s within one %s now", what, t)
+	return fmt.Sprintf("no room for %s %s now", what, within(t))
 }
 
 // gangWords describes the gang for messages: "32 GPUs (h100) as 4x8".
@@ -48,6 +48,9 @@ func (p *plan) gangWords() string {
 // the plan run against the empty cluster.
 func (e *Engine) impossibleMessage(r *request.Request, ep *plan) string {
 	t := r.EffectiveTier()
+	if r.Nodes == 1 && t > topology.TierNode {
+		t = topology.TierNode // one node is the binding constraint
+	}
 	what := ep.gangWords()
 	filtered := 0
 	for _, v := range ep.eligible {
@@ -66,14 +69,17 @@ func (e *Engine) impossibleMessage(r *request.Request, ep *plan) string {
 		best, bestDomain = ep.largestSingle(t)
 	}
 	if bestDomain == topology.NoDomain {
-		return fmt.Sprintf("%s can never fit in one %s of cluster %s", what, t, e.c.Name)
+		return fmt.Sprintf("%s can never fit %s of cluster %s", what, within(t), e.c.Name)
 	}
 	hint := fmt.Sprintf("ask for at most %d GPUs", best)
 	if wider := e.fittingTier(*r); wider != 0 {
 		hint = fmt.Sprintf("use --gang-topology=%s, or ask for at most %d GPUs", wider, best)
 	}
-	return fmt.Sprintf("%s can never fit in one %s: the largest (%s) holds %d; %s",
-		what, t, e.c.Domains[bestDomain].Name, best, hint)
+	if t == topology.TierCluster {
+		return fmt.Sprintf("%s can never fit in cluster %s: it has %d usable; %s", what, e.c.Name, best, hint)
+	}
+	return fmt.Sprintf("%s can never fit %s: the largest (%s) holds %d; %s",
+		what, within(t), e.c.Domains[bestDomain].Name, best, hint)
 }
 
 // largestSingle is the most GPUs one node or NVLink island can give this
@@ -144,4 +150,13 @@ func rejectSummary(r *Result) string {
 		s += fmt.Sprintf("%d %s", rc.Count, rc.Reason)
 	}
 	return s
+}
+
+// within words "inside one domain of tier t" for messages: "in one leaf",
+// or "in the cluster" for tier any.
+func within(t topology.Tier) string {
+	if t == topology.TierCluster {
+		return "in the cluster"
+	}
+	return "in one " + t.String()
 }

@@ -127,8 +127,15 @@ func (r *Request) String() string {
 	if len(r.Models) > 0 {
 		s += fmt.Sprintf(" %v", r.Models)
 	}
-	if r.Nodes > 0 || r.GPUsPerNode > 0 {
+	switch {
+	case r.Nodes > 0 && r.GPUsPerNode > 0:
 		s += fmt.Sprintf(" as %dx%d", r.Nodes, r.GPUsPerNode)
+	case r.Nodes == 1:
+		s += " on 1 node"
+	case r.Nodes > 1:
+		s += fmt.Sprintf(" on %d nodes", r.Nodes)
+	case r.GPUsPerNode > 0:
+		s += fmt.Sprintf(" with %d per node", r.GPUsPerNode)
 	}
 	s += ", " + r.EffectiveTier().String() + ":" + r.Mode.String()
 	if r.Slice > 0 {
