@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+
 	"fmt"
 	"math"
 	"os"
@@ -100,7 +102,7 @@ func readNICs(root string) ([]NIC, error) {
 		nic.NetDevs = netdevs[nic.PCIBusID]
 		out = append(out, nic)
 	}
-	sort.Slice(out, func(a, b int) bool { return naturalLess(out[a].Name, out[b].Name) })
+	sort.Slice(out, func(a, b int) bool { return hostlist.Less(out[a].Name, out[b].Name) })
 	return out, nil
 }
 
@@ -205,33 +207,4 @@ func readNetDevs(root string) (map[string][]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// naturalLess orders "mlx5_2" before "mlx5_10".
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := leadingDigits(a), leadingDigits(b)
-		if da != "" && db != "" {
-			na, _ := strconv.Atoi(da)
-			nb, _ := strconv.Atoi(db)
-			if na != nb {
-				return na < nb
-			}
-			a, b = a[len(da):], b[len(db):]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func leadingDigits(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
 }

@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+
 	"strings"
 	"testing"
 
@@ -93,7 +95,7 @@ func TestNaturalLess(t *testing.T) {
 	want := []string{"mlx4_0", "mlx5_1", "mlx5_2", "mlx5_10", "mlx5_bond_0"}
 	got := append([]string(nil), in...)
 	for i := range got { // insertion sort with naturalLess
-		for j := i; j > 0 && naturalLess(got[j], got[j-1]); j-- {
+		for j := i; j > 0 && hostlist.Less(got[j], got[j-1]); j-- {
 			got[j], got[j-1] = got[j-1], got[j]
 		}
 	}

@@ -1,6 +1,8 @@
 package topobuild
 
 import (
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -175,10 +177,10 @@ func (f *ibFabric) groupHosts() ([][]string, []string) {
 	}
 	var keys []string
 	for k, hs := range byKey {
-		sort.Slice(hs, func(a, b int) bool { return naturalLess(hs[a], hs[b]) })
+		sort.Slice(hs, func(a, b int) bool { return hostlist.Less(hs[a], hs[b]) })
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(a, b int) bool { return naturalLess(byKey[keys[a]][0], byKey[keys[b]][0]) })
+	sort.Slice(keys, func(a, b int) bool { return hostlist.Less(byKey[keys[a]][0], byKey[keys[b]][0]) })
 	groups := make([][]string, len(keys))
 	for i, k := range keys {
 		groups[i] = byKey[k]
@@ -218,34 +220,4 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// naturalLess orders "node2" before "node10".
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digits(a), digits(b)
-		if da != "" && db != "" {
-			if len(strings.TrimLeft(da, "0")) != len(strings.TrimLeft(db, "0")) {
-				return len(strings.TrimLeft(da, "0")) < len(strings.TrimLeft(db, "0"))
-			}
-			if x, y := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0"); x != y {
-				return x < y
-			}
-			a, b = a[len(da):], b[len(db):]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func digits(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
 }
