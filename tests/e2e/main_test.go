@@ -1,12 +1,3 @@
-// Package e2e drives a real Slurm 22.05 cluster (tests/slurmlab: 16 nodes x
-// 8 GPUs, 4 leaves, 2 spines) with the gangtopo plugins loaded and asserts
-// what Slurm did. One file per feature; the invalid-input cases are
-// gathered in invalid_test.go.
-//
-// It runs only when GANGTOPO_E2E=1 (make e2e sets it, with the plugin
-// build directories in GANGTOPO_PLUGINS and GANGTOPO_FAULT_PLUGINS and the
-// gangtopo binary in GANGTOPO_BIN) and needs root. make e2e skips it for a
-// non-root user outside CI; under CI=true it always runs.
 package e2e
 
 import (
