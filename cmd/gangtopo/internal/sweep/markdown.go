@@ -132,7 +132,8 @@ func (r *Report) writePolicies(b *strings.Builder) {
 		"as `--gpus=G -N 1 --cpus-per-gpu`, a share as one gres/shard. `gangtopo` is the placement engine "+
 		"(selector/place) given the same typical pods FGD gets. For jobs that fit one node it scores by frag.FillModel: "+
 		"the share each GPU is expected to keep unused when typical jobs keep filling it, plus the capacity the node's "+
-		"CPUs could not feed, plus FGD's count of capacity that constrained shapes may not use; differences under 80 "+
+		"CPUs could not feed, plus FGD's count of capacity that constrained shapes may not use, plus FGD's F_n over the "+
+		"workload's multi-GPU shapes (so a 1-GPU pod does not break a node's exact 2- or 4-GPU slot); differences under 80 "+
 		"milli-GPUs are ties, broken by best fit and Slurm node order (docs/placement.md). CPU-only pods, which the "+
 		"engine leaves to Slurm, go where that measure says they strand the least GPU capacity.\n\n")
 	for i, k := range Points {
