@@ -44,11 +44,7 @@ func runFrag(w io.Writer, o fragOptions) error {
 	if o.output != "table" && o.output != "json" {
 		return usagef("--output %q: want table or json", o.output)
 	}
-	c, err := loadCluster(o.topology)
-	if err != nil {
-		return err
-	}
-	s, err := loadSnapshot(o.state, c)
+	c, s, err := loadState(o.topology, o.state)
 	if err != nil {
 		return err
 	}

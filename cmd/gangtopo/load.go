@@ -34,3 +34,18 @@ func loadSnapshot(path string, c *topology.Cluster) (*occupancy.Snapshot, error)
 	s, err := occupancy.Decode(f, path, c)
 	return s, asUsage(err)
 }
+
+// loadState loads the cluster file and the occupancy snapshot on it (an
+// empty cluster when statePath is ""), the inputs of every command that
+// looks at one moment of the cluster.
+func loadState(topologyPath, statePath string) (*topology.Cluster, *occupancy.Snapshot, error) {
+	c, err := loadCluster(topologyPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := loadSnapshot(statePath, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, s, nil
+}
