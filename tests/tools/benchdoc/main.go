@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 	"io"
 	"os"
 	"runtime"
@@ -49,7 +50,7 @@ func main() {
 		os.Exit(1)
 	}
 	body := render(*title, *command, *notes, env, results, tg)
-	if err := replaceSection(*file, *section, body); err != nil {
+	if err := docsection.Replace(*file, *section, body); err != nil {
 		fmt.Fprintf(os.Stderr, "benchdoc: %v\n", err)
 		os.Exit(1)
 	}
@@ -185,33 +186,4 @@ func render(title, command, notes string, env []string, results map[string]*resu
 		fmt.Fprintf(&b, "\n%s\n", notes)
 	}
 	return b.String()
-}
-
-// replaceSection puts body between the section's markers, appending the
-// section at the end of the file if it is new.
-func replaceSection(path, name, body string) error {
-	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	doc := string(data)
-	begin, end := "<!-- BEGIN "+name+" -->", "<!-- END "+name+" -->"
-	block := begin + "\n" + body + end
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	switch {
-	case i >= 0 && j > i:
-		doc = doc[:i] + block + doc[j+len(end):]
-	case i >= 0 || j >= 0:
-		return fmt.Errorf("%s: unbalanced markers for section %s", path, name)
-	default:
-		if doc != "" && !strings.HasSuffix(doc, "\n\n") {
-			doc += "\n"
-		}
-		doc += block + "\n"
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(doc), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -2,8 +2,8 @@ package sweep
 
 import (
 	"fmt"
+	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -40,7 +40,7 @@ const (
 func UpdateMarkdown(path string, r *Report) error {
 	var b strings.Builder
 	r.write(&b)
-	return replaceSection(path, "simulate", b.String())
+	return docsection.Replace(path, "simulate", b.String())
 }
 
 func (r *Report) write(b *strings.Builder) {
@@ -297,34 +297,4 @@ func (r *Report) writeSpeed(b *strings.Builder) {
 		fmt.Fprintf(b, " (load average %s before the sweep, %s after, on %d cores)", sw.LoadAvg[0], sw.LoadAvg[1], runtime.NumCPU())
 	}
 	fmt.Fprintln(b, ".")
-}
-
-// replaceSection replaces the text between <!-- BEGIN name --> and
-// <!-- END name --> in path (appending the section if it is not there),
-// the convention of tests/tools/benchdoc.
-func replaceSection(path, name, body string) error {
-	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	doc := string(data)
-	begin, end := "<!-- BEGIN "+name+" -->", "<!-- END "+name+" -->"
-	block := begin + "\n" + body + end
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	switch {
-	case i >= 0 && j > i:
-		doc = doc[:i] + block + doc[j+len(end):]
-	case i >= 0 || j >= 0:
-		return fmt.Errorf("%s: unbalanced markers for section %s", path, name)
-	default:
-		if doc != "" && !strings.HasSuffix(doc, "\n\n") {
-			doc += "\n"
-		}
-		doc += block + "\n"
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(doc), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,27 +90,5 @@ func TestWriteSVG(t *testing.T) {
 	}
 	if lines != 2 {
 		t.Errorf("%d polylines, want 2", lines)
-	}
-}
-
-func TestReplaceSection(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bench.md")
-	doc := "# Benchmarks\n\n<!-- BEGIN other -->\nkeep\n<!-- END other -->\n"
-	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range []string{"first\n", "second\n"} {
-		if err := replaceSection(path, "simulate", body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, _ := os.ReadFile(path)
-	want := doc + "\n<!-- BEGIN simulate -->\nsecond\n<!-- END simulate -->\n"
-	if diff := cmp.Diff(want, string(got)); diff != "" {
-		t.Errorf("document (-want +got):\n%s", diff)
-	}
-	os.WriteFile(path, []byte("<!-- BEGIN simulate -->\n"), 0o644)
-	if err := replaceSection(path, "simulate", "x"); err == nil || !strings.Contains(err.Error(), "unbalanced") {
-		t.Errorf("unbalanced markers: err = %v", err)
 	}
 }
