@@ -27,23 +27,25 @@ func (b *bench) throughput(n int, doc string) error {
 	const rounds, workers = 5, 8
 	rng := rand.New(rand.NewPCG(7, 7))
 	var with, without time.Duration
+	var cpuWith, cpuWithout cpuUse
 	var tooks []timing
 	for r := 0; r < rounds; r++ {
-		for k, on := range []bool{r%2 == 0, r%2 != 0} {
-			_ = k
+		for _, on := range []bool{r%2 == 0, r%2 != 0} {
 			if err := b.setPlugins(on); err != nil {
 				return err
 			}
 			offset := logSize(b.lab.Path("log", "slurmctld.log"))
+			cpu0 := readCPU(b.lab.CtldPID)
 			d, err := b.submitBatch(n/rounds, workers, rng)
 			if err != nil {
 				return err
 			}
+			cpu := readCPU(b.lab.CtldPID).sub(cpu0)
 			if on {
-				with += d
+				with, cpuWith = with+d, cpuWith.add(cpu)
 				tooks = append(tooks, tookSince(b.lab.Path("log", "slurmctld.log"), offset)...)
 			} else {
-				without += d
+				without, cpuWithout = without+d, cpuWithout.add(cpu)
 			}
 			if _, err := b.lab.Run(context.Background(), 30*time.Second, "scancel", "-u", "root", "-t", "PENDING"); err != nil {
 				return err
@@ -53,7 +55,7 @@ func (b *bench) throughput(n int, doc string) error {
 	if err := b.setPlugins(true); err != nil {
 		return err
 	}
-	return writeSection(doc, "slurm-throughput", throughputReport(n, workers, with, without, tooks))
+	return writeSection(doc, "slurm-throughput", throughputReport(n, workers, with, without, cpuWith, cpuWithout, tooks))
 }
 
 // submitBatch submits count held jobs from the Philly GPU mix with
@@ -133,7 +135,7 @@ func quantile(xs []float64, q float64) float64 {
 	return s[int(q*float64(len(s)-1))]
 }
 
-func throughputReport(n, workers int, with, without time.Duration, calls []timing) string {
+func throughputReport(n, workers int, with, without time.Duration, cpuWith, cpuWithout cpuUse, calls []timing) string {
 	var tooks, engine []float64
 	for _, c := range calls {
 		tooks, engine = append(tooks, c.took), append(engine, c.engine)
@@ -154,6 +156,10 @@ func throughputReport(n, workers int, with, without time.Duration, calls []timin
 	fmt.Fprintf(&b, "| stock Slurm | %d | %.1f s | %.1f |\n", n, without.Seconds(), rate(without))
 	fmt.Fprintf(&b, "| with gangtopo | %d | %.1f s | %.1f |\n\n", n, with.Seconds(), rate(with))
 	fmt.Fprintf(&b, "Throughput ratio with/without: **%.3f** (target at least 0.9: %s).\n\n", ratio, verdict)
+	perJob := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(n) }
+	fmt.Fprintf(&b, "CPU time per submission (user+system, while the batches ran): slurmctld %.2f ms stock, %.2f ms with gangtopo; "+
+		"the whole machine (slurmctld, sbatch, munged, the 16 slurmd) %.2f ms stock, %.2f ms with gangtopo.\n\n",
+		perJob(cpuWithout.ctld), perJob(cpuWith.ctld), perJob(cpuWithout.machine), perJob(cpuWith.machine))
 	fmt.Fprintf(&b, "The plugin's time per call inside slurmctld, as it logged it (`took Nus`, from entering Go to the "+
 		"rewrite, engine included), over %d calls on the 16-node snapshot: p50 %.0f µs, p99 %.0f µs, max %.0f µs; "+
 		"the engine's own share: p50 %.0f µs, p99 %.0f µs. "+
