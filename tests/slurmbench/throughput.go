@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 	"math/rand/v2"
 	"os"
 	"regexp"
@@ -179,27 +180,8 @@ func loadNote() string {
 	return fmt.Sprintf("Load average during the run (1/5/15 min): %s %s %s on %d CPUs.", f[0], f[1], f[2], runtime.NumCPU())
 }
 
-// writeSection replaces <!-- BEGIN name --> ... <!-- END name --> in doc.
+// writeSection prints a section and writes it into the document.
 func writeSection(path, name, body string) error {
-	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	docText := string(data)
-	begin, end := "<!-- BEGIN "+name+" -->", "<!-- END "+name+" -->"
-	block := begin + "\n" + body + end
-	i, j := strings.Index(docText, begin), strings.Index(docText, end)
-	switch {
-	case i >= 0 && j > i:
-		docText = docText[:i] + block + docText[j+len(end):]
-	case i >= 0 || j >= 0:
-		return fmt.Errorf("%s: unbalanced markers for section %s", path, name)
-	default:
-		if docText != "" && !strings.HasSuffix(docText, "\n\n") {
-			docText += "\n"
-		}
-		docText += block + "\n"
-	}
 	fmt.Print(body)
-	return os.WriteFile(path, []byte(docText), 0o644)
+	return docsection.Replace(path, name, body)
 }
