@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 	"math/rand/v2"
 	"os"
 	"regexp"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 )
 
 // throughput submits n held jobs with the plugins and n without, in

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
-	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 	"io"
 	"os"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 )
 
 type targets map[string]float64 // benchmark name -> limit in ns/op

@@ -2,13 +2,13 @@ package sweep
 
 import (
 	"fmt"
-	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 	"math"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
+	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 )
 
 // Report is what the simulator section of docs/benchmarks.md shows.
