@@ -153,13 +153,7 @@ func (p *plan) fillDeltaUncached(n topology.NodeID, k int) float64 {
 		}
 		v -= before
 	} else {
-		taken := 0
-		for i := 0; i < nf && taken < k; i++ {
-			if after[i] == occupancy.WholeGPU {
-				after[i] = 0
-				taken++
-			}
-		}
+		takeWhole(after[:nf], k)
 		v = m.WasteAfter(n, after[:nf], cpuAfter) - before
 		if mm := p.e.multiGPU; mm != nil {
 			v += mm.NodeAfter(n, after[:nf], cpuAfter) - mm.Node(p.s, n)
@@ -199,13 +193,7 @@ func (p *plan) nodeDelta(n topology.NodeID, k int) float64 {
 	if p.share < occupancy.WholeGPU {
 		v = p.bestShareDelta(n, after[:nf], cpuAfter) - before
 	} else {
-		taken := 0
-		for i := 0; i < nf && taken < k; i++ {
-			if after[i] == occupancy.WholeGPU {
-				after[i] = 0
-				taken++
-			}
-		}
+		takeWhole(after[:nf], k)
 		v = m.NodeAfter(n, after[:nf], cpuAfter) - before
 	}
 	p.e.deltaMemo[key] = v
@@ -305,4 +293,15 @@ func (p *plan) compareLinks(cands []Candidate) {
 
 func sameBeforeLinks(a, b *Score) bool {
 	return a.Nodes == b.Nodes && a.Spans == b.Spans && a.FragDelta <= b.FragDelta+fragEpsilon && b.FragDelta <= a.FragDelta+fragEpsilon
+}
+
+// takeWhole marks the first k entirely free GPUs of free as taken, as the
+// placement of k whole GPUs on the node would.
+func takeWhole(free []uint16, k int) {
+	for i := 0; i < len(free) && k > 0; i++ {
+		if free[i] == occupancy.WholeGPU {
+			free[i] = 0
+			k--
+		}
+	}
 }
