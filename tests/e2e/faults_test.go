@@ -40,7 +40,10 @@ func TestFaultsLeaveJobsUntouched(t *testing.T) {
 
 // TestEngineFaultsInTestBuild loads the libgangtopo built with fault hooks
 // (make plugins-fault): a job named gangtopo-inject-panic panics inside
-// the engine call, gangtopo-inject-stall outlives the 200 ms deadline.
+// the engine call, gangtopo-inject-stall outlives the 200 ms deadline (Go
+// answers at the deadline), gangtopo-inject-hang stalls Go for a second
+// (the C shim stops waiting after 200+50 ms, and the next job's call
+// discards the late answer).
 func TestEngineFaultsInTestBuild(t *testing.T) {
 	dir := os.Getenv("GANGTOPO_FAULT_PLUGINS")
 	if dir == "" {
@@ -54,13 +57,19 @@ func TestEngineFaultsInTestBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}()
-	for _, tc := range []struct{ job, log string }{
-		{"gangtopo-inject-panic", "placement engine panicked: injected fault: engine panic"},
-		{"gangtopo-inject-stall", "placement took longer than the 200ms deadline"},
+	for _, tc := range []struct{ job, log, later string }{
+		{"gangtopo-inject-panic", "placement engine panicked: injected fault: engine panic", ""},
+		{"gangtopo-inject-stall", "placement took longer than the 200ms deadline", ""},
+		{"gangtopo-inject-hang", "no answer within 250ms (deadline 200ms + 50ms)",
+			`came after its deadline and was not applied: job "gangtopo-inject-hang"`},
 	} {
 		t.Run(tc.job, func(t *testing.T) {
 			reset(t)
+			offset := ctldLogSize()
 			untouchedThenPlaced(t, tc.job, tc.log)
+			if logged := ctldLogSince(offset); !strings.Contains(logged, tc.later) {
+				t.Errorf("slurmctld log after the next job:\n%s\nwant %q", logged, tc.later)
+			}
 		})
 	}
 }
