@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -72,6 +73,31 @@ func TestEngineFaultsInTestBuild(t *testing.T) {
 			}
 		})
 	}
+	// The shim follows on_failure itself when Go does not answer, with the
+	// on_failure of the configuration in force (republished on a reload).
+	t.Run("gangtopo-inject-hang with on_failure closed", func(t *testing.T) {
+		reset(t)
+		writeConfig(t, strings.Replace(labConfig, "on_failure: open", "on_failure: closed", 1))
+		defer writeConfig(t, labConfig)
+		pid := lab.CtldPID
+		_, err := trySubmit(nil, "-J", "gangtopo-inject-hang", "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf")
+		want := "gangtopo: placement is unavailable (no answer within 250ms (deadline 200ms + 50ms)); on_failure is closed"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("sbatch: %v; want it refused with %q", err, want)
+		}
+		if !lab.CtldAlive() || lab.CtldPID != pid {
+			t.Fatalf("slurmctld did not survive: alive %v, pid %d -> %d", lab.CtldAlive(), pid, lab.CtldPID)
+		}
+	})
+}
+
+// writeConfig replaces the plugin's gangtopo.yaml (labConfig's form) and
+// waits for the plugin to reload it.
+func writeConfig(t *testing.T, form string) {
+	t.Helper()
+	must(t, os.WriteFile(configFile+".tmp", []byte(fmt.Sprintf(form, clusterFile, snapshotFile)), 0o644))
+	must(t, os.Rename(configFile+".tmp", configFile))
+	time.Sleep(reloadWait)
 }
 
 // untouchedThenPlaced submits a 32-GPU leaf gang named `name` while a fault
