@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,13 @@ extern void slurm_debug(const char *fmt, ...);
 
 #define GT_CONTROL_PREFIX "GANG_TOPOLOGY="
 
-/* The pipes to libgangtopo, and what it published for deciding alone. */
+/*
+ * The pipes to libgangtopo, and what it published for deciding alone.
+ * slurmctld serialises job_submit, init and fini; the lock keeps the
+ * protocol's one-request-at-a-time rule (and params alive) should a
+ * release stop doing so.
+ */
+static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_channel chan = { .req_w = -1, .resp_r = -1 };
 static struct gt_params *params;
 
@@ -156,7 +163,7 @@ static void channel_close(void)
 	gt_channel_close(&chan);
 }
 
-int init(void)
+static int init_locked(void)
 {
 	char *err = NULL, *background = NULL;
 	int req_r, resp_w;
@@ -187,10 +194,22 @@ int init(void)
 	return SLURM_SUCCESS;
 }
 
+int init(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&chan_lock);
+	rc = init_locked();
+	pthread_mutex_unlock(&chan_lock);
+	return rc;
+}
+
 int fini(void)
 {
+	pthread_mutex_lock(&chan_lock);
 	if (gt_channel_is_open(&chan))
 		channel_close();
+	pthread_mutex_unlock(&chan_lock);
 	return SLURM_SUCCESS;
 }
 
@@ -259,7 +278,7 @@ static int apply_answer(job_desc_msg_t *job_desc, const struct gt_result *res, c
 	return SLURM_SUCCESS;
 }
 
-extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
+static int submit_locked(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
 {
 	const struct gt_params *p = __atomic_load_n(&params, __ATOMIC_ACQUIRE);
 	struct gt_result *res = NULL;
@@ -287,6 +306,16 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_
 		break;
 	}
 	return no_answer(&job, p, why, err_msg);
+}
+
+extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
+{
+	int rc;
+
+	pthread_mutex_lock(&chan_lock);
+	rc = submit_locked(job_desc, submit_uid, err_msg);
+	pthread_mutex_unlock(&chan_lock);
+	return rc;
 }
 
 extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, char **err_msg)

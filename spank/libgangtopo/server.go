@@ -67,7 +67,9 @@ func (s *server) run(gateOf func() *gate.Gate) {
 
 // stop interrupts the reader, waits up to wait for the goroutine to end,
 // frees the requests still queued when it did, and closes both files. A
-// call still running past wait finds the files closed and frees its result.
+// call still running past wait finds the files closed and frees its result;
+// requests queued behind it are then left unfreed (a stall at reconfigure
+// or shutdown only: reading them would race with that goroutine).
 func (s *server) stop(wait time.Duration) {
 	_ = s.req.SetReadDeadline(time.Now())
 	select {
