@@ -56,6 +56,8 @@ HARDEN_LDFLAGS   = -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack
 PLUGIN_CFLAGS    = -std=gnu11 -O2 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -I$(SLURM_INCLUDE) -Ic
 SPANK_SRC        = c/spank_gangtopo.c c/spank_client.c c/spank_remote.c c/gangtopo_option.c c/gangtopo_nodefile.c
 SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h
+JOBSUBMIT_SRC    = c/job_submit_gangtopo.c c/gangtopo_channel.c
+JOBSUBMIT_HDR    = c/gangtopo_abi.h c/gangtopo_channel.h
 GO_CSHARED       = $(GO) build -buildmode=c-shared -trimpath \
 	-ldflags "-extldflags '-Wl,--version-script=$(abspath c/libgangtopo.lds) $(HARDEN_LDFLAGS)'"
 
@@ -63,12 +65,15 @@ plugins: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)/job_submit_gangtopo.s
 
 # The same job_submit plugin over a libgangtopo built with the fault hooks of
 # spank/gate/fault_inject.go (tag gangtopo_faultinject): e2e fault tests only.
-plugins-fault: $(PLUGIN_BUILD)/spank_gangtopo.so
-	@mkdir -p $(PLUGIN_BUILD)-fault
-	$(GO_CSHARED) -tags gangtopo_faultinject -o $(PLUGIN_BUILD)-fault/libgangtopo.so ./spank/libgangtopo
-	$(CC) $(PLUGIN_CFLAGS) -shared -o $(PLUGIN_BUILD)-fault/job_submit_gangtopo.so c/job_submit_gangtopo.c \
+plugins-fault: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)-fault/libgangtopo.so
+	$(CC) $(PLUGIN_CFLAGS) -shared -o $(PLUGIN_BUILD)-fault/job_submit_gangtopo.so $(JOBSUBMIT_SRC) \
 	  -L$(PLUGIN_BUILD)-fault -lgangtopo -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
 	cp $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)-fault/
+
+.PHONY: $(PLUGIN_BUILD)-fault/libgangtopo.so
+$(PLUGIN_BUILD)-fault/libgangtopo.so:
+	@mkdir -p $(PLUGIN_BUILD)-fault
+	$(GO_CSHARED) -tags gangtopo_faultinject -o $@ ./spank/libgangtopo
 
 $(PLUGIN_BUILD)/spank_gangtopo.so: $(SPANK_SRC) $(SPANK_HDR) c/spank_gangtopo.lds
 	@mkdir -p $(PLUGIN_BUILD)
@@ -80,15 +85,25 @@ $(PLUGIN_BUILD)/libgangtopo.so:
 	@mkdir -p $(PLUGIN_BUILD)
 	$(GO_CSHARED) -o $@ ./spank/libgangtopo
 
-$(PLUGIN_BUILD)/job_submit_gangtopo.so: c/job_submit_gangtopo.c c/gangtopo_abi.h c/job_submit_gangtopo.lds $(PLUGIN_BUILD)/libgangtopo.so
-	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ c/job_submit_gangtopo.c -L$(PLUGIN_BUILD) -lgangtopo \
+$(PLUGIN_BUILD)/job_submit_gangtopo.so: $(JOBSUBMIT_SRC) $(JOBSUBMIT_HDR) c/job_submit_gangtopo.lds $(PLUGIN_BUILD)/libgangtopo.so
+	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $(JOBSUBMIT_SRC) -L$(PLUGIN_BUILD) -lgangtopo \
 	  -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
 
-# unit tests of the plugins' pure-C parts
-c-test:
+# unit tests of the plugins' C parts: the parsers; the pipe protocol against
+# a fake server and against the real libgangtopo (fault build, no Slurm
+# needed), both under AddressSanitizer, so that a job or answer block used
+# after its free, freed twice or never freed fails
+C_TEST_ASAN = $(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-omit-frame-pointer -pthread
+
+c-test: $(PLUGIN_BUILD)-fault/libgangtopo.so
 	@mkdir -p $(BUILD)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -o $(BUILD)/test_c c/tests/test_c.c c/gangtopo_option.c c/gangtopo_nodefile.c
 	$(BUILD)/test_c
+	$(C_TEST_ASAN) -o $(BUILD)/test_channel c/tests/test_channel.c c/gangtopo_channel.c
+	$(BUILD)/test_channel
+	$(C_TEST_ASAN) -o $(BUILD)/test_lib c/tests/test_lib.c c/gangtopo_channel.c \
+	  -L$(PLUGIN_BUILD)-fault -lgangtopo -Wl,-rpath,$(abspath $(PLUGIN_BUILD)-fault)
+	$(BUILD)/test_lib docs/examples/lab16.yaml
 
 # the Slurm packages the plugins build against (root; only when missing)
 slurm-packages:
@@ -172,7 +187,7 @@ bench-slurm-gate:
 	$(GATE_BENCH) | tee $(BUILD)/bench-gate.txt
 	$(GO) run ./tests/tools/benchdoc -section slurm-plugin-latency -title "Slurm plugin: time per call on a 1,000-node snapshot" \
 	  -cmd "$(GATE_BENCH)" \
-	  -notes "gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from a goroutine locked to its OS thread as slurmctld's cgo callback is (so the engine's goroutine runs on another thread: two hand-offs per call), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session." \
+	  -notes "gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from an ordinary goroutine as libgangtopo's answering goroutine is (the engine's goroutine may run on another thread: hand-offs included), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session." \
 	  < $(BUILD)/bench-gate.txt
 
 bench-slurm-throughput: slurm-packages plugins build

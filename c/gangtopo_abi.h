@@ -7,21 +7,72 @@
  * returned struct gt_result, so one libgangtopo.so serves every Slurm
  * release and only the small shim is built per release series.
  *
+ * Two function calls (gt_init, gt_fini) and one pipe protocol. A
+ * submission is never a call into Go: the shim writes the job to a pipe and
+ * waits on another for the answer, which a goroutine of libgangtopo writes.
+ * Why: slurmctld runs each RPC on its own thread, and every return from a
+ * C->Go callback leaves a Go scheduler slot (P) attached to that thread
+ * until the Go runtime's monitor (sysmon) takes it back, up to 10 ms later,
+ * polling every 20 us meanwhile. Measured with `make
+ * bench-slurm-throughput` on the 2-core lab VM, that cost slurmctld 2.2 to
+ * 2.5 ms of CPU per submission for a call that itself took 0.35 ms
+ * (half of it in sysmon, per perf; GOMAXPROCS=1 halved it but starved the
+ * deadline then; one call instead of three changed nothing). Over the pipes,
+ * Go's threads park in the netpoller between jobs and sysmon sleeps: 0.8
+ * to 1.6 ms (median 1.2, seven runs) against 1.7 to 2.6 ms (median 2.0,
+ * five runs) for the callback design in the same hour.
+ *
+ * The protocol (job_submit_gangtopo.c and gangtopo_channel.c implement C's
+ * side; spank/libgangtopo/server.go Go's):
+ *  1. At init the shim makes two pipes (O_CLOEXEC) and hands gt_init the
+ *     read end of the request pipe and the write end of the response pipe;
+ *     from then on libgangtopo owns both (it closes them, also on GT_ERR).
+ *     gt_init publishes what the shim needs to decide alone (struct
+ *     gt_params: the deadline, on_failure, the scope) and republishes it
+ *     when gangtopo.yaml is reloaded.
+ *  2. Per job the shim packs struct gt_job and every string it points to
+ *     into ONE malloc()ed block and writes a struct gt_msg {seq, block} to
+ *     the request pipe (non-blocking; one write of 16 bytes, atomic). Once
+ *     that write succeeded the block belongs to libgangtopo, which reads it
+ *     and free()s it; the shim never touches it again, even on a timeout.
+ *     A write that fails (EAGAIN: libgangtopo is not reading) leaves the
+ *     block to the shim, which frees it and treats gangtopo as unavailable.
+ *  3. libgangtopo answers every request, in order, with a struct gt_msg
+ *     {seq, result}: result is ONE malloc()ed block holding struct gt_result
+ *     and its strings, released with free() (gt_result_release).
+ *  4. The shim poll()s the response pipe for the deadline plus
+ *     GT_REPLY_MARGIN_MS. An answer whose seq is not the one it waits for
+ *     is a late answer to a request that timed out: its background lines
+ *     are logged, the rest is released unread. On a timeout the shim
+ *     follows on_failure itself, as libgangtopo would.
+ *  5. gt_fini stops the goroutine and closes libgangtopo's ends (and frees
+ *     the requests still in the pipe); then the shim reads what is left in
+ *     the response pipe to the end, releases it and closes its own ends.
+ *     Neither side ever writes to a pipe whose other end is closed, so no
+ *     SIGPIPE can reach slurmctld.
+ *
  * Rules on both sides:
  *  - Every function returns; none lets a Go panic cross into C. An internal
- *    failure is reported as GT_ERR with a log line, never by crashing.
- *  - Strings in gt_job are borrowed for the call. Strings in gt_result are
- *    malloc()ed by libgangtopo; release them with gt_result_free().
- *  - gt_submit is called by one thread at a time (slurmctld serialises
- *    job_submit); it never blocks on I/O and returns within the configured
- *    deadline.
+ *    failure is reported as GT_ERR or in the result with a log line, never
+ *    by crashing.
+ *  - Requests come from one thread at a time (slurmctld serialises
+ *    job_submit, init and fini).
  */
 #ifndef GANGTOPO_ABI_H
 #define GANGTOPO_ABI_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
-#define GT_ABI_VERSION 1
+#define GT_ABI_VERSION 2
+
+/*
+ * GT_REPLY_MARGIN_MS: how long past the deadline the shim waits for an
+ * answer. The deadline bounds the engine only; the rest of a call took
+ * p99 1.3-1.7 ms in the lab, and the margin also covers a Go thread that
+ * the kernel runs late on a loaded machine.
+ */
+#define GT_REPLY_MARGIN_MS 50
 
 /* Return codes. */
 #define GT_OK 0
@@ -71,6 +122,7 @@ struct gt_job {
 /*
  * The decision. For GT_MODIFY every non-NULL string replaces the job's
  * field ("" clears it); min_nodes/max_nodes replace the job's when > 0.
+ * The strings live in the result's own block: never free() them alone.
  */
 struct gt_result {
 	int action;			/* enum gt_action */
@@ -87,6 +139,29 @@ struct gt_result {
 	uint32_t max_nodes;
 	char *comment;
 	char *admin_comment;
+	char *background;		/* messages of the background snapshot
+					 * reload since the last answer, one per
+					 * line ('\n'-separated), or NULL */
+};
+
+/* One message on either pipe. */
+struct gt_msg {
+	uint64_t seq;			/* the shim's request number, echoed */
+	void *ptr;			/* request: struct gt_job; answer: struct gt_result */
+};
+
+/*
+ * What the shim needs to decide about a job when libgangtopo does not
+ * answer in time: gangtopo.yaml's deadline, on_failure and scope. One
+ * immutable block per configuration generation, published by libgangtopo
+ * through the pointer gt_init was given (an atomic store; the shim loads it
+ * with acquire). Old blocks are freed only by gt_init and gt_fini.
+ */
+struct gt_params {
+	uint32_t deadline_us;
+	uint32_t fail_closed;		/* on_failure: closed */
+	uint32_t jobs_gpu;		/* jobs: gpu (every GPU job is in scope) */
+	const char *partitions;		/* comma-separated; "" = every partition */
 };
 
 /*
@@ -101,32 +176,30 @@ int gt_abi_version(void);
 
 /*
  * gt_init loads the configuration (config_path, or $GANGTOPO_CONFIG, or
- * /etc/slurm/gangtopo.yaml when NULL) and the topology, and starts the
- * background snapshot reload. On GT_ERR *err holds a malloc()ed message.
- * A second call replaces the first configuration (reconfigure).
+ * /etc/slurm/gangtopo.yaml when NULL) and the topology, starts the
+ * background snapshot reload and the goroutine that answers on resp_fd
+ * what it reads on req_fd (both fds become libgangtopo's, see above), and
+ * stores the current struct gt_params into *params. On GT_ERR *err holds a
+ * malloc()ed message and the fds are closed. *background (when background
+ * is not NULL) gets what the first snapshot load reported, as
+ * gt_result.background, or NULL. A second call replaces the first
+ * (reconfigure), as gt_fini then gt_init would.
  */
-int gt_init(const char *config_path, char **err);
+int gt_init(const char *config_path, int req_fd, int resp_fd, struct gt_params **params,
+	    char **err, char **background);
 
-/* gt_fini stops the background reload. */
+/*
+ * gt_fini stops the answering goroutine and the background reload, closes
+ * libgangtopo's pipe ends and stores NULL into *params.
+ */
 void gt_fini(void);
 
-/*
- * gt_submit decides about one job. It always fills *res (GT_KEEP at least)
- * and returns GT_ERR only when something inside gangtopo failed (the
- * result then follows the configured failure mode).
- */
-int gt_submit(const struct gt_job *job, struct gt_result *res);
-
-/*
- * gt_poll_log returns the oldest pending message of the background snapshot
- * reload (malloc()ed; the caller frees it), or NULL. The shim logs these
- * on slurmctld's thread, each as its own line.
- */
-char *gt_poll_log(void);
-
-/* gt_result_free releases the strings of a result and zeroes it. */
-void gt_result_free(struct gt_result *res);
-
 #endif /* GT_ABI_NO_PROTOTYPES */
+
+/* gt_result_release releases an answer: one block, strings included. */
+static inline void gt_result_release(struct gt_result *res)
+{
+	free(res);
+}
 
 #endif

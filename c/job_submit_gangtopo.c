@@ -5,13 +5,19 @@
  *
  * This shim is the only code built against a particular Slurm release
  * (job_desc_msg_t changes between release series). It copies the fields
- * gangtopo reads into struct gt_job, calls gt_submit, logs the one line it
- * returns, and applies the result with Slurm's allocator (slurm_xstrdup /
- * slurm_xfree, exported by libslurmfull but declared in no public header).
- * Everything else, including every failure policy, lives in Go.
+ * gangtopo reads into struct gt_job, hands it to libgangtopo over a pipe
+ * (gangtopo_channel.c; no call into Go per job, gangtopo_abi.h says why),
+ * logs the line the answer carries, and applies it with Slurm's allocator
+ * (slurm_xstrdup / slurm_xfree, exported by libslurmfull but declared in no
+ * public header). The decisions and their failure policy live in Go; the
+ * shim decides alone only when no answer comes within the deadline, and
+ * then as on_failure says.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +25,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "gangtopo_abi.h"
+#include "gangtopo_channel.h"
 
 const char plugin_name[] = "gangtopo: topology-aware GPU gang placement";
 const char plugin_type[] = "job_submit/gangtopo";
@@ -32,6 +39,16 @@ extern void slurm_error(const char *fmt, ...);
 extern void slurm_debug(const char *fmt, ...);
 
 #define GT_CONTROL_PREFIX "GANG_TOPOLOGY="
+
+/*
+ * The pipes to libgangtopo, and what it published for deciding alone.
+ * slurmctld serialises job_submit, init and fini; the lock keeps the
+ * protocol's one-request-at-a-time rule (and params alive) should a
+ * release stop doing so.
+ */
+static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gt_channel chan = { .req_w = -1, .resp_r = -1 };
+static struct gt_params *params;
 
 static const char *spank_value(const job_desc_msg_t *jd)
 {
@@ -117,62 +134,187 @@ static void log_result(const struct gt_result *r)
 	}
 }
 
-/* log_background logs what the snapshot reload reported since the last call. */
-static void log_background(void)
+/*
+ * log_background logs what the snapshot reload reported (lines separated
+ * by '\n'), each as its own line, on slurmctld's thread.
+ */
+static void log_background(const char *msgs)
 {
-	char *msg;
+	while (msgs && *msgs) {
+		size_t len = strcspn(msgs, "\n");
 
-	for (int i = 0; i < 64 && (msg = gt_poll_log()); i++) {
-		slurm_info("%s: %s", plugin_type, msg);
-		free(msg);
+		slurm_info("%s: %.*s", plugin_type, (int)len, msgs);
+		msgs += len + (msgs[len] == '\n');
 	}
 }
 
-int init(void)
+/* log_late logs what a late answer carried; its decision was not applied. */
+static void log_late(const struct gt_result *r, uint64_t seq)
 {
-	char *err = NULL;
+	log_background(r->background);
+	if (r->log)
+		slurm_info("%s: answer %" PRIu64 " came after its deadline and was not applied: %s",
+			   plugin_type, seq, r->log);
+}
+
+static void channel_close(void)
+{
+	gt_fini();	/* libgangtopo's ends first: nothing writes into a closed pipe */
+	gt_channel_close(&chan);
+}
+
+static int init_locked(void)
+{
+	char *err = NULL, *background = NULL;
+	int req_r, resp_w;
 
 	if (gt_abi_version() != GT_ABI_VERSION) {
 		slurm_error("%s: libgangtopo.so speaks ABI %d, this plugin %d: rebuild both (make plugins)",
 			    plugin_type, gt_abi_version(), GT_ABI_VERSION);
 		return SLURM_ERROR;
 	}
-	if (gt_init(NULL, &err) != GT_OK) {
+	if (gt_channel_is_open(&chan))
+		channel_close();
+	if (gt_channel_open(&chan, &req_r, &resp_w) < 0) {
+		slurm_error("%s: pipe: %s; jobs pass unchanged", plugin_type, strerror(errno));
+		return SLURM_SUCCESS;
+	}
+	chan.late_hook = log_late;
+	if (gt_init(NULL, req_r, resp_w, &params, &err, &background) != GT_OK) {
 		/* fail open: a broken configuration must not stop slurmctld */
 		slurm_error("%s: %s; jobs pass unchanged", plugin_type, err ? err : "init failed");
 		free(err);
+		free(background);
+		gt_channel_close(&chan);
 		return SLURM_SUCCESS;
 	}
 	slurm_info("%s: loaded", plugin_type);
-	log_background();
+	log_background(background);
+	free(background);
 	return SLURM_SUCCESS;
+}
+
+int init(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&chan_lock);
+	rc = init_locked();
+	pthread_mutex_unlock(&chan_lock);
+	return rc;
 }
 
 int fini(void)
 {
-	gt_fini();
+	pthread_mutex_lock(&chan_lock);
+	if (gt_channel_is_open(&chan))
+		channel_close();
+	pthread_mutex_unlock(&chan_lock);
 	return SLURM_SUCCESS;
+}
+
+/*
+ * in_scope says whether gangtopo would handle the job, by the published
+ * scope (Gate.scope in Go): it asks for GPUs, is in a configured partition,
+ * and has --gang-topology or jobs is gpu.
+ */
+static int given(const char *s) { return s && *s; }
+
+/* listed says whether the comma-separated list has the word w (wl bytes). */
+static int listed(const char *list, const char *w, size_t wl)
+{
+	for (const char *g = list; g && *g; g += strcspn(g, ",") + (g[strcspn(g, ",")] == ','))
+		if (strcspn(g, ",") == wl && !strncmp(g, w, wl))
+			return 1;
+	return 0;
+}
+
+static int in_scope(const struct gt_job *j, const struct gt_params *p)
+{
+	int found = !given(p->partitions);
+
+	if (!given(j->tres_per_job) && !given(j->tres_per_node) && !given(j->tres_per_socket) &&
+	    !given(j->tres_per_task))
+		return 0;
+	for (const char *w = p->partitions; !found && w && *w; w += strcspn(w, ",") + (w[strcspn(w, ",")] == ','))
+		found = listed(j->partition, w, strcspn(w, ","));
+	return found && (given(j->gang_topology) || p->jobs_gpu);
+}
+
+/*
+ * no_answer follows on_failure for a job libgangtopo did not answer about
+ * in time (or could not be asked about), with the line and the message Go
+ * gives for its own failures (Gate.failure).
+ */
+static int no_answer(const struct gt_job *j, const struct gt_params *p, const char *why, char **err_msg)
+{
+	char msg[320];
+
+	if (p->fail_closed && in_scope(j, p)) {
+		slurm_error("%s: job \"%s\" of uid %u: gangtopo v1 refused: %s", plugin_type,
+			    j->name ? j->name : "", j->user_id, why);
+		snprintf(msg, sizeof(msg), "gangtopo: placement is unavailable (%s); on_failure is closed, so the job "
+			 "was not submitted: try again later or ask your administrator", why);
+		if (err_msg)
+			*err_msg = slurm_xstrdup(msg);
+		return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
+	}
+	slurm_error("%s: job \"%s\" of uid %u: gangtopo v1 untouched: %s", plugin_type, j->name ? j->name : "",
+		    j->user_id, why);
+	return SLURM_SUCCESS;
+}
+
+static int apply_answer(job_desc_msg_t *job_desc, const struct gt_result *res, char **err_msg)
+{
+	log_background(res->background);
+	log_result(res);
+	if (res->action == GT_REJECT) {
+		if (err_msg && res->err_msg)
+			*err_msg = slurm_xstrdup(res->err_msg);
+		return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
+	}
+	if (res->action == GT_MODIFY)
+		apply(job_desc, res);
+	return SLURM_SUCCESS;
+}
+
+static int submit_locked(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
+{
+	const struct gt_params *p = __atomic_load_n(&params, __ATOMIC_ACQUIRE);
+	struct gt_result *res = NULL;
+	struct gt_job job, *block;
+	char why[160];
+	int rc, wait_ms;
+
+	if (!p || !gt_channel_is_open(&chan))
+		return SLURM_SUCCESS;	/* not configured: init logged why; jobs pass */
+	copy_job(job_desc, submit_uid, &job);
+	block = gt_job_pack(&job);
+	wait_ms = (int)((p->deadline_us + 999) / 1000) + GT_REPLY_MARGIN_MS;
+	switch (block ? gt_channel_call(&chan, block, wait_ms, &res) : GT_CH_UNAVAILABLE) {
+	case GT_OK:
+		rc = apply_answer(job_desc, res, err_msg);
+		gt_result_release(res);
+		return rc;
+	case GT_CH_TIMEOUT:
+		snprintf(why, sizeof(why), "no answer within %dms (deadline %" PRIu32 "ms + %dms)", wait_ms,
+			 (p->deadline_us + 999) / 1000, GT_REPLY_MARGIN_MS);
+		break;
+	default:
+		snprintf(why, sizeof(why), "placement core unavailable (%s)",
+			 block ? "not reading its requests" : "out of memory");
+		break;
+	}
+	return no_answer(&job, p, why, err_msg);
 }
 
 extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
 {
-	struct gt_job job;
-	struct gt_result res;
-	int rc = SLURM_SUCCESS;
+	int rc;
 
-	log_background();
-	copy_job(job_desc, submit_uid, &job);
-	memset(&res, 0, sizeof(res));
-	(void)gt_submit(&job, &res);
-	log_result(&res);
-	if (res.action == GT_REJECT) {
-		if (err_msg && res.err_msg)
-			*err_msg = slurm_xstrdup(res.err_msg);
-		rc = ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
-	} else if (res.action == GT_MODIFY) {
-		apply(job_desc, &res);
-	}
-	gt_result_free(&res);
+	pthread_mutex_lock(&chan_lock);
+	rc = submit_locked(job_desc, submit_uid, err_msg);
+	pthread_mutex_unlock(&chan_lock);
 	return rc;
 }
 

@@ -2,8 +2,9 @@
 // inside slurmctld, in pure Go (no cgo: spank/libgangtopo converts the C
 // ABI of c/gangtopo_abi.h to and from it, and tests call it directly).
 //
-//	C shim (job_submit_gangtopo.c)      copies job_desc_msg_t fields
-//	  -> libgangtopo (cgo, recovers)    C <-> Go
+//	C shim (job_submit_gangtopo.c)      copies job_desc_msg_t fields, writes them
+//	                                    to a pipe, waits deadline + 50 ms
+//	  -> libgangtopo (cgo, recovers)    a goroutine reads the pipe: C <-> Go
 //	  -> Holder                         the Gate in force; reloads gangtopo.yaml
 //	  -> Gate.Submit                    scope -> request -> snapshot -> engine -> rewrite
 //	       Store                        the snapshot, reloaded in the background,

@@ -140,6 +140,7 @@ func (g *Gate) Submit(j Job, now time.Time) (res Result) {
 			res.Log += fmt.Sprintf(" (took %dus, engine %dus)", time.Since(t0).Microseconds(), g.lastEngine.Microseconds())
 		}
 	}()
+	submitHook(j)
 	opt, inScope, err := g.scope(j)
 	if err != nil {
 		return g.refuse(j, "", err.Error())

@@ -13,8 +13,9 @@ import (
 // job_submit plugin whose name did not change). A new configuration that
 // does not load is logged and the previous one stays in force.
 type Holder struct {
-	path string
-	logf func(string)
+	path   string
+	logf   func(string)
+	onLoad func(Config) // told every configuration that takes effect
 
 	mu     sync.Mutex
 	cur    *Gate
@@ -25,13 +26,21 @@ type Holder struct {
 }
 
 // Open loads the configuration at path and its topology, starts the gate's
-// snapshot reload and the watch on both files.
-func Open(path string, logf func(string)) (*Holder, error) {
+// snapshot reload and the watch on both files. onLoad (may be nil) is
+// called with the configuration before Open returns and with every
+// reloaded one that takes effect, from the watch goroutine, never after
+// Close returned: the C shim keeps a copy of what it needs to decide
+// alone (spank/libgangtopo).
+func Open(path string, logf func(string), onLoad func(Config)) (*Holder, error) {
 	g, stamps, err := load(path)
 	if err != nil {
 		return nil, err
 	}
-	h := &Holder{path: path, logf: logf, cur: g, stamps: stamps, stop: make(chan struct{}), done: make(chan struct{})}
+	h := &Holder{path: path, logf: logf, onLoad: onLoad, cur: g, stamps: stamps,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	if onLoad != nil {
+		onLoad(g.cfg)
+	}
 	g.Start(logf)
 	go h.watch()
 	return h, nil
@@ -108,6 +117,9 @@ func (h *Holder) check() {
 	h.mu.Lock()
 	h.cur, h.stamps = g, newStamps
 	h.mu.Unlock()
+	if h.onLoad != nil {
+		h.onLoad(g.cfg)
+	}
 	old.Stop()
 	h.log(fmt.Sprintf("configuration %s reloaded (topology %s)", h.path, g.cfg.Topology))
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // An edit of gangtopo.yaml takes effect without a restart; a broken edit
@@ -35,7 +37,9 @@ func TestHolderReloadsConfig(t *testing.T) {
 	write(base + "jobs: gang\n")
 	var mu sync.Mutex
 	var logs []string
-	h, err := Open(cfgPath, func(m string) { mu.Lock(); logs = append(logs, m); mu.Unlock() })
+	var loaded []Scope // what onLoad was told, in order
+	h, err := Open(cfgPath, func(m string) { mu.Lock(); logs = append(logs, m); mu.Unlock() },
+		func(c Config) { mu.Lock(); loaded = append(loaded, c.Jobs); mu.Unlock() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,5 +68,11 @@ func TestHolderReloadsConfig(t *testing.T) {
 	mu.Unlock()
 	if n != 1 || h.Gate().Config().Jobs != ScopeGPU {
 		t.Errorf("broken edit reported %d times, jobs %q; want once, gpu kept", n, h.Gate().Config().Jobs)
+	}
+	// the first configuration, then the edit; the broken one never took effect
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]Scope{ScopeGang, ScopeGPU}, loaded); diff != "" {
+		t.Errorf("onLoad calls (-want +got):\n%s", diff)
 	}
 }

@@ -23,6 +23,11 @@ type engineSlot struct {
 // demand. It is a no-op in the product.
 var faultHook = func(Job) {}
 
+// submitHook runs at the start of Submit, outside the engine's deadline,
+// where only the C shim's own timeout catches a stall; no-op in the
+// product, like faultHook.
+var submitHook = func(Job) {}
+
 // place runs stages 3-5 of Submit: take the snapshot, place, rewrite.
 func (g *Gate) place(j Job, req request.Request, o request.Option, now time.Time) Result {
 	snap, info, err := g.store.Acquire(now)

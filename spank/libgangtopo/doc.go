@@ -1,9 +1,14 @@
 // Command libgangtopo is built with -buildmode=c-shared into libgangtopo.so,
 // the Go core that job_submit_gangtopo.so (C, c/) links inside slurmctld.
 // It exports the C ABI declared in c/gangtopo_abi.h and nothing else (the
-// linker version script c/libgangtopo.lds hides the Go runtime's symbols).
+// linker version script c/libgangtopo.lds hides the Go runtime's symbols):
+// gt_init and gt_fini are calls; jobs come over a pipe to a goroutine
+// (server.go), never as a call from slurmctld's thread, because each such
+// callback cost slurmctld about 2 ms of CPU in the Go runtime's monitor
+// (gangtopo_abi.h has the figures).
 //
-// Every exported function recovers panics: no Go panic ever crosses into
-// slurmctld. The logic lives in the pure-Go package spank/gate; this file
-// only converts between C and Go.
+// Every exported function and every answer recovers panics: no Go panic
+// ever crosses into slurmctld. The logic lives in the pure-Go package
+// spank/gate; this package only moves jobs and answers between C memory
+// and Go (wire.go).
 package main

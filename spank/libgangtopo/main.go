@@ -3,7 +3,6 @@ package main
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../c -DGT_ABI_NO_PROTOTYPES
 #include <stdlib.h>
-#include <string.h>
 #include "gangtopo_abi.h"
 */
 import "C"
@@ -13,47 +12,59 @@ import (
 	"os"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/gangtopo/gangtopo/spank/gate"
 )
 
 func main() {}
 
+// The plugin's state between gt_init and gt_fini. Both are called by
+// slurmctld's thread, one at a time; the lock is for the goroutines that
+// read it (the server, the holder's reload).
 var (
 	mu      sync.Mutex
 	current *gate.Holder
-	logs    = make(chan string, 64) // background reload messages, for gt_poll_log
+	srv     *server
+	pub     *publisher
+	logs    = make(chan string, 64) // background reload messages, for the next answer
 )
 
 //export gt_abi_version
 func gt_abi_version() C.int { return C.GT_ABI_VERSION }
 
 //export gt_init
-func gt_init(path *C.char, errOut **C.char) (rc C.int) {
+func gt_init(path *C.char, reqFD, respFD C.int, params **C.struct_gt_params, errOut, background **C.char) (rc C.int) {
 	defer func() {
 		if r := recover(); r != nil {
 			setErr(errOut, fmt.Sprintf("internal error while loading: %v", r))
 			rc = C.GT_ERR
 		}
 	}()
+	stop() // a second gt_init replaces the first
 	p := gate.DefaultConfigPath
 	if path != nil {
 		p = C.GoString(path)
 	} else if env := os.Getenv("GANGTOPO_CONFIG"); env != "" {
 		p = env
 	}
-	h, err := gate.Open(p, queueLog)
+	s, err := newServer(int(reqFD), int(respFD))
 	if err != nil {
 		setErr(errOut, err.Error())
 		return C.GT_ERR
 	}
+	pb := &publisher{slot: params}
+	h, err := gate.Open(p, queueLog, pb.publish)
+	if err != nil {
+		s.stop(0)
+		setErr(errOut, err.Error())
+		return C.GT_ERR
+	}
 	mu.Lock()
-	old := current
-	current = h
+	current, srv, pub = h, s, pb
 	mu.Unlock()
-	if old != nil {
-		old.Close()
+	go s.run(holderGate)
+	if bg := pendingLogs(); background != nil && bg != nil {
+		*background = C.CString(*bg)
 	}
 	return C.GT_OK
 }
@@ -61,63 +72,47 @@ func gt_init(path *C.char, errOut **C.char) (rc C.int) {
 //export gt_fini
 func gt_fini() {
 	defer func() { _ = recover() }()
+	stop()
+}
+
+// stopWait bounds how long gt_fini waits for a call in progress (slurmctld
+// waits meanwhile); a call still running after it finds its pipe closed and
+// releases what it holds.
+const stopWait = time.Second
+
+// stop ends the server, the holder and the published parameters, in that
+// order: no answer is written after the shim may close its ends, and no
+// parameters after the shim's pointer may be gone.
+func stop() {
 	mu.Lock()
-	old := current
-	current = nil
+	h, s, pb := current, srv, pub
+	current, srv, pub = nil, nil, nil
 	mu.Unlock()
-	if old != nil {
-		old.Close()
+	if s != nil {
+		s.stop(stopWait)
+	}
+	if h != nil {
+		h.Close()
+	}
+	if pb != nil {
+		pb.retire()
 	}
 }
 
-//export gt_submit
-func gt_submit(job *C.struct_gt_job, res *C.struct_gt_result) (rc C.int) {
-	C.memset(unsafe.Pointer(res), 0, C.sizeof_struct_gt_result)
-	defer func() {
-		if r := recover(); r != nil {
-			C.memset(unsafe.Pointer(res), 0, C.sizeof_struct_gt_result)
-			res.log_level = C.GT_LOG_ERROR
-			res.log = C.CString(fmt.Sprintf("internal error, job left as submitted: %v", r))
-			rc = C.GT_ERR
-		}
-	}()
+// holderGate returns the gate in force, or nil after gt_fini.
+func holderGate() *gate.Gate {
 	mu.Lock()
 	h := current
 	mu.Unlock()
 	if h == nil {
-		return C.GT_OK // not configured: init logged why; jobs pass
-	}
-	out := h.Gate().Submit(goJob(job), time.Now())
-	fill(res, out)
-	if out.Decision.Verdict == gate.VerdictUntouched && out.LogLevel == gate.LogError {
-		return C.GT_ERR
-	}
-	return C.GT_OK
-}
-
-//export gt_result_free
-func gt_result_free(res *C.struct_gt_result) {
-	defer func() { _ = recover() }()
-	for _, p := range []**C.char{&res.log, &res.err_msg, &res.features, &res.prefer, &res.req_nodes, &res.exc_nodes,
-		&res.tres_per_job, &res.tres_per_node, &res.comment, &res.admin_comment} {
-		C.free(unsafe.Pointer(*p))
-		*p = nil
-	}
-	C.memset(unsafe.Pointer(res), 0, C.sizeof_struct_gt_result)
-}
-
-//export gt_poll_log
-func gt_poll_log() *C.char {
-	select {
-	case m := <-logs:
-		return C.CString(m)
-	default:
 		return nil
 	}
+	return h.Gate()
 }
 
-// queueLog keeps background reload messages for gt_poll_log: slurmctld's
-// log functions are called from C only, on slurmctld's own thread.
+// queueLog keeps background reload messages for the next answer (or
+// gt_init) to carry: slurmctld's log functions are called from C only, on
+// slurmctld's own thread.
 func queueLog(msg string) {
 	select {
 	case logs <- msg:
@@ -129,52 +124,4 @@ func setErr(errOut **C.char, msg string) {
 	if errOut != nil {
 		*errOut = C.CString(msg)
 	}
-}
-
-func str(p *C.char) string {
-	if p == nil {
-		return ""
-	}
-	return C.GoString(p)
-}
-
-func goJob(j *C.struct_gt_job) gate.Job {
-	return gate.Job{
-		UserID: uint32(j.user_id), Name: str(j.name), Partition: str(j.partition),
-		GangTopology: str(j.gang_topology),
-		TresPerJob:   str(j.tres_per_job), TresPerNode: str(j.tres_per_node),
-		TresPerSocket: str(j.tres_per_socket), TresPerTask: str(j.tres_per_task),
-		CPUsPerTres: str(j.cpus_per_tres), MemPerTres: str(j.mem_per_tres),
-		Features: str(j.features), Prefer: str(j.prefer), ReqNodes: str(j.req_nodes), ExcNodes: str(j.exc_nodes),
-		Comment:  str(j.comment),
-		MinNodes: uint32(j.min_nodes), MaxNodes: uint32(j.max_nodes), NumTasks: uint32(j.num_tasks),
-		NtasksPerNode: uint16(j.ntasks_per_node), CPUsPerTask: uint16(j.cpus_per_task),
-		MinCPUs: uint32(j.min_cpus), PnMinMemory: uint64(j.pn_min_memory),
-	}
-}
-
-func cstr(p *string) *C.char {
-	if p == nil {
-		return nil
-	}
-	return C.CString(*p)
-}
-
-func fill(res *C.struct_gt_result, out gate.Result) {
-	res.action = C.int(out.Action)
-	res.log_level = C.int(out.LogLevel)
-	if out.Log != "" {
-		res.log = C.CString(out.Log)
-		if res.log_level == C.GT_LOG_NONE {
-			res.log_level = C.GT_LOG_INFO
-		}
-	}
-	if out.ErrMsg != "" {
-		res.err_msg = C.CString(out.ErrMsg)
-	}
-	res.features, res.prefer = cstr(out.Features), cstr(out.Prefer)
-	res.req_nodes, res.exc_nodes = cstr(out.ReqNodes), cstr(out.ExcNodes)
-	res.tres_per_job, res.tres_per_node = cstr(out.TresPerJob), cstr(out.TresPerNode)
-	res.min_nodes, res.max_nodes = C.uint32_t(out.MinNodes), C.uint32_t(out.MaxNodes)
-	res.comment, res.admin_comment = cstr(out.Comment), cstr(out.AdminComment)
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -40,7 +41,10 @@ func TestFaultsLeaveJobsUntouched(t *testing.T) {
 
 // TestEngineFaultsInTestBuild loads the libgangtopo built with fault hooks
 // (make plugins-fault): a job named gangtopo-inject-panic panics inside
-// the engine call, gangtopo-inject-stall outlives the 200 ms deadline.
+// the engine call, gangtopo-inject-stall outlives the 200 ms deadline (Go
+// answers at the deadline), gangtopo-inject-hang stalls Go for a second
+// (the C shim stops waiting after 200+50 ms, and the next job's call
+// discards the late answer).
 func TestEngineFaultsInTestBuild(t *testing.T) {
 	dir := os.Getenv("GANGTOPO_FAULT_PLUGINS")
 	if dir == "" {
@@ -54,15 +58,46 @@ func TestEngineFaultsInTestBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}()
-	for _, tc := range []struct{ job, log string }{
-		{"gangtopo-inject-panic", "placement engine panicked: injected fault: engine panic"},
-		{"gangtopo-inject-stall", "placement took longer than the 200ms deadline"},
+	for _, tc := range []struct{ job, log, later string }{
+		{"gangtopo-inject-panic", "placement engine panicked: injected fault: engine panic", ""},
+		{"gangtopo-inject-stall", "placement took longer than the 200ms deadline", ""},
+		{"gangtopo-inject-hang", "no answer within 250ms (deadline 200ms + 50ms)",
+			`came after its deadline and was not applied: job "gangtopo-inject-hang"`},
 	} {
 		t.Run(tc.job, func(t *testing.T) {
 			reset(t)
+			offset := ctldLogSize()
 			untouchedThenPlaced(t, tc.job, tc.log)
+			if logged := ctldLogSince(offset); !strings.Contains(logged, tc.later) {
+				t.Errorf("slurmctld log after the next job:\n%s\nwant %q", logged, tc.later)
+			}
 		})
 	}
+	// The shim follows on_failure itself when Go does not answer, with the
+	// on_failure of the configuration in force (republished on a reload).
+	t.Run("gangtopo-inject-hang with on_failure closed", func(t *testing.T) {
+		reset(t)
+		writeConfig(t, strings.Replace(labConfig, "on_failure: open", "on_failure: closed", 1))
+		defer writeConfig(t, labConfig)
+		pid := lab.CtldPID
+		_, err := trySubmit(nil, "-J", "gangtopo-inject-hang", "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf")
+		want := "gangtopo: placement is unavailable (no answer within 250ms (deadline 200ms + 50ms)); on_failure is closed"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("sbatch: %v; want it refused with %q", err, want)
+		}
+		if !lab.CtldAlive() || lab.CtldPID != pid {
+			t.Fatalf("slurmctld did not survive: alive %v, pid %d -> %d", lab.CtldAlive(), pid, lab.CtldPID)
+		}
+	})
+}
+
+// writeConfig replaces the plugin's gangtopo.yaml (labConfig's form) and
+// waits for the plugin to reload it.
+func writeConfig(t *testing.T, form string) {
+	t.Helper()
+	must(t, os.WriteFile(configFile+".tmp", []byte(fmt.Sprintf(form, clusterFile, snapshotFile)), 0o644))
+	must(t, os.Rename(configFile+".tmp", configFile))
+	time.Sleep(reloadWait)
 }
 
 // untouchedThenPlaced submits a 32-GPU leaf gang named `name` while a fault

@@ -1,0 +1,110 @@
+/*
+ * test_lib.c - the pipe protocol end to end against the real libgangtopo,
+ * built with the fault hooks (make plugins-fault), without Slurm: answers,
+ * a call that outlives the shim's timeout (a job named
+ * gangtopo-inject-hang stalls Go for a second), its late answer discarded
+ * by the next call, gt_fini while a late answer is still being made, and
+ * a second gt_init. Built with AddressSanitizer by make c-test: Go frees
+ * the job blocks and the shim the answers, so a block freed twice, used
+ * after its free, or never freed fails the test.
+ *
+ * usage: test_lib TOPOLOGY.yaml
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../gangtopo_channel.h"
+
+int gt_abi_version(void);
+int gt_init(const char *config_path, int req_fd, int resp_fd, struct gt_params **params, char **err,
+	    char **background);
+void gt_fini(void);
+
+static int failures;
+
+#define CHECK(cond, ...)                                                     \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fputc('\n', stderr);                                 \
+			failures++;                                          \
+		}                                                            \
+	} while (0)
+
+static struct gt_params *params;
+static struct gt_channel ch;
+
+static void start(const char *config)
+{
+	char *err = NULL, *bg = NULL;
+	int req_r, resp_w;
+
+	CHECK(gt_channel_open(&ch, &req_r, &resp_w) == 0, "pipes");
+	CHECK(gt_init(config, req_r, resp_w, &params, &err, &bg) == GT_OK, "gt_init: %s", err ? err : "");
+	free(err);
+	free(bg);
+}
+
+static void stop(void)
+{
+	gt_fini();
+	gt_channel_close(&ch);
+	CHECK(params == NULL, "gt_fini leaves the parameters published");
+}
+
+static int call(const char *name, int timeout_ms, char *log, size_t len)
+{
+	struct gt_job j = { .user_id = 1000, .name = name, .partition = "gpu", .tres_per_job = "gres:gpu:8" };
+	struct gt_result *res = NULL;
+	int rc = gt_channel_call(&ch, gt_job_pack(&j), timeout_ms, &res);
+
+	snprintf(log, len, "%s", res && res->log ? res->log : "");
+	gt_result_release(res);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/gangtopo-test-lib-XXXXXX", config[128], log[512];
+	FILE *f;
+
+	if (argc != 2 || !mkdtemp(dir)) {
+		fprintf(stderr, "usage: test_lib TOPOLOGY.yaml\n");
+		return 2;
+	}
+	CHECK(gt_abi_version() == GT_ABI_VERSION, "ABI %d", gt_abi_version());
+	snprintf(config, sizeof(config), "%s/gangtopo.yaml", dir);
+	f = fopen(config, "w");
+	/* no snapshot file: every GPU job is answered "untouched" at once */
+	fprintf(f, "version: v1\ntopology: %s\nsnapshot: %s/none.json\njobs: gpu\ndeadline: 100ms\n", argv[1], dir);
+	fclose(f);
+
+	start(config);
+	CHECK(params && params->deadline_us == 100000 && params->jobs_gpu && !params->fail_closed &&
+	      params->partitions && !*params->partitions, "published parameters");
+	CHECK(call("plain", 2000, log, sizeof(log)) == GT_OK && strstr(log, "gangtopo v1 untouched"), "plain: %s", log);
+	CHECK(call("gangtopo-inject-hang", 150, log, sizeof(log)) == GT_CH_TIMEOUT, "hang: no timeout");
+	usleep(1200 * 1000);
+	CHECK(call("after", 2000, log, sizeof(log)) == GT_OK && strstr(log, "\"after\""), "after: %s", log);
+	CHECK(ch.late == 1, "late answers discarded: %llu, want 1", (unsigned long long)ch.late);
+	/* stop while Go still stalls on a request: it frees the job and its answer */
+	CHECK(call("gangtopo-inject-hang", 50, log, sizeof(log)) == GT_CH_TIMEOUT, "second hang: no timeout");
+	stop();
+
+	start(config);	/* reconfigure */
+	CHECK(call("again", 2000, log, sizeof(log)) == GT_OK && strstr(log, "\"again\""), "again: %s", log);
+	stop();
+	usleep(1200 * 1000);	/* the stalled call ends and cleans up */
+
+	unlink(config);
+	rmdir(dir);
+	if (failures) {
+		fprintf(stderr, "%d failure(s)\n", failures);
+		return 1;
+	}
+	printf("test_lib: ok\n");
+	return 0;
+}

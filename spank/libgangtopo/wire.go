@@ -1,0 +1,173 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "gangtopo_abi.h"
+*/
+import "C"
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gangtopo/gangtopo/spank/gate"
+)
+
+// The C memory of the protocol: the shim's job blocks read here, the result
+// and parameter blocks made here. Each is one malloc()ed block, so that
+// whoever releases it needs one free() and knows nothing of its layout.
+
+func str(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p) // a copy, in Go memory
+}
+
+// goJob copies a job out of the shim's block.
+func goJob(j *C.struct_gt_job) gate.Job {
+	return gate.Job{
+		UserID: uint32(j.user_id), Name: str(j.name), Partition: str(j.partition),
+		GangTopology: str(j.gang_topology),
+		TresPerJob:   str(j.tres_per_job), TresPerNode: str(j.tres_per_node),
+		TresPerSocket: str(j.tres_per_socket), TresPerTask: str(j.tres_per_task),
+		CPUsPerTres: str(j.cpus_per_tres), MemPerTres: str(j.mem_per_tres),
+		Features: str(j.features), Prefer: str(j.prefer), ReqNodes: str(j.req_nodes), ExcNodes: str(j.exc_nodes),
+		Comment:  str(j.comment),
+		MinNodes: uint32(j.min_nodes), MaxNodes: uint32(j.max_nodes), NumTasks: uint32(j.num_tasks),
+		NtasksPerNode: uint16(j.ntasks_per_node), CPUsPerTask: uint16(j.cpus_per_task),
+		MinCPUs: uint32(j.min_cpus), PnMinMemory: uint64(j.pn_min_memory),
+	}
+}
+
+// block lays out a struct followed by its NUL-terminated strings in one
+// malloc()ed block: size the strings with add, then allocate and copy.
+type block struct {
+	base   unsafe.Pointer
+	size   uintptr
+	filled uintptr
+}
+
+func (b *block) add(s *string) {
+	if s != nil {
+		b.size += uintptr(len(*s)) + 1
+	}
+}
+
+func (b *block) alloc(head uintptr) unsafe.Pointer {
+	b.size += head
+	b.base = C.malloc(C.size_t(b.size)) // cgo's malloc never returns nil
+	clear(unsafe.Slice((*byte)(b.base), b.size))
+	b.filled = head
+	return b.base
+}
+
+// put copies s into the block: nil stays NULL, "" becomes an empty string.
+func (b *block) put(s *string) *C.char {
+	if s == nil {
+		return nil
+	}
+	p := unsafe.Add(b.base, b.filled)
+	copy(unsafe.Slice((*byte)(p), len(*s)+1), *s+"\x00")
+	b.filled += uintptr(len(*s)) + 1
+	return (*C.char)(p)
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// packResult makes the answer block: struct gt_result, then its strings.
+func packResult(out gate.Result, background *string) *C.struct_gt_result {
+	logLevel := out.LogLevel
+	if out.Log != "" && logLevel == gate.LogNone {
+		logLevel = gate.LogInfo
+	}
+	strs := []*string{nonEmpty(out.Log), nonEmpty(out.ErrMsg), out.Features, out.Prefer, out.ReqNodes,
+		out.ExcNodes, out.TresPerJob, out.TresPerNode, out.Comment, out.AdminComment, background}
+	var b block
+	for _, s := range strs {
+		b.add(s)
+	}
+	r := (*C.struct_gt_result)(b.alloc(C.sizeof_struct_gt_result))
+	r.action, r.log_level = C.int(out.Action), C.int(logLevel)
+	for i, field := range []**C.char{&r.log, &r.err_msg, &r.features, &r.prefer, &r.req_nodes,
+		&r.exc_nodes, &r.tres_per_job, &r.tres_per_node, &r.comment, &r.admin_comment, &r.background} {
+		*field = b.put(strs[i])
+	}
+	r.min_nodes, r.max_nodes = C.uint32_t(out.MinNodes), C.uint32_t(out.MaxNodes)
+	return r
+}
+
+// pendingLogs takes the queued background messages, one per line, or nil
+// when there are none.
+func pendingLogs() *string {
+	var msgs []string
+	for {
+		select {
+		case m := <-logs:
+			msgs = append(msgs, strings.ReplaceAll(m, "\n", " "))
+		default:
+			return nonEmpty(strings.Join(msgs, "\n"))
+		}
+	}
+}
+
+// publisher keeps the shim's struct gt_params current: a new immutable
+// block per configuration, stored with an atomic swap; the blocks it
+// replaces are freed only by retire (gt_init, gt_fini), when the shim is
+// not reading (slurmctld serialises job_submit, init and fini).
+type publisher struct {
+	mu      sync.Mutex
+	slot    **C.struct_gt_params
+	retired []unsafe.Pointer
+}
+
+func (p *publisher) publish(cfg gate.Config) {
+	parts := strings.Join(cfg.Partitions, ",")
+	var b block
+	b.add(&parts)
+	pp := (*C.struct_gt_params)(b.alloc(C.sizeof_struct_gt_params))
+	pp.deadline_us = C.uint32_t(cfg.Deadline.Microseconds())
+	pp.fail_closed = boolU32(cfg.OnFailure == gate.FailClosed)
+	pp.jobs_gpu = boolU32(cfg.Jobs == gate.ScopeGPU)
+	pp.partitions = b.put(&parts)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.slot == nil {
+		C.free(unsafe.Pointer(pp))
+		return
+	}
+	old := atomic.SwapPointer((*unsafe.Pointer)(unsafe.Pointer(p.slot)), unsafe.Pointer(pp))
+	if old != nil {
+		p.retired = append(p.retired, old)
+	}
+}
+
+// retire stores NULL for the shim and frees every block published.
+func (p *publisher) retire() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.slot == nil {
+		return
+	}
+	if cur := atomic.SwapPointer((*unsafe.Pointer)(unsafe.Pointer(p.slot)), nil); cur != nil {
+		p.retired = append(p.retired, cur)
+	}
+	for _, b := range p.retired {
+		C.free(b)
+	}
+	p.retired, p.slot = nil, nil
+}
+
+func boolU32(b bool) C.uint32_t {
+	if b {
+		return 1
+	}
+	return 0
+}
