@@ -72,6 +72,12 @@ type Config struct {
 	// TrustedUIDs may own the topology and snapshot files, besides root and
 	// the user slurmctld runs as.
 	TrustedUIDs []int
+	// GoMaxProcs is the Go runtime's GOMAXPROCS inside slurmctld (0: Go's
+	// own choice, the GOMAXPROCS environment variable or the CPU count).
+	// The Go side decides one job at a time, so 1 is enough: more only
+	// adds threads that spin up for every goroutine hand-off and GC workers
+	// on every core, all in slurmctld's process (docs/admin.md).
+	GoMaxProcs int
 }
 
 // Defaults returns every default, in one place.
@@ -87,6 +93,7 @@ func Defaults() Config {
 		PendingHold:     10 * time.Second,
 		DecisionField:   "admin_comment",
 		FeaturePrefix:   DefaultFeaturePrefix,
+		GoMaxProcs:      1,
 	}
 }
 
@@ -159,6 +166,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"feature_prefix":   func(v *yaml.Node, k string) { p.str(v, k, &c.FeaturePrefix) },
 		"partitions":       func(v *yaml.Node, k string) { p.strs(v, k, &c.Partitions) },
 		"trusted_uids":     func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
+		"go_max_procs":     func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
 	}
 }
 
@@ -260,6 +268,22 @@ func (p *configParser) strs(v *yaml.Node, key string, dst *[]string) {
 		var s string
 		p.str(e, key, &s)
 		*dst = append(*dst, s)
+	}
+}
+
+// maxGoMaxProcs bounds go_max_procs: a typo must not start thousands of
+// threads inside slurmctld.
+const maxGoMaxProcs = 256
+
+func (p *configParser) count(v *yaml.Node, key string, lo, hi int, dst *int) {
+	n, err := strconv.Atoi(v.Value)
+	switch {
+	case v.Kind != yaml.ScalarNode || err != nil:
+		p.errorf(v, key, "%q is not a whole number (want %d..%d)", v.Value, lo, hi)
+	case n < lo || n > hi:
+		p.errorf(v, key, "%d out of range (want %d..%d)", n, lo, hi)
+	default:
+		*dst = n
 	}
 }
 

@@ -28,6 +28,7 @@ decision_field: comment
 feature_prefix: topo_
 partitions: [gpu, big]
 trusted_uids: [64030]
+go_max_procs: 0
 `
 	got, err := ParseConfig(strings.NewReader(in), "gangtopo.yaml")
 	if err != nil {
@@ -37,7 +38,7 @@ trusted_uids: [64030]
 		Jobs: ScopeGPU, DefaultTopology: "leaf:preferred", Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
 		OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, DecisionField: "comment", FeaturePrefix: "topo_",
-		Partitions: []string{"gpu", "big"}, TrustedUIDs: []int{64030}}
+		Partitions: []string{"gpu", "big"}, TrustedUIDs: []int{64030}, GoMaxProcs: 0}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -72,6 +73,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad prefix", base + "feature_prefix: gt/\n", `feature_prefix: "gt/" may only hold`},
 		{"key twice", base + "jobs: gpu\njobs: gang\n", "jobs: given twice"},
 		{"bad uid", base + "trusted_uids: [slurm]\n", `trusted_uids: "slurm" is not a user ID`},
+		{"go_max_procs not a number", base + "go_max_procs: all\n", `g.yaml:4: go_max_procs: "all" is not a whole number (want 0..256)`},
+		{"go_max_procs too many", base + "go_max_procs: 4096\n", "g.yaml:4: go_max_procs: 4096 out of range (want 0..256)"},
+		{"go_max_procs negative", base + "go_max_procs: -1\n", "g.yaml:4: go_max_procs: -1 out of range (want 0..256)"},
 		{"empty file", "", "empty file"},
 		{"not a mapping", "- a\n", "want a mapping of settings"},
 	}

@@ -53,7 +53,10 @@ func gt_init(path *C.char, reqFD, respFD C.int, params **C.struct_gt_params, err
 		return C.GT_ERR
 	}
 	pb := &publisher{slot: params}
-	h, err := gate.Open(p, queueLog, pb.publish)
+	h, err := gate.Open(p, queueLog, func(cfg gate.Config) {
+		applyGoMaxProcs(cfg)
+		pb.publish(cfg)
+	})
 	if err != nil {
 		s.stop(0)
 		setErr(errOut, err.Error())
