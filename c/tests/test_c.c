@@ -8,18 +8,8 @@
 
 #include "../gangtopo_nodefile.h"
 #include "../gangtopo_option.h"
+#include "check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                          \
-	do {                                                      \
-		if (!(cond)) {                                    \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);             \
-			fputc('\n', stderr);                      \
-			failures++;                               \
-		}                                                 \
-	} while (0)
 
 static void test_option(void)
 {

@@ -15,18 +15,8 @@
 #include <unistd.h>
 
 #include "../gangtopo_channel.h"
+#include "check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
 
 /* The fake server: answers `count` requests, request i after delay_ms[i]. */
 struct fake {

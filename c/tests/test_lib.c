@@ -16,23 +16,13 @@
 #include <unistd.h>
 
 #include "../gangtopo_channel.h"
+#include "check.h"
 
 int gt_abi_version(void);
 int gt_init(const char *config_path, int req_fd, int resp_fd, struct gt_params **params, char **err,
 	    char **background);
 void gt_fini(void);
 
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
 
 static struct gt_params *params;
 static struct gt_channel ch;
