@@ -26,7 +26,7 @@ func OpenbCluster(dir string) (*topology.Cluster, []string, error) {
 	}
 	sn := make([]sim.Node, len(nodes))
 	for i, n := range nodes {
-		sn[i] = sim.Node{Name: n.Name, CPUMilli: n.CPUMilli, MemMiB: n.MemMiB, GPUs: n.GPUs, Model: n.Model}
+		sn[i] = n.Node
 	}
 	c, err := sim.BuildCluster("openb", sn)
 	if err != nil {
@@ -44,7 +44,7 @@ func OpenbWorkload(dir, name string, c *topology.Cluster, models []string) (*sim
 	}
 	sp := make([]sim.Pod, len(pods))
 	for i, p := range pods {
-		sp[i] = sim.Pod{Name: p.Name, CPUMilli: p.CPUMilli, MemMiB: p.MemMiB, GPUs: p.GPUs, Milli: p.Milli, Models: p.Models, Spec: p.Spec}
+		sp[i] = p.Pod
 	}
 	return sim.Prepare(name, c, sp)
 }

@@ -7,36 +7,26 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gangtopo/gangtopo/selector/sim"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
-// Node is one row of an openb node list.
+// Node is one row of an openb node list: the simulator's node and where
+// the trace gave it.
 type Node struct {
-	Name     string
-	CPUMilli int64
-	MemMiB   int64
-	GPUs     int
-	Model    string // empty for a CPU-only node
-	At       string // file:line
+	sim.Node
+	At string // file:line
 }
 
-// Pod is one row of an openb pod list. Times and QoS are not read: the FGD
-// protocol does not use them.
+// Pod is one row of an openb pod list: the simulator's pod (times and QoS
+// are not read: the FGD protocol does not use them) and where the trace
+// gave it. Milli is 1..1000 for a GPU pod (below 1000 only for single-GPU
+// pods), 0 for a CPU-only pod; Models keeps the trace's order and
+// spelling, and Spec the list as the trace wrote it (empty entries
+// dropped), which the FGD simulator uses as part of a pod's type.
 type Pod struct {
-	Name     string
-	CPUMilli int64
-	MemMiB   int64
-	GPUs     int
-	// Milli is the share of each GPU in milli-GPUs: 1..1000 for a GPU pod
-	// (below 1000 only for single-GPU pods), 0 for a CPU-only pod.
-	Milli int
-	// Models lists the GPU models the pod accepts (empty: any), in the
-	// order the trace gives them; Spec is the same list as the trace
-	// wrote it (empty entries dropped), which the FGD simulator uses as
-	// part of a pod's type.
-	Models []string
-	Spec   string
-	At     string // file:line
+	sim.Pod
+	At string // file:line
 }
 
 // Limits on what a row may hold; generous, so only nonsense is rejected.
@@ -88,7 +78,7 @@ func readNodes(path string, rd io.Reader) ([]Node, error) {
 }
 
 func (t *table) node() (Node, error) {
-	n := Node{Name: t.str("sn"), Model: t.str("model"), At: fmt.Sprintf("%s:%d", t.name, t.line)}
+	n := Node{Node: sim.Node{Name: t.str("sn"), Model: t.str("model")}, At: fmt.Sprintf("%s:%d", t.name, t.line)}
 	if n.Name == "" {
 		return n, t.errorf("sn", "empty node name")
 	}
@@ -175,7 +165,7 @@ func readPods(path string, rd io.Reader, models []string) ([]Pod, error) {
 }
 
 func (t *table) pod(known map[string]bool, models []string) (Pod, error) {
-	p := Pod{Name: t.str("name"), At: fmt.Sprintf("%s:%d", t.name, t.line)}
+	p := Pod{Pod: sim.Pod{Name: t.str("name")}, At: fmt.Sprintf("%s:%d", t.name, t.line)}
 	if p.Name == "" {
 		return p, t.errorf("name", "empty pod name")
 	}
