@@ -9,6 +9,7 @@ import (
 	"github.com/gangtopo/gangtopo/selector/defrag"
 	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/request"
 )
 
 func newDefragCmd() *cobra.Command {
@@ -64,7 +65,7 @@ func runDefrag(w io.Writer, o placeOptions, protect string) error {
 		return errNotPlaced
 	}
 	protected := map[string]bool{}
-	for _, id := range splitList(protect) {
+	for _, id := range request.SplitList(protect) {
 		protected[id] = true
 	}
 	p, ok := defrag.For(e, s, r, defrag.Options{Evictable: func(j int) bool { return !protected[s.Jobs[j].ID] }})

@@ -82,7 +82,7 @@ func (o *placeOptions) request() (request.Request, error) {
 	if model != "" {
 		r.Models = []string{model}
 	}
-	r.Models = append(r.Models, splitList(o.models)...)
+	r.Models = append(r.Models, request.SplitList(o.models)...)
 	opt, err := request.ParseOption(o.gangTopology)
 	if err != nil {
 		return r, usagef("--gang-topology: %v", err)
@@ -90,7 +90,7 @@ func (o *placeOptions) request() (request.Request, error) {
 	opt.Apply(&r)
 	r.CPUMilli = int64(o.cpusPerGPU * 1000 * float64(n))
 	r.MemMiB = o.memPerGPU * int64(n)
-	r.Partitions = splitList(o.partitions)
+	r.Partitions = request.SplitList(o.partitions)
 	if r.Allowed, err = expandFlag("--nodelist", o.nodelist); err != nil {
 		return r, err
 	}
@@ -98,16 +98,6 @@ func (o *placeOptions) request() (request.Request, error) {
 		return r, err
 	}
 	return r, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func expandFlag(flag, expr string) ([]string, error) {

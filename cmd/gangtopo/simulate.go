@@ -15,6 +15,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/sweep"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
+	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/sim"
 )
 
@@ -171,7 +172,7 @@ func parsePolicies(s string) ([]string, error) {
 		return sim.Names(), nil
 	}
 	var out []string
-	for _, p := range splitList(s) {
+	for _, p := range request.SplitList(s) {
 		if _, err := sim.Lookup(p); err != nil {
 			return nil, err
 		}
@@ -188,7 +189,7 @@ func parseWorkloads(s, dir string) ([]string, error) {
 		return traces.OpenbWorkloads, nil
 	}
 	var out []string
-	for _, w := range splitList(s) {
+	for _, w := range request.SplitList(s) {
 		w = strings.TrimSuffix(strings.TrimPrefix(w, "openb_pod_list_"), ".csv")
 		if _, err := os.Stat(filepath.Join(dir, traces.OpenbPods(w))); err != nil {
 			return nil, fmt.Errorf("workload %q: %v (the paper's workloads are %s)", w, err, strings.Join(traces.OpenbWorkloads, ", "))
@@ -204,7 +205,7 @@ func parseWorkloads(s, dir string) ([]string, error) {
 // parseSeeds reads "42-51" or "1,7,100-102".
 func parseSeeds(s string) ([]int64, error) {
 	var out []int64
-	for _, part := range splitList(s) {
+	for _, part := range request.SplitList(s) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.ParseInt(lo, 10, 64)
 		if err != nil {

@@ -108,3 +108,20 @@ func FuzzParseOption(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"gpu", []string{"gpu"}},
+		{" gpu , big ,,", []string{"gpu", "big"}},
+		{",", nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, SplitList(tt.in)); diff != "" {
+			t.Errorf("SplitList(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}

@@ -193,7 +193,7 @@ func (g *Gate) partitionInScope(p string) bool {
 		return true
 	}
 	for _, want := range g.cfg.Partitions {
-		for _, got := range splitList(p) {
+		for _, got := range request.SplitList(p) {
 			if got == want {
 				return true
 			}

@@ -37,7 +37,7 @@ func buildRequest(j Job, o request.Option) (request.Request, error) {
 	if err := resourcesOf(j, &r); err != nil {
 		return r, err
 	}
-	r.Partitions = splitList(j.Partition)
+	r.Partitions = request.SplitList(j.Partition)
 	var err error
 	if r.Allowed, err = expandNodes("--nodelist", j.ReqNodes); err != nil {
 		return r, err
@@ -132,16 +132,6 @@ func expandNodes(flag, expr string) ([]string, error) {
 		return nil, fmt.Errorf("%s %q: %v", flag, expr, err)
 	}
 	return names, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func tierList(c *topology.Cluster) string {

@@ -240,7 +240,7 @@ func (g *Gate) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, ou
 		return // the engine itself opened a whole node: nothing to protect
 	}
 	excl := map[string]bool{}
-	for _, n := range splitList(j.ExcNodes) {
+	for _, n := range request.SplitList(j.ExcNodes) {
 		if names, err := hostlist.Expand(n); err == nil {
 			for _, x := range names {
 				excl[x] = true
