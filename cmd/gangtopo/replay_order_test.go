@@ -8,6 +8,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
 	"github.com/gangtopo/gangtopo/selector/replay"
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 // TestReplayOrderings replays two weeks of the real Philly trace
@@ -20,10 +21,10 @@ import (
 func TestReplayOrderings(t *testing.T) {
 	dir, err := traces.Dir("")
 	if err != nil {
-		t.Skipf("no trace directory (%v): the Philly trace lives in ../shared/data/traces", err)
+		needs.Skip(t, "no trace directory (%v): the Philly trace lives in ../shared/data/traces", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, traces.PhillyJobs)); err != nil {
-		t.Skipf("no Philly trace: %v", err)
+		needs.Skip(t, "no Philly trace: %v", err)
 	}
 	o := replayOptions{topology: filepath.Join("..", "..", "docs", "examples", "dgx-h100-256.yaml"),
 		traces: dir, policies: "gangtopo,slurm,slurm-flat,naive-pods", from: "2017-09-25", to: "2017-10-09",

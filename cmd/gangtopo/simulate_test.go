@@ -13,15 +13,17 @@ import (
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/sweep"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 // traceDir returns the shared traces, or skips when this checkout has none
-// (they are in ../shared on the development machines and in CI).
+// (they are in ../shared on the development machines and in CI, where their
+// absence fails the test: tests/tools/needs).
 func traceDir(t *testing.T) string {
 	t.Helper()
 	dir, err := traces.Dir("")
 	if err != nil {
-		t.Skipf("no traces: %v", err)
+		needs.Skip(t, "no traces: %v", err)
 	}
 	return dir
 }

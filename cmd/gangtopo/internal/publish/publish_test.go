@@ -14,6 +14,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 func TestWriteFile(t *testing.T) {
@@ -179,7 +180,7 @@ func TestCheckDirAncestorsAndOwner(t *testing.T) {
 		t.Errorf("CheckDir below a shared directory = %v", err)
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("changing a directory's owner needs root")
+		needs.Skip(t, "changing a directory's owner needs root")
 	}
 	other := filepath.Join(t.TempDir(), "other")
 	os.Mkdir(other, 0o755)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 // leafView is a Leaf without its source position, for comparisons.
@@ -68,7 +70,7 @@ func TestParseSharedReferenceConf(t *testing.T) {
 	const path = "../../../../../shared/data/slurm-22.05-reference/conf/ref1/topology.conf"
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("shared data not here: %v", err)
+		needs.Skip(t, "shared data not here: %v", err)
 	}
 	defer f.Close()
 	tree, err := ParseTopologyConf(f, path)

@@ -4,13 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 // The real traces, where present, must all parse.
 func TestRealTraces(t *testing.T) {
 	dir, err := Dir("")
 	if err != nil {
-		t.Skipf("no trace directory: %v", err)
+		needs.Skip(t, "no trace directory: %v", err)
 	}
 	nodes, err := ReadNodes(filepath.Join(dir, OpenbNodes))
 	if err != nil {
