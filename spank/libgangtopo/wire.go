@@ -70,7 +70,7 @@ func (b *block) put(s *string) *C.char {
 		return nil
 	}
 	p := unsafe.Add(b.base, b.filled)
-	copy(unsafe.Slice((*byte)(p), len(*s)+1), *s+"\x00")
+	copy(unsafe.Slice((*byte)(p), len(*s)), *s) // the NUL is there: alloc cleared the block
 	b.filled += uintptr(len(*s)) + 1
 	return (*C.char)(p)
 }
