@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
 	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
@@ -46,22 +44,7 @@ func TestGoldenDiscovery(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			code := run(tc.args, &stdout, &stderr)
-			got := stdout.String() + "--- stderr\n" + stderr.String() + "--- exit " + string(rune('0'+code)) + "\n"
-			path := filepath.Join("testdata", "golden", tc.name+".txt")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("output (-want +got):\n%s", diff)
-			}
+			checkGolden(t, tc.name, tc.args, nil)
 		})
 	}
 }

@@ -45,25 +45,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			code := run(tc.args, &stdout, &stderr)
-			got := stdout.String() + "--- stderr\n" + stderr.String() + "--- exit " + string(rune('0'+code)) + "\n"
-			path := filepath.Join("testdata", "golden", tc.name+".txt")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("output (-want +got):\n%s", diff)
-			}
+			checkGolden(t, tc.name, tc.args, nil)
 		})
 	}
 }
@@ -80,5 +62,35 @@ func TestExitCodes(t *testing.T) {
 		if got := run(strings.Fields(args), &bytes.Buffer{}, &bytes.Buffer{}); got != want {
 			t.Errorf("gangtopo %s: exit %d, want %d", args, got, want)
 		}
+	}
+}
+
+// checkGolden runs the CLI with args and compares its stdout (through
+// normalize, when not nil), stderr and exit code with
+// testdata/golden/NAME.txt; -update rewrites the file.
+func checkGolden(t *testing.T, name string, args []string, normalize func(string) string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	out := stdout.String()
+	if normalize != nil {
+		out = normalize(out)
+	}
+	got := out + "--- stderr\n" + stderr.String() + "--- exit " + string(rune('0'+code)) + "\n"
+	path := filepath.Join("testdata", "golden", name+".txt")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
