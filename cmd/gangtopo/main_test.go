@@ -2,16 +2,12 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/gangtopo/gangtopo/tests/tools/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // TestGolden runs command lines and compares their output (stdout, then
 // stderr, then the exit code) with testdata/golden/<name>.txt.
@@ -78,19 +74,5 @@ func checkGolden(t *testing.T, name string, args []string, normalize func(string
 	}
 	got := out + "--- stderr\n" + stderr.String() + "--- exit " + string(rune('0'+code)) + "\n"
 	path := filepath.Join("testdata", "golden", name+".txt")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("output (-want +got):\n%s", diff)
-	}
+	golden.Check(t, path, []byte(got))
 }

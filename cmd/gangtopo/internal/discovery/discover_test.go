@@ -5,8 +5,6 @@ package discovery
 import (
 	"bytes"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,9 +16,8 @@ import (
 
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 	"github.com/gangtopo/gangtopo/spank/nodefile"
+	"github.com/gangtopo/gangtopo/tests/tools/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden node maps in testdata/nodemaps")
 
 var fixedTime = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -222,21 +219,7 @@ func checkGolden(t *testing.T, m *NodeMap, name string) {
 		t.Fatal(err)
 	}
 	path := filepath.Join("testdata", "nodemaps", name+".json")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("node map differs from %s (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, buf.Bytes())
 	back, err := DecodeNodeMap(bytes.NewReader(buf.Bytes()), path)
 	if err != nil {
 		t.Fatalf("the node map does not decode: %v", err)

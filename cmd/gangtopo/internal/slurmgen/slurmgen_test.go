@@ -2,7 +2,6 @@ package slurmgen
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,8 @@ import (
 
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+	"github.com/gangtopo/gangtopo/tests/tools/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 func example(t *testing.T, name string) *topology.Cluster {
 	t.Helper()
@@ -32,24 +30,10 @@ func example(t *testing.T, name string) *topology.Cluster {
 	return c
 }
 
-func golden(t *testing.T, name string, got string) {
+func checkGolden(t *testing.T, name string, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, []byte(got))
 }
 
 // TestGolden writes all three files for every example cluster in docs/.
@@ -62,15 +46,15 @@ func TestGolden(t *testing.T) {
 			if err != nil || len(warns) > 0 {
 				t.Fatalf("TopologyConf: %v %q", err, warns)
 			}
-			golden(t, ex+".topology.conf", topo.String())
+			checkGolden(t, ex+".topology.conf", topo.String())
 			if _, err := GresConf(&gres, c, GresOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, ex+".gres.conf", gres.String())
+			checkGolden(t, ex+".gres.conf", gres.String())
 			if err := Features(&feat, c, ""); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, ex+".features", feat.String())
+			checkGolden(t, ex+".features", feat.String())
 		})
 	}
 	t.Run("gb200-nvl72 block plugin", func(t *testing.T) {
@@ -79,14 +63,14 @@ func TestGolden(t *testing.T) {
 		if err != nil || len(warns) > 0 {
 			t.Fatalf("TopologyConf: %v %q", err, warns)
 		}
-		golden(t, "gb200-nvl72.block.topology.conf", b.String())
+		checkGolden(t, "gb200-nvl72.block.topology.conf", b.String())
 	})
 	t.Run("lab16 scontrol features", func(t *testing.T) {
 		var b bytes.Buffer
 		if err := Features(&b, example(t, "lab16"), FormatScontrol); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "lab16.scontrol", b.String())
+		checkGolden(t, "lab16.scontrol", b.String())
 	})
 }
 

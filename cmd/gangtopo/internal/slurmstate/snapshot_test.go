@@ -2,7 +2,6 @@ package slurmstate
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,9 +13,8 @@ import (
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+	"github.com/gangtopo/gangtopo/tests/tools/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var testTime = time.Date(2026, 12, 2, 8, 12, 40, 0, time.UTC)
 
@@ -71,25 +69,11 @@ func encode(t testing.TB, s *occupancy.Snapshot) []byte {
 	return buf.Bytes()
 }
 
-// golden compares got with testdata/golden/name, rewriting it with -update.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/golden/name, rewriting it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
+	golden.Check(t, path, got)
 }
 
 func mustNode(t testing.TB, c *topology.Cluster, name string) topology.NodeID {
@@ -123,7 +107,7 @@ func TestBuildSnapshotSamples(t *testing.T) {
 	if s.FreeCPUMilli[n1] != 7000 || s.State[n1] != occupancy.StateMixed {
 		t.Errorf("node01: %d milli-CPUs free, state %v; want 7000, mixed", s.FreeCPUMilli[n1], s.State[n1])
 	}
-	golden(t, "samples.json", encode(t, s))
+	checkGolden(t, "samples.json", encode(t, s))
 
 	// scontrol -d show job describes the same job: the same snapshot.
 	st := stateFromJSON(t, "sinfo.json", "squeue.json")
@@ -154,7 +138,7 @@ func TestBuildSnapshotHandmade(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := encode(t, fromJSON)
-	golden(t, "handmade.json", got)
+	checkGolden(t, "handmade.json", got)
 	if diff := cmp.Diff(string(got), string(encode(t, fromText))); diff != "" {
 		t.Errorf("sinfo/squeue vs scontrol (-want +got):\n%s", diff)
 	}
@@ -292,7 +276,7 @@ func TestBuildSnapshotLab16(t *testing.T) {
 		t.Errorf("problems: %v", rep.Lines())
 	}
 	got := encode(t, fromJSON)
-	golden(t, "lab16.json", got)
+	checkGolden(t, "lab16.json", got)
 	fromText, _, err := BuildSnapshot(c, stateFromScontrol(t, "lab16_scontrol_nodes.txt", "lab16_scontrol_jobs.txt"), testTime)
 	if err != nil {
 		t.Fatal(err)
