@@ -133,6 +133,39 @@ func TestSimulateCSV(t *testing.T) {
 	}
 }
 
+// The what-if: the refused shape's pods fail, so the run places less than
+// the protocol's, and no published figure sits next to it.
+func TestSimulateRefuseShare(t *testing.T) {
+	traceDir(t)
+	row := func(args ...string) map[string]string {
+		var stdout, stderr bytes.Buffer
+		args = append([]string{"simulate", "-w", "default", "-p", "BestFit", "--seeds", "42", "-o", "csv"}, args...)
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		rows, err := csv.NewReader(&stdout).ReadAll()
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("%d rows, %v:\n%s", len(rows), err, stdout.String())
+		}
+		m := map[string]string{}
+		for i, h := range rows[0] {
+			m[h] = rows[1][i]
+		}
+		return m
+	}
+	protocol, whatIf := row(), row("--refuse-share", "810")
+	if whatIf["pub_unalloc_130"] != "" {
+		t.Errorf("the what-if shows a published figure: %v", whatIf)
+	}
+	p100, _ := strconv.ParseFloat(protocol["unalloc_100"], 64)
+	w100, _ := strconv.ParseFloat(whatIf["unalloc_100"], 64)
+	// At 100% arrived the cluster is not yet full: the refused 810-milli
+	// pods (about 13% of the GPU request) are missing from the allocation.
+	if w100 < p100+5 {
+		t.Errorf("unallocated at 100%% arrived: %.2f with 810-milli pods refused, %.2f without; want the refused pods missing", w100, p100)
+	}
+}
+
 func TestSimulateBadInput(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -140,6 +173,8 @@ func TestSimulateBadInput(t *testing.T) {
 	}{
 		{[]string{"simulate", "-p", "FGD,nope"}, `gangtopo: --policies: unknown policy "nope" (want one of Random, DotProd`},
 		{[]string{"simulate", "--seeds", "51-42"}, `gangtopo: --seeds "51-42": "51-42" is not a range of seeds (want low-high)`},
+		{[]string{"simulate", "--refuse-share", "1000"}, "gangtopo: --refuse-share 1000: want a share of one GPU in milli-GPUs, 1 to 999 (0: refuse nothing)"},
+		{[]string{"simulate", "--refuse-share", "810", "--markdown", "x.md"}, "gangtopo: --refuse-share with --markdown: the benchmarks document holds the protocol's results"},
 		{[]string{"simulate", "-o", "xml"}, `gangtopo: -o "xml": unknown output format (want table or csv)`},
 		{[]string{"simulate", "--traces", "/nonexistent/traces"}, "gangtopo: --traces /nonexistent/traces: stat /nonexistent/traces: no such file or directory"},
 		{[]string{"simulate", "--traces", "testdata", "-w", "nope"}, `gangtopo: --workloads: workload "nope": stat testdata/alibaba-clusterdata-gpu-v2023/csv/openb_pod_list_nope.csv: no such file or directory`},

@@ -20,6 +20,10 @@ type Report struct {
 	// HeldOut is a sweep over seeds the authors did not publish, to check
 	// that a policy's lead is not an artefact of seeds 42..51 (may be nil).
 	HeldOut *Sweep
+	// WhatIf is one policy on one workload with one share refused on
+	// arrival (Config.RefuseShare), over the main seeds (may be nil): how
+	// much of the idle capacity that shape costs.
+	WhatIf *Sweep
 	// OneRun times single runs on one core: policy -> best wall time of a
 	// few repeats of the default workload with seed 42.
 	OneRun map[string]time.Duration
@@ -200,6 +204,36 @@ func (r *Report) writeTarget(b *strings.Builder) {
 		verdict = "not met"
 	}
 	fmt.Fprintf(b, "Target for the default workload: at most %.1f%% unallocated at 130%% arrived; gangtopo: %.2f%% (%s).\n\n", targetDefault, v, verdict)
+	r.writeWhatIf(b)
+}
+
+// writeWhatIf states what the what-if run ended at, next to the target.
+func (r *Report) writeWhatIf(b *strings.Builder) {
+	w := r.WhatIf
+	if w == nil {
+		return
+	}
+	for _, wl := range w.Config.Workloads {
+		for _, p := range w.Config.Policies {
+			runs := w.Runs[Key{wl, p}]
+			if len(runs) == 0 {
+				continue
+			}
+			s := metrics(runs).Unalloc[1]
+			fmt.Fprintf(b, "What-if, breaking the protocol (a pod that fits is placed): %s on the %s workload, "+
+				"with every single-GPU pod of %d milli failing on arrival, room or not (`--refuse-share %d`, seeds %s): "+
+				"%.2f ± %.2f%% unallocated at 130%% arrived, %s the target. ", p, wl, w.Config.RefuseShare, w.Config.RefuseShare, seedRange(w.Config.Seeds), s.Mean, s.SD, side(s.Mean))
+			fmt.Fprintf(b, "Its pods' remnants are the largest part of the idle capacity below; without them the capacity they held "+
+				"goes to other shapes, whose own leftovers take their place.\n\n")
+		}
+	}
+}
+
+func side(v float64) string {
+	if v > targetDefault {
+		return "still above"
+	}
+	return "within"
 }
 
 // targetDefault is issue 3's goal for gangtopo on the default workload.
@@ -208,35 +242,46 @@ const targetDefault = 3.5
 // writeIdle shows where each policy's idle GPUs are at the end of the
 // runs of one workload: whole free GPUs, or remnants of partly used GPUs
 // by size. Remnants of 150-199 milli are what an 810-milli share leaves.
+// The what-if, if it ran on this workload, is the last row.
 func (r *Report) writeIdle(b *strings.Builder, wl string) {
-	cfg := r.Main.Config
 	fmt.Fprintf(b, "Where the idle GPUs are at the end (%s workload, 130%% arrived, GPUs, mean over seeds): "+
 		"entirely free GPUs, and partly used GPUs by the share they have left.\n\n", wl)
 	fmt.Fprintf(b, "| policy | idle | whole GPUs | left < 150 | left 150-199 | left >= 200 |\n|---|---|---|---|---|---|\n")
-	for _, p := range cfg.Policies {
-		runs := r.Main.Runs[Key{wl, p}]
-		if len(runs) == 0 {
-			continue
-		}
-		var sum [4]float64
-		for _, run := range runs {
-			for k, v := range run.Idle {
-				g := float64(v) / 1000 / float64(len(runs))
-				switch {
-				case k == 20:
-					sum[0] += g
-				case k < 3:
-					sum[1] += g
-				case k == 3:
-					sum[2] += g
-				default:
-					sum[3] += g
-				}
+	for _, p := range r.Main.Config.Policies {
+		writeIdleRow(b, p, r.Main.Runs[Key{wl, p}])
+	}
+	if w := r.WhatIf; w != nil {
+		for _, p := range w.Config.Policies {
+			runs := w.Runs[Key{wl, p}]
+			if len(runs) > 0 {
+				writeIdleRow(b, fmt.Sprintf("what-if: %s", runs[0].Policy), runs)
 			}
 		}
-		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", p, sum[0]+sum[1]+sum[2]+sum[3], sum[0], sum[1], sum[2], sum[3])
 	}
 	fmt.Fprintln(b)
+}
+
+func writeIdleRow(b *strings.Builder, name string, runs []Run) {
+	if len(runs) == 0 {
+		return
+	}
+	var sum [4]float64
+	for _, run := range runs {
+		for k, v := range run.Idle {
+			g := float64(v) / 1000 / float64(len(runs))
+			switch {
+			case k == 20:
+				sum[0] += g
+			case k < 3:
+				sum[1] += g
+			case k == 3:
+				sum[2] += g
+			default:
+				sum[3] += g
+			}
+		}
+	}
+	fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", name, sum[0]+sum[1]+sum[2]+sum[3], sum[0], sum[1], sum[2], sum[3])
 }
 
 func (r *Report) cell(wl, p string) Cell {

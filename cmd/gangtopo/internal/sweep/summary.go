@@ -60,8 +60,12 @@ type Cell struct {
 }
 
 // Summary aggregates a sweep, in the order of its workloads and policies.
-// pub may be nil.
+// pub may be nil. A what-if sweep (Config.RefuseShare) is not the
+// published protocol, so its cells get no published results.
 func Summary(sw *Sweep, pub []traces.Published3) []Cell {
+	if sw.Config.RefuseShare != 0 {
+		pub = nil
+	}
 	var cells []Cell
 	for _, wl := range sw.Config.Workloads {
 		for _, p := range sw.Config.Policies {

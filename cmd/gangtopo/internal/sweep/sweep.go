@@ -21,6 +21,9 @@ type Config struct {
 	Seeds     []int64
 	Tune      float64
 	Workers   int // 0: one per CPU
+	// RefuseShare, if not 0, makes every policy refuse the single-GPU pods
+	// asking for exactly this share (sim.Refusing): a what-if.
+	RefuseShare int
 	// Progress, if set, is called after every finished run (from one
 	// goroutine at a time).
 	Progress func(done, total int)
@@ -66,6 +69,9 @@ func Execute(cfg Config) (*Sweep, error) {
 		f, err := sim.Lookup(p)
 		if err != nil {
 			return nil, err
+		}
+		if cfg.RefuseShare != 0 {
+			f = sim.Refusing(f, cfg.RefuseShare)
 		}
 		factories[i] = f
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/selector/sim"
 )
 
 func TestStat(t *testing.T) {
@@ -90,5 +92,37 @@ func TestWriteSVG(t *testing.T) {
 	}
 	if lines != 2 {
 		t.Errorf("%d polylines, want 2", lines)
+	}
+}
+
+// The what-if appears twice in the document: its unallocated GPU % next to
+// the target, and its idle GPUs as the last row of the idle table.
+func TestWhatIfInReport(t *testing.T) {
+	run := func(policy string, alloc float64, idle [21]int64) Run {
+		r := &sim.Result{Policy: policy, Idle: idle}
+		r.Curve.Alloc[100], r.Curve.Alloc[130] = alloc-10, alloc
+		return Run{Result: r}
+	}
+	var remnants, whole [21]int64
+	remnants[3] = 190_000 // 190 GPUs with 150-199 milli left
+	whole[20] = 50_000
+	main := &Sweep{Config: Config{Workloads: []string{"default"}, Policies: []string{"gangtopo"}, Seeds: []int64{42, 43}},
+		Runs: map[Key][]Run{{"default", "gangtopo"}: {run("gangtopo", 95.9, remnants), run("gangtopo", 95.9, remnants)}}}
+	whatIf := &Sweep{Config: Config{Workloads: []string{"default"}, Policies: []string{"gangtopo"}, Seeds: []int64{42, 43}, RefuseShare: 810},
+		Runs: map[Key][]Run{{"default", "gangtopo"}: {
+			run("gangtopo, 810-milli pods refused", 96.2, whole), run("gangtopo, 810-milli pods refused", 96.3, whole)}}}
+	r := &Report{Main: main, WhatIf: whatIf}
+	var b strings.Builder
+	r.writeTarget(&b)
+	r.writeIdle(&b, "default")
+	for _, want := range []string{
+		"gangtopo: 4.10% (not met)",
+		"with every single-GPU pod of 810 milli failing on arrival, room or not (`--refuse-share 810`, seeds 42-43): 3.75 ± 0.07% unallocated at 130% arrived, still above the target",
+		"| gangtopo | 190 | 0 | 0 | 190 | 0 |",
+		"| what-if: gangtopo, 810-milli pods refused | 50 | 50 | 0 | 0 | 0 |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
 	}
 }
