@@ -29,6 +29,8 @@ type Result struct {
 	// Idle[k] sums the GPUs with k*50..k*50+49 milli free (k < 20), and
 	// Idle[20] the entirely free GPUs.
 	Idle [21]int64
+	// Contents groups the GPUs by the shares placed on them.
+	Contents Contents
 }
 
 // Run replays workload w under the policy made by newPolicy with one seed
@@ -48,6 +50,7 @@ func Run(w *Workload, newPolicy Factory, seed int64, tune float64) (*Result, err
 		r.FragMilli += nodeFrag[n]
 	}
 	rec := newRecorder(len(w.Cluster.GPUs))
+	loads := newGPULoads(w.Cluster)
 	var arrived int64
 	// Pods never leave, so free capacity only shrinks: a pod type that
 	// found no room once never will. Later pods of that type fail without
@@ -69,6 +72,7 @@ func Run(w *Workload, newPolicy Factory, seed int64, tune float64) (*Result, err
 			if err := checkShape(a, j); err != nil {
 				return nil, fmt.Errorf("policy %s, pod %s: %w", p.Name(), j.Pod.Name, err)
 			}
+			loads.add(a)
 			r.Placed++
 			r.UsedMilli += j.TotalMilli()
 			for _, na := range a.Nodes {
@@ -85,6 +89,7 @@ func Run(w *Workload, newPolicy Factory, seed int64, tune float64) (*Result, err
 	for _, f := range s.FreeMilli {
 		r.Idle[min(int(f)/50, 20)] += int64(f)
 	}
+	r.Contents = loads.contents(s)
 	return r, nil
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +37,7 @@ func TestRunPolicies(t *testing.T) {
 				if idle != r.CapacityMilli-r.UsedMilli {
 					t.Errorf("seed %d: idle breakdown sums to %d, want %d", seed, idle, r.CapacityMilli-r.UsedMilli)
 				}
+				checkContents(t, r, len(w.Cluster.GPUs))
 				if r.FragMilli < -1e-6 || r.FragMilli > float64(r.CapacityMilli-r.UsedMilli)+1e-6 {
 					t.Errorf("seed %d: frag %g outside 0..idle", seed, r.FragMilli)
 				}
@@ -58,5 +60,33 @@ func TestLookup(t *testing.T) {
 	}
 	if got := Names()[:6]; !cmp.Equal(got, PaperPolicies) {
 		t.Errorf("Names starts with %v, want the paper's %v", got, PaperPolicies)
+	}
+}
+
+// checkContents: every GPU is in one combination, each combination's
+// shares plus its idle capacity fill its GPUs, and the idle capacity adds
+// up to the run's.
+func checkContents(t *testing.T, r *Result, gpus int) {
+	t.Helper()
+	n, idle := 0, int64(0)
+	for key, l := range r.Contents {
+		n += l.GPUs
+		idle += l.IdleMilli
+		used := 0
+		if key != "" {
+			for _, f := range strings.Split(key, "+") {
+				m, err := strconv.Atoi(f)
+				if err != nil || m < 1 || m > 1000 {
+					t.Fatalf("seed %d: combination %q: share %q", r.Seed, key, f)
+				}
+				used += m
+			}
+		}
+		if int64(used)*int64(l.GPUs)+l.IdleMilli != int64(l.GPUs)*1000 {
+			t.Errorf("seed %d: %d GPUs holding %q leave %d milli free, want %d", r.Seed, l.GPUs, key, l.IdleMilli, int64(l.GPUs)*int64(1000-used))
+		}
+	}
+	if n != gpus || idle != r.CapacityMilli-r.UsedMilli {
+		t.Errorf("seed %d: contents cover %d GPUs and %d idle milli, want %d and %d", r.Seed, n, idle, gpus, r.CapacityMilli-r.UsedMilli)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,6 +165,7 @@ func (r *Report) writePolicies(b *strings.Builder) {
 	r.writeVersus(b, r.Main, "FGD", "gangtopo")
 	r.writeTarget(b)
 	r.writeIdle(b, "default")
+	r.writeContents(b, "default", "gangtopo", "FGD")
 	if r.SVG != "" {
 		fmt.Fprintf(b, "![Unallocated GPU %% against arrived workload, per workload and policy](%s)\n\n", r.SVG)
 	}
@@ -259,6 +262,76 @@ func (r *Report) writeIdle(b *strings.Builder, wl string) {
 		}
 	}
 	fmt.Fprintln(b)
+}
+
+// contentRows is how many combinations writeContents lists.
+const contentRows = 8
+
+// writeContents lists the combinations of shares on the GPUs that hold
+// most of policy p's idle capacity on workload wl, next to another
+// policy's figures for the same combinations.
+func (r *Report) writeContents(b *strings.Builder, wl, p, other string) {
+	mine, theirs := meanContents(r.Main.Runs[Key{wl, p}]), meanContents(r.Main.Runs[Key{wl, other}])
+	if len(mine) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(mine))
+	total := 0.0
+	for k, l := range mine {
+		keys = append(keys, k)
+		total += l.idle
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if mine[keys[a]].idle != mine[keys[b]].idle {
+			return mine[keys[a]].idle > mine[keys[b]].idle
+		}
+		return keys[a] < keys[b]
+	})
+	keys = keys[:min(len(keys), contentRows)]
+	fmt.Fprintf(b, "Which pods left it: the GPUs grouped by the shares placed on them (milli-GPUs, largest first), "+
+		"the %d groups that hold most of %s's idle capacity (%s workload, 130%% arrived, mean over seeds):\n\n", len(keys), p, wl)
+	fmt.Fprintf(b, "| shares on the GPU | left free | %s: GPUs | %s: idle GPUs | %s: GPUs | %s: idle GPUs |\n|---|---|---|---|---|---|\n", p, p, other, other)
+	for _, k := range keys {
+		name, left := "(none)", 1000
+		if k != "" {
+			name, left = k, 1000-sumShares(k)
+		}
+		m, o := mine[k], theirs[k]
+		fmt.Fprintf(b, "| %s | %d | %.0f | %.1f | %.0f | %.1f |\n", name, left, m.gpus, m.idle, o.gpus, o.idle)
+	}
+	gpus := 0.0
+	for _, l := range mine {
+		gpus += l.gpus
+	}
+	top := mine[keys[0]]
+	fmt.Fprintf(b, "\nThe first group alone holds %.0f of %s's %.0f idle GPUs: %.2f of its %.2f points of unallocated GPU %%.\n\n",
+		top.idle, p, total, 100*top.idle/gpus, 100*total/gpus)
+}
+
+// meanLeftover is a Leftover averaged over runs, in GPUs.
+type meanLeftover struct{ gpus, idle float64 }
+
+func meanContents(runs []Run) map[string]meanLeftover {
+	out := map[string]meanLeftover{}
+	for _, run := range runs {
+		for k, l := range run.Contents {
+			m := out[k]
+			m.gpus += float64(l.GPUs) / float64(len(runs))
+			m.idle += float64(l.IdleMilli) / 1000 / float64(len(runs))
+			out[k] = m
+		}
+	}
+	return out
+}
+
+// sumShares adds up a combination's shares ("470+470": 940).
+func sumShares(key string) int {
+	n := 0
+	for _, f := range strings.Split(key, "+") {
+		v, _ := strconv.Atoi(f)
+		n += v
+	}
+	return n
 }
 
 func writeIdleRow(b *strings.Builder, name string, runs []Run) {

@@ -126,3 +126,26 @@ func TestWhatIfInReport(t *testing.T) {
 		}
 	}
 }
+
+// The contents table ranks the groups by the first policy's idle GPUs and
+// puts the other policy's figures for the same groups beside them.
+func TestWriteContents(t *testing.T) {
+	run := func(c sim.Contents) Run { return Run{Result: &sim.Result{Contents: c}} }
+	main := &Sweep{Runs: map[Key][]Run{
+		{"default", "gangtopo"}: {
+			run(sim.Contents{"810": {GPUs: 10, IdleMilli: 1900}, "470+470": {GPUs: 10, IdleMilli: 600}, "": {GPUs: 0}, "1000": {GPUs: 80}}),
+			run(sim.Contents{"810": {GPUs: 12, IdleMilli: 2280}, "470+470": {GPUs: 8, IdleMilli: 480}, "": {GPUs: 1, IdleMilli: 1000}, "1000": {GPUs: 79}}),
+		},
+		{"default", "FGD"}: {run(sim.Contents{"810": {GPUs: 9, IdleMilli: 1710}, "": {GPUs: 3, IdleMilli: 3000}, "1000": {GPUs: 88}})},
+	}}
+	var b strings.Builder
+	(&Report{Main: main}).writeContents(&b, "default", "gangtopo", "FGD")
+	for _, want := range []string{
+		"| 810 | 190 | 11 | 2.1 | 9 | 1.7 |\n| 470+470 | 60 | 9 | 0.5 | 0 | 0.0 |\n| (none) | 1000 | 0 | 0.5 | 3 | 3.0 |\n| 1000 | 0 | 80 | 0.0 | 88 | 0.0 |",
+		"The first group alone holds 2 of gangtopo's 3 idle GPUs: 2.09 of its 3.13 points",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("contents lack %q:\n%s", want, b.String())
+		}
+	}
+}
