@@ -165,7 +165,7 @@ func (r *Report) writePolicies(b *strings.Builder) {
 	r.writeVersus(b, r.Main, "FGD", "gangtopo")
 	r.writeTarget(b)
 	r.writeIdle(b, "default")
-	r.writeContents(b, "default", "gangtopo", "FGD")
+	r.writeContents(b, "default", "gangtopo", "FGD", targetDefault)
 	if r.SVG != "" {
 		fmt.Fprintf(b, "![Unallocated GPU %% against arrived workload, per workload and policy](%s)\n\n", r.SVG)
 	}
@@ -269,8 +269,9 @@ const contentRows = 8
 
 // writeContents lists the combinations of shares on the GPUs that hold
 // most of policy p's idle capacity on workload wl, next to another
-// policy's figures for the same combinations.
-func (r *Report) writeContents(b *strings.Builder, wl, p, other string) {
+// policy's figures for the same combinations, and, if target (an
+// unallocated GPU %) is not 0, what the target leaves the other groups.
+func (r *Report) writeContents(b *strings.Builder, wl, p, other string, target float64) {
 	mine, theirs := meanContents(r.Main.Runs[Key{wl, p}]), meanContents(r.Main.Runs[Key{wl, other}])
 	if len(mine) == 0 {
 		return
@@ -304,8 +305,14 @@ func (r *Report) writeContents(b *strings.Builder, wl, p, other string) {
 		gpus += l.gpus
 	}
 	top := mine[keys[0]]
-	fmt.Fprintf(b, "\nThe first group alone holds %.0f of %s's %.0f idle GPUs: %.2f of its %.2f points of unallocated GPU %%.\n\n",
+	fmt.Fprintf(b, "\nThe first group alone holds %.0f of %s's %.0f idle GPUs: %.2f of its %.2f points of unallocated GPU %%.",
 		top.idle, p, total, 100*top.idle/gpus, 100*total/gpus)
+	if target > 0 {
+		t := target / 100 * gpus
+		fmt.Fprintf(b, " The target, %.1f%%, is %.0f idle GPUs: with the first group as it is, %.0f for all the others, which hold %.0f.",
+			target, t, t-top.idle, total-top.idle)
+	}
+	fmt.Fprintf(b, "\n\n")
 }
 
 // meanLeftover is a Leftover averaged over runs, in GPUs.

@@ -139,10 +139,11 @@ func TestWriteContents(t *testing.T) {
 		{"default", "FGD"}: {run(sim.Contents{"810": {GPUs: 9, IdleMilli: 1710}, "": {GPUs: 3, IdleMilli: 3000}, "1000": {GPUs: 88}})},
 	}}
 	var b strings.Builder
-	(&Report{Main: main}).writeContents(&b, "default", "gangtopo", "FGD")
+	(&Report{Main: main}).writeContents(&b, "default", "gangtopo", "FGD", 3.5)
 	for _, want := range []string{
 		"| 810 | 190 | 11 | 2.1 | 9 | 1.7 |\n| 470+470 | 60 | 9 | 0.5 | 0 | 0.0 |\n| (none) | 1000 | 0 | 0.5 | 3 | 3.0 |\n| 1000 | 0 | 80 | 0.0 | 88 | 0.0 |",
 		"The first group alone holds 2 of gangtopo's 3 idle GPUs: 2.09 of its 3.13 points",
+		"The target, 3.5%, is 4 idle GPUs: with the first group as it is, 1 for all the others, which hold 1.",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("contents lack %q:\n%s", want, b.String())
