@@ -26,6 +26,7 @@
 
 #include "gangtopo_abi.h"
 #include "gangtopo_channel.h"
+#include "gangtopo_scope.h"
 
 const char plugin_name[] = "gangtopo: topology-aware GPU gang placement";
 const char plugin_type[] = "job_submit/gangtopo";
@@ -214,34 +215,6 @@ int fini(void)
 }
 
 /*
- * in_scope says whether gangtopo would handle the job, by the published
- * scope (Gate.scope in Go): it asks for GPUs, is in a configured partition,
- * and has --gang-topology or jobs is gpu.
- */
-static int given(const char *s) { return s && *s; }
-
-/* listed says whether the comma-separated list has the word w (wl bytes). */
-static int listed(const char *list, const char *w, size_t wl)
-{
-	for (const char *g = list; g && *g; g += strcspn(g, ",") + (g[strcspn(g, ",")] == ','))
-		if (strcspn(g, ",") == wl && !strncmp(g, w, wl))
-			return 1;
-	return 0;
-}
-
-static int in_scope(const struct gt_job *j, const struct gt_params *p)
-{
-	int found = !given(p->partitions);
-
-	if (!given(j->tres_per_job) && !given(j->tres_per_node) && !given(j->tres_per_socket) &&
-	    !given(j->tres_per_task))
-		return 0;
-	for (const char *w = p->partitions; !found && w && *w; w += strcspn(w, ",") + (w[strcspn(w, ",")] == ','))
-		found = listed(j->partition, w, strcspn(w, ","));
-	return found && (given(j->gang_topology) || p->jobs_gpu);
-}
-
-/*
  * no_answer follows on_failure for a job libgangtopo did not answer about
  * in time (or could not be asked about), with the line and the message Go
  * gives for its own failures (Gate.failure).
@@ -250,7 +223,7 @@ static int no_answer(const struct gt_job *j, const struct gt_params *p, const ch
 {
 	char msg[320];
 
-	if (p->fail_closed && in_scope(j, p)) {
+	if (p->fail_closed && gt_in_scope(j, p)) {
 		slurm_error("%s: job \"%s\" of uid %u: gangtopo v1 refused: %s", plugin_type,
 			    j->name ? j->name : "", j->user_id, why);
 		snprintf(msg, sizeof(msg), "gangtopo: placement is unavailable (%s); on_failure is closed, so the job "

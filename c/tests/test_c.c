@@ -1,6 +1,6 @@
 /*
  * test_c.c - unit tests of the plugins' pure-C parts (make c-test): the
- * --gang-topology parser and the node file parser. Table-driven; prints
+ * --gang-topology parser, the node file parser and the shim's scope check. Table-driven; prints
  * each failure and exits 1 if any.
  */
 #include <stdio.h>
@@ -8,6 +8,7 @@
 
 #include "../gangtopo_nodefile.h"
 #include "../gangtopo_option.h"
+#include "../gangtopo_scope.h"
 #include "check.h"
 
 
@@ -147,6 +148,47 @@ static int dump_nodefile(const char *path)
 	return 0;
 }
 
+/*
+ * test_scope runs the cases of scope_cases.txt, which spank/gate's
+ * TestScopeCases runs through Gate.scope: the shim and Go must agree.
+ */
+static void test_scope(const char *path)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	CHECK(f != NULL, "scope cases: cannot open %s", path);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *field[6], *s = line;
+		int k = 0;
+
+		line[strcspn(line, "\n")] = 0;
+		if (line[0] == '#' || !line[0])
+			continue;
+		for (; k < 6 && s; k++) {
+			field[k] = s;
+			if ((s = strchr(s, '|')))
+				*s++ = 0;
+		}
+		CHECK(k == 6 && !s, "%s: \"%s\" does not have 6 fields", path, line);
+		if (k != 6)
+			continue;
+		struct gt_job j = { .partition = strcmp(field[1], "-") ? field[1] : NULL, .gang_topology = field[2],
+				    .tres_per_job = field[3] };
+		struct gt_params p = { .partitions = field[0], .jobs_gpu = field[4][0] == '1' };
+		int got = gt_in_scope(&j, &p), want = field[5][0] == '1';
+
+		CHECK(got == want, "%s: partitions \"%s\", job in \"%s\", --gang-topology \"%s\", tres \"%s\", jobs_gpu %s: got %d, want %d",
+		      path, field[0], field[1], field[2], field[3], field[4], got, want);
+		n++;
+	}
+	fclose(f);
+	CHECK(n > 10, "%s: only %d cases", path, n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--parse"))
@@ -155,6 +197,7 @@ int main(int argc, char **argv)
 		return dump_nodefile(argv[2]);
 	test_option();
 	test_nodefile();
+	test_scope(argc == 2 ? argv[1] : "c/tests/scope_cases.txt");
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

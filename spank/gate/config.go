@@ -164,7 +164,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"pending_hold":     func(v *yaml.Node, k string) { p.duration(v, k, 0, time.Hour, &c.PendingHold) },
 		"decision_field":   func(v *yaml.Node, k string) { p.enum(v, k, &c.DecisionField, "admin_comment", "comment") },
 		"feature_prefix":   func(v *yaml.Node, k string) { p.str(v, k, &c.FeaturePrefix) },
-		"partitions":       func(v *yaml.Node, k string) { p.strs(v, k, &c.Partitions) },
+		"partitions":       func(v *yaml.Node, k string) { p.partitions(v, k, &c.Partitions) },
 		"trusted_uids":     func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
 		"go_max_procs":     func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
 	}
@@ -259,14 +259,21 @@ func (p *configParser) duration(v *yaml.Node, key string, lo, hi time.Duration, 
 	}
 }
 
-func (p *configParser) strs(v *yaml.Node, key string, dst *[]string) {
+// partitions reads a list of Slurm partition names. Slurm's names have no
+// blanks or commas (a job's partition list is comma-separated), so one that
+// does is a typo, refused here rather than never matching a job.
+func (p *configParser) partitions(v *yaml.Node, key string, dst *[]string) {
 	if v.Kind != yaml.SequenceNode {
-		p.errorf(v, key, "want a list of strings")
+		p.errorf(v, key, "want a list of partition names")
 		return
 	}
 	for _, e := range v.Content {
 		var s string
 		p.str(e, key, &s)
+		if s == "" || strings.ContainsAny(s, ", \t") {
+			p.errorf(e, key, "%q is not a partition name (no blanks or commas; give each partition as its own list item)", s)
+			continue
+		}
 		*dst = append(*dst, s)
 	}
 }

@@ -76,6 +76,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"go_max_procs not a number", base + "go_max_procs: all\n", `g.yaml:4: go_max_procs: "all" is not a whole number (want 0..256)`},
 		{"go_max_procs too many", base + "go_max_procs: 4096\n", "g.yaml:4: go_max_procs: 4096 out of range (want 0..256)"},
 		{"go_max_procs negative", base + "go_max_procs: -1\n", "g.yaml:4: go_max_procs: -1 out of range (want 0..256)"},
+		{"partition with blanks", base + "partitions: [\" gpu\"]\n", `g.yaml:4: partitions: " gpu" is not a partition name (no blanks or commas; give each partition as its own list item)`},
+		{"partitions in one item", base + "partitions: [\"gpu,big\"]\n", `partitions: "gpu,big" is not a partition name`},
+		{"empty partition", base + "partitions: [\"\"]\n", `partitions: "" is not a partition name`},
+		{"partitions not a list", base + "partitions: gpu\n", "g.yaml:4: partitions: want a list of partition names"},
 		{"empty file", "", "empty file"},
 		{"not a mapping", "- a\n", "want a mapping of settings"},
 	}

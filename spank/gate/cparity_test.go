@@ -2,36 +2,18 @@ package gate
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gangtopo/gangtopo/selector/request"
-	"github.com/gangtopo/gangtopo/tests/tools/needs"
+	"github.com/gangtopo/gangtopo/tests/tools/ctest"
 )
-
-// buildCTest compiles c/tests/test_c.c (the plugins' pure-C parts) or
-// skips the test when no C compiler is installed (fails in CI).
-func buildCTest(t *testing.T) string {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		needs.Skip(t, "no C compiler: the C/Go parity checks need cc")
-	}
-	bin := filepath.Join(t.TempDir(), "test_c")
-	c := "../../c/"
-	out, err := exec.Command(cc, "-std=gnu11", "-Wall", "-Werror", "-o", bin, c+"tests/test_c.c", c+"gangtopo_option.c", c+"gangtopo_nodefile.c").CombinedOutput()
-	if err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // The SPANK plugin (C, in sbatch) and the job_submit plugin (Go, in
 // slurmctld) parse --gang-topology separately; they must accept the same
 // values, canonicalise them alike and say the same thing about mistakes.
 func TestOptionParserParityWithC(t *testing.T) {
-	bin := buildCTest(t)
+	bin := ctest.Build(t)
 	inputs := []string{"leaf", "LEAF:Preferred", "nvlink,slice=8", " any , slice = 4 ", "cluster", "node:required",
 		"spine:preferred,slice=576", "block", "nvlnk", "", "leaf:", "leaf:sometimes", "leaf,slice=0", "leaf,slice=577",
 		"leaf,slice=x", "leaf,slices=8", "leaf,slice=8,slice=4", "leaf,", "leaf:preferred:required", "leaf,slice=",

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
-	"github.com/gangtopo/gangtopo/tests/tools/needs"
+	"github.com/gangtopo/gangtopo/tests/tools/ctest"
 )
 
 func TestRenderLab16(t *testing.T) {
@@ -120,7 +120,7 @@ func TestFormatGPUs(t *testing.T) {
 // The C reader (c/gangtopo_nodefile.c, in slurmstepd) must read what
 // Render writes for every node of the e2e cluster, NICs included.
 func TestCReadsWhatGoWrites(t *testing.T) {
-	bin := buildTestC(t)
+	bin := ctest.Build(t)
 	dir := t.TempDir()
 	cl := lab16(t)
 	for i := range cl.Nodes {
@@ -142,7 +142,7 @@ func TestCReadsWhatGoWrites(t *testing.T) {
 // Parse accepts a GPU list only where the C reader does, and reads the
 // same GPUs from it.
 func TestGPUListsAsC(t *testing.T) {
-	bin := buildTestC(t)
+	bin := ctest.Build(t)
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		in        string
@@ -179,22 +179,6 @@ func TestGPUListsAsC(t *testing.T) {
 			}
 		}
 	}
-}
-
-// buildTestC compiles c/tests/test_c.c (its --nodefile mode dumps what the
-// C reader read), or skips without a C compiler (fails in CI).
-func buildTestC(t *testing.T) string {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		needs.Skip(t, "no C compiler: the C reader parity checks need cc")
-	}
-	bin := filepath.Join(t.TempDir(), "test_c")
-	c := "../../c/"
-	if out, err := exec.Command(cc, "-std=gnu11", "-o", bin, c+"tests/test_c.c", c+"gangtopo_option.c", c+"gangtopo_nodefile.c").CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // cSummary is what test_c --nodefile prints for f.
