@@ -99,27 +99,39 @@ func TestParseSqueueJSONErrors(t *testing.T) {
 }
 
 func TestParseScontrolErrors(t *testing.T) {
-	jobs := []struct {
+	// A record that does not parse leaves its job out (Unreadable): users'
+	// free text can break a record, and one user must not stop the poll.
+	records := []struct {
 		name string
 		data []byte
 		want string
 	}{
 		{"running job without -d lines", edit(t, "scontrol_show_job_d.txt", "     Nodes=node01 CPU_IDs=0 Mem=0 GRES=gpu:8(IDX:0-7)\n     Nodes=node02 CPU_IDs=0 Mem=0 GRES=gpu:4(IDX:0-3)\n", ""),
-			"scontrol -d show job: line 1 (job 3): no per-node Nodes= lines for a RUNNING job (run `scontrol -d show job`: -d prints them)"},
-		{"garbage", []byte("slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"),
-			`scontrol -d show job: line 1: want a record starting with "JobId=", found "slurm_load_jobs error: Unable to contact slurm controller (c..."`},
+			"job 3 (record at line 1): no per-node Nodes= lines for a RUNNING job (run `scontrol -d show job`: -d prints them)"},
 		{"bad CPU_IDs", edit(t, "scontrol_show_job_d.txt", "CPU_IDs=0 Mem=0 GRES=gpu:8", "CPU_IDs=x Mem=0 GRES=gpu:8"),
-			`field CPU_IDs: bad ID "x" in "x"`},
+			`job 3 (record at line 1): "Nodes=node01 CPU_IDs=x Mem=0 GRES=gpu:8(IDX:0-7)": field CPU_IDs: bad ID "x" in "x"`},
 		{"field twice", edit(t, "scontrol_show_job_d.txt", "BatchHost=node01", "BatchHost=node01 JobState=PENDING"),
 			"field JobState appears twice"},
+		{"a comment's line after a blank line", append(readTestdata(t, "scontrol_show_job_d.txt"), "hello\n"...),
+			`a job (record at line 35): text "hello" before the first Key=Value`},
 	}
-	for _, tc := range jobs {
+	for _, tc := range records {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseScontrolJobs(tc.data, "scontrol -d show job")
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error = %v\nwant it to contain %s", err, tc.want)
+			jobs, bad, err := ParseScontrolJobs(tc.data, "scontrol -d show job")
+			if err != nil || len(bad) != 1 || !strings.Contains(bad[0].String(), tc.want) {
+				t.Errorf("error %v, unreadable %v\nwant one unreadable record saying %s", err, bad, tc.want)
+			}
+			for _, j := range jobs {
+				if !j.FromText {
+					t.Errorf("job %s not marked FromText", j.ID)
+				}
 			}
 		})
+	}
+	// Output that is not a job listing at all is an error.
+	if _, _, err := ParseScontrolJobs([]byte("slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"), "scontrol -d show job"); err == nil ||
+		err.Error() != "scontrol -d show job: no JobId= records" {
+		t.Errorf("garbage: error %v, want no JobId= records", err)
 	}
 	nodes := []struct {
 		name string

@@ -128,12 +128,12 @@ func FuzzBuildFromScontrol(f *testing.F) {
 			return
 		}
 		checkNodes(t, nodes)
-		jobs, err := ParseScontrolJobs(jobText, "jobs")
+		jobs, bad, err := ParseScontrolJobs(jobText, "jobs")
 		if err != nil {
 			return
 		}
 		checkJobs(t, jobs)
-		s, _, err := BuildSnapshot(c, &State{Nodes: nodes, Jobs: jobs}, testTime)
+		s, _, err := BuildSnapshot(c, &State{Nodes: nodes, Jobs: jobs, Unreadable: bad}, testTime)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,6 +47,11 @@ type Job struct {
 	// GANG_TOPOLOGY=value word in its AdminComment, Comment or
 	// SystemComment (see gangTopologyFrom). Empty when not visible.
 	GangTopology string
+	// FromText says the job was read from scontrol's text, where users'
+	// free text (job names, comments) is printed unescaped among Slurm's
+	// own lines and can forge them: BuildSnapshot believes its claims only
+	// where the node's own counts confirm them.
+	FromText bool
 }
 
 // JobNode is a job's share of one node.
@@ -71,6 +76,9 @@ type JobNode struct {
 type State struct {
 	Nodes []Node
 	Jobs  []Job
+	// Unreadable lists the job records of scontrol's text that did not
+	// parse, left out (a job's free text can break the layout).
+	Unreadable []Unreadable
 	// Version is Slurm's release, e.g. "22.05.8", when the output says.
 	Version string
 }

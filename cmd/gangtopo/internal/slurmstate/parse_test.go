@@ -63,11 +63,11 @@ func TestParseSqueueJSONSample(t *testing.T) {
 
 // The same job as scontrol -d show job prints it: CPU_IDs=0 is one CPU.
 func TestParseScontrolJobsSample(t *testing.T) {
-	jobs, err := ParseScontrolJobs(readTestdata(t, "scontrol_show_job_d.txt"), "scontrol -d show job")
-	if err != nil {
-		t.Fatal(err)
+	jobs, bad, err := ParseScontrolJobs(readTestdata(t, "scontrol_show_job_d.txt"), "scontrol -d show job")
+	if err != nil || len(bad) != 0 {
+		t.Fatal(err, bad)
 	}
-	want := []Job{{ID: "3", User: "root", Partition: "gpu", State: "RUNNING", NodeList: "node[01-02]", CPUs: 2,
+	want := []Job{{ID: "3", User: "root", Partition: "gpu", State: "RUNNING", NodeList: "node[01-02]", CPUs: 2, FromText: true,
 		Nodes: []JobNode{
 			{Name: "node01", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, GPUCount: 8, CPUs: 1},
 			{Name: "node02", GPUs: []int{0, 1, 2, 3}, GPUCount: 4, CPUs: 1},

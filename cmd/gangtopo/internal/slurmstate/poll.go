@@ -166,7 +166,7 @@ func parseJobs(cfg *PollConfig, out []byte, st *State) (err error) {
 	if cfg.JobsFrom == SqueueJSON {
 		st.Jobs, _, err = ParseSqueueJSON(out, label(cfg, SqueueJSON))
 	} else {
-		st.Jobs, err = ParseScontrolJobs(out, label(cfg, ScontrolJobs))
+		st.Jobs, st.Unreadable, err = ParseScontrolJobs(out, label(cfg, ScontrolJobs))
 	}
 	return err
 }

@@ -23,6 +23,8 @@ const (
 	MemoryDiffers                       // the smaller amount is used
 	UnattributedGPUs                    // Slurm counts more GPUs in use than its jobs list; the rest are marked busy
 	JobOffTopology                      // a job holds a node or GPU index the topology lacks
+	JobNotConfirmed                     // a job read from scontrol's text claims what its node does not show; left out
+	JobUnreadable                       // a job record of scontrol's text does not parse; left out
 	numProblemKinds
 )
 
@@ -35,6 +37,8 @@ var problemNames = [numProblemKinds]string{
 	"memory differs",
 	"GPUs in use that no job accounts for",
 	"job outside the topology",
+	"job left out: scontrol's text claims what the node does not show",
+	"job left out: its scontrol record does not parse",
 }
 
 // String names the kind.
@@ -48,7 +52,7 @@ func (k ProblemKind) String() string {
 // Label is a short metric label for the kind.
 func (k ProblemKind) Label() string {
 	return [numProblemKinds]string{"not_in_topology", "not_in_slurm", "gpu_count", "gpu_model",
-		"cpu_count", "memory", "unattributed_gpus", "job_off_topology"}[k]
+		"cpu_count", "memory", "unattributed_gpus", "job_off_topology", "job_unconfirmed", "job_unreadable"}[k]
 }
 
 // ProblemKinds lists every kind, for metrics.
@@ -60,7 +64,8 @@ func ProblemKinds() []ProblemKind {
 	return out
 }
 
-// Problem is one finding about one node.
+// Problem is one finding about one node (Node is empty for an unreadable
+// job record).
 type Problem struct {
 	Kind   ProblemKind
 	Node   string
@@ -118,6 +123,10 @@ func (r *Report) Lines() []string {
 			d = " (" + g.detail + ")"
 		}
 		ns := nodes[g]
+		if ns[0] == "" { // not about a node (an unreadable job record)
+			out = append(out, fmt.Sprintf("%s%s", g.kind, d))
+			continue
+		}
 		out = append(out, fmt.Sprintf("%s%s on %d node%s: %s", g.kind, d, len(ns), plural(len(ns)), hostlist.Compress(ns)))
 	}
 	return out

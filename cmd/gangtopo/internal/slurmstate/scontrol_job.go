@@ -19,26 +19,56 @@ var jobLineFields = []string{"AdminComment=", "SystemComment=", "Comment=", "Com
 //	Nodes=node[01-02] CPU_IDs=0-3 Mem=1024 GRES=gpu:4(IDX:0-3)
 //
 // that give each node's CPUs, memory and GPU indices; a holding job without
-// them is an error. label names the source.
-func ParseScontrolJobs(data []byte, label string) ([]Job, error) {
-	recs, err := scontrolRecords(data, "JobId=")
+// them is unreadable. label names the source.
+//
+// scontrol prints job names and comments as they are, newlines included,
+// so a user can put lines in them that read like Slurm's own, or break a
+// record. The text is therefore never trusted on its own: a record that
+// does not parse is returned in unreadable (its job left out) rather than
+// failing the whole output, and every job is marked FromText, whose claims
+// BuildSnapshot checks against the nodes'. Only output that is not
+// scontrol's job listing at all is an error.
+func ParseScontrolJobs(data []byte, label string) (jobs []Job, unreadable []Unreadable, err error) {
+	recs, err := scontrolRecords(data, "JobId=", true)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", label, err)
+		return nil, nil, fmt.Errorf("%s: %w", label, err)
 	}
-	var jobs []Job
 	for _, r := range recs {
 		j, holds, err := jobFromRecord(r.text)
 		if err != nil {
-			return nil, fmt.Errorf("%s: line %d%s: %w", label, r.line, idSuffix(j.ID), err)
+			unreadable = append(unreadable, Unreadable{Line: r.line, ID: j.ID, Err: err})
+			continue
 		}
 		if holds {
+			j.FromText = true
 			jobs = append(jobs, j)
 		}
 	}
-	if len(recs) == 0 && strings.TrimSpace(string(data)) != "" && !strings.Contains(string(data), "No jobs in the system") {
-		return nil, fmt.Errorf("%s: no JobId= records", label)
+	started := 0
+	for _, r := range recs {
+		if !r.orphan {
+			started++
+		}
 	}
-	return jobs, nil
+	if started == 0 && strings.TrimSpace(string(data)) != "" && !strings.Contains(string(data), "No jobs in the system") {
+		return nil, nil, fmt.Errorf("%s: no JobId= records", label)
+	}
+	return jobs, unreadable, nil
+}
+
+// Unreadable is a job record of scontrol's text that did not parse.
+type Unreadable struct {
+	Line int    // where the record starts
+	ID   string // the job's ID, when read before the failure
+	Err  error
+}
+
+func (u Unreadable) String() string {
+	id := "a job"
+	if u.ID != "" {
+		id = "job " + u.ID
+	}
+	return fmt.Sprintf("%s (record at line %d): %v", id, u.Line, u.Err)
 }
 
 // jobFromRecord reads one job record line by line.

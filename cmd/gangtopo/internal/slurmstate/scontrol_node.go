@@ -15,7 +15,7 @@ var nodeTail = map[string]bool{"Reason": true, "Comment": true, "Extra": true}
 // it Slurm prints no GresUsed, and the snapshot could not tell busy GPUs
 // from free ones, so a missing GresUsed is an error. label names the source.
 func ParseScontrolNodes(data []byte, label string) ([]Node, error) {
-	recs, err := scontrolRecords(data, "NodeName=")
+	recs, err := scontrolRecords(data, "NodeName=", false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
@@ -42,15 +42,21 @@ func ParseScontrolNodes(data []byte, label string) ([]Node, error) {
 	return nodes, nil
 }
 
-// record is one scontrol record with the line it starts on.
+// record is one scontrol record with the line it starts on. orphan: a
+// job record's text that does not start with JobId= (see scontrolRecords).
 type record struct {
-	text string
-	line int
+	text   string
+	line   int
+	orphan bool
 }
 
 // scontrolRecords groups lines into records: a record starts with a line
 // that begins with start; indented lines continue it; blank lines separate.
-func scontrolRecords(data []byte, start string) ([]record, error) {
+// With free (job records, whose names and comments may hold any text), an
+// unindented line that does not start a record continues the one before
+// it, or after a blank line starts an orphan record, for the record's
+// parser to refuse; without, it is an error.
+func scontrolRecords(data []byte, start string, free bool) ([]record, error) {
 	var recs []record
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
@@ -64,8 +70,12 @@ func scontrolRecords(data []byte, start string) ([]record, error) {
 			recs = append(recs, record{line: ln})
 			cur = &strings.Builder{}
 			cur.WriteString(line)
-		case cur != nil && (line[0] == ' ' || line[0] == '\t'):
+		case cur != nil && (line[0] == ' ' || line[0] == '\t' || free):
 			cur.WriteByte('\n')
+			cur.WriteString(line)
+		case free:
+			recs = append(recs, record{line: ln, orphan: true})
+			cur = &strings.Builder{}
 			cur.WriteString(line)
 		default:
 			return nil, fmt.Errorf("line %d: want a record starting with %q, found %q", ln, start, clip(line))

@@ -2,6 +2,7 @@ package slurmstate
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
@@ -31,6 +32,15 @@ import (
 //  4. Jobs are recorded with their per-node GPUs, CPUs and memory, for
 //     reports and `gangtopo why`; the free capacity does not depend on them
 //     beyond step 1 and 2.
+//
+// Jobs read from scontrol's text (Job.FromText) are the exception: users'
+// job names and comments are printed there unescaped and can forge Slurm's
+// lines, so such a job takes no part in steps 1 and 2 (the node's own
+// counts, which users cannot write, decide what is busy; shards are then
+// not counted and a job started between the two RPCs shows a cycle late),
+// and it is recorded in step 4 only if its node confirms every GPU it
+// claims and its CPUs and memory fit what the node has allocated. Jobs
+// left out and records that did not parse are reported.
 //
 // Every disagreement with the topology goes into the Report.
 func BuildSnapshot(c *topology.Cluster, st *State, at time.Time) (*occupancy.Snapshot, Report, error) {
@@ -62,7 +72,10 @@ func BuildSnapshot(c *topology.Cluster, st *State, at time.Time) (*occupancy.Sna
 		}
 		s.SetState(id, sn.State)
 	}
-	s.Jobs = snapshotJobs(c, st.Jobs, slurm)
+	s.Jobs = snapshotJobs(c, st.Jobs, slurm, &rep)
+	for _, u := range st.Unreadable {
+		rep.add(JobUnreadable, "", "%s", u)
+	}
 	return s, rep, nil
 }
 
@@ -71,6 +84,9 @@ func jobsByNode(c *topology.Cluster, jobs []Job, rep *Report) [][]*JobNode {
 	out := make([][]*JobNode, len(c.Nodes))
 	for ji := range jobs {
 		j := &jobs[ji]
+		if j.FromText {
+			continue // not trusted with capacity; see BuildSnapshot
+		}
 		for k := range j.Nodes {
 			jn := &j.Nodes[k]
 			id, ok := c.NodeByName(jn.Name)
@@ -218,10 +234,14 @@ func (u usage) allocation(id topology.NodeID) occupancy.Allocation {
 }
 
 // snapshotJobs converts the holding jobs, keeping only what the topology
-// can express (the rest was reported by jobsByNode and nodeUsage).
-func snapshotJobs(c *topology.Cluster, jobs []Job, slurm map[string]*Node) []occupancy.Job {
+// can express (the rest was reported by jobsByNode and nodeUsage) and,
+// for jobs read from scontrol's text, only jobs their nodes confirm.
+func snapshotJobs(c *topology.Cluster, jobs []Job, slurm map[string]*Node, rep *Report) []occupancy.Job {
 	out := make([]occupancy.Job, 0, len(jobs))
 	for _, j := range jobs {
+		if j.FromText && !confirmed(c, &j, slurm, rep) {
+			continue
+		}
 		oj := occupancy.Job{ID: j.ID, User: j.User, Partition: j.Partition, Request: j.GangTopology}
 		for k := range j.Nodes {
 			jn := &j.Nodes[k]
@@ -244,4 +264,47 @@ func snapshotJobs(c *topology.Cluster, jobs []Job, slurm map[string]*Node) []occ
 		out = append(out, oj)
 	}
 	return out
+}
+
+// confirmed checks a job read from scontrol's text against its nodes as
+// Slurm reports them: each node exists, shows every GPU the job claims in
+// use (by index when Slurm prints indices, else by count), and has at
+// least the job's CPUs and memory allocated. A node the topology lacks is
+// reported as for any job. It reports the first claim that fails.
+func confirmed(c *topology.Cluster, j *Job, slurm map[string]*Node, rep *Report) bool {
+	for k := range j.Nodes {
+		jn := &j.Nodes[k]
+		if _, ok := c.NodeByName(jn.Name); !ok {
+			rep.add(JobOffTopology, jn.Name, "job %s", j.ID)
+			continue
+		}
+		sn := slurm[jn.Name]
+		why := ""
+		switch {
+		case sn == nil:
+			why = "Slurm does not list the node"
+		case sn.UsedIdxKnown && !subset(jn.GPUs, sn.GPUUsedIdx):
+			why = fmt.Sprintf("GPUs %v, in use there: %v", jn.GPUs, sn.GPUUsedIdx)
+		case max(len(jn.GPUs), jn.GPUCount) > sn.GPUsUsed:
+			why = fmt.Sprintf("%d GPUs, %d in use there", max(len(jn.GPUs), jn.GPUCount), sn.GPUsUsed)
+		case jobCPUs(jn, sn) > sn.AllocCPUs:
+			why = fmt.Sprintf("%d CPUs, %d allocated there", jobCPUs(jn, sn), sn.AllocCPUs)
+		case jn.MemMiB > sn.AllocMiB:
+			why = fmt.Sprintf("%d MiB, %d MiB allocated there", jn.MemMiB, sn.AllocMiB)
+		}
+		if why != "" {
+			rep.add(JobNotConfirmed, jn.Name, "job %s claims %s", j.ID, why)
+			return false
+		}
+	}
+	return true
+}
+
+func subset(a, b []int) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }

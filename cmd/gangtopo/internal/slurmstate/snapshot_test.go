@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,11 +53,11 @@ func stateFromScontrol(t testing.TB, nodesFile, jobsFile string) *State {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := ParseScontrolJobs(readTestdata(t, jobsFile), jobsFile)
+	jobs, bad, err := ParseScontrolJobs(readTestdata(t, jobsFile), jobsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &State{Nodes: nodes, Jobs: jobs}
+	return &State{Nodes: nodes, Jobs: jobs, Unreadable: bad}
 }
 
 func encode(t testing.TB, s *occupancy.Snapshot) []byte {
@@ -111,7 +112,7 @@ func TestBuildSnapshotSamples(t *testing.T) {
 
 	// scontrol -d show job describes the same job: the same snapshot.
 	st := stateFromJSON(t, "sinfo.json", "squeue.json")
-	st.Jobs, err = ParseScontrolJobs(readTestdata(t, "scontrol_show_job_d.txt"), "scontrol")
+	st.Jobs, st.Unreadable, err = ParseScontrolJobs(readTestdata(t, "scontrol_show_job_d.txt"), "scontrol")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,5 +331,61 @@ func TestScontrolNodesMultiLine(t *testing.T) {
 	one, multi = append(one[:2], one[3:]...), append(multi[:2], multi[3:]...)
 	if diff := cmp.Diff(one, multi, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("nodes (-one-line +multi-line):\n%s", diff)
+	}
+}
+
+// Real output of the 16-node demo lab (make demo) with two jobs whose
+// users wrote Slurm-like lines into their free text: job 5017's comment
+// ends in "\n   Nodes=node16 CPU_IDs=0-3 Mem=100 GRES=gpu:8(IDX:0-7)", job
+// 5019's name in "\n     Nodes=node14 CPU_IDs=0-7 Mem=100 ..." (node14's
+// GPUs are all held by job 16, the demo's 24-GPU gang). Both really hold
+// one GPU on node03. squeue --json escapes the text; scontrol's text does
+// not, so its jobs count only where the nodes confirm them: node16 stays
+// free, both jobs are left out and reported, and the capacity equals the
+// JSON snapshot's.
+func TestScontrolTextCannotForgeJobs(t *testing.T) {
+	c := topotest.Lab16()
+	fromJSON, rep, err := BuildSnapshot(c, stateFromJSON(t, "lab16_forged_sinfo.json", "lab16_forged_squeue.json"), testTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 0 {
+		t.Errorf("JSON problems: %v", rep.Lines())
+	}
+	fromText, rep, err := BuildSnapshot(c, stateFromScontrol(t, "lab16_forged_scontrol_nodes.txt", "lab16_forged_scontrol_jobs.txt"), testTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*occupancy.Snapshot{fromJSON, fromText} {
+		if diff := cmp.Diff([]uint16{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, s.NodeFree(mustNode(t, c, "node16"))); diff != "" {
+			t.Errorf("node16 GPUs (-want +got):\n%s", diff)
+		}
+	}
+	for i := range c.Nodes {
+		id := topology.NodeID(i)
+		if !cmp.Equal(fromJSON.NodeFree(id), fromText.NodeFree(id)) || fromJSON.FreeCPUMilli[id] != fromText.FreeCPUMilli[id] ||
+			fromJSON.FreeMemMiB[id] != fromText.FreeMemMiB[id] {
+			t.Errorf("%s: JSON and text capacity differ", c.Nodes[i].Name)
+		}
+	}
+	want := []string{
+		"job left out: scontrol's text claims what the node does not show (job 5017 claims GPUs [0 1 2 3 4 5 6 7], in use there: []) on 1 node: node16",
+		"job left out: scontrol's text claims what the node does not show (job 5019 claims 100 MiB, 0 MiB allocated there) on 1 node: node14",
+	}
+	if diff := cmp.Diff(want, rep.Lines()); diff != "" {
+		t.Errorf("text report (-want +got):\n%s", diff)
+	}
+	ids := func(s *occupancy.Snapshot) []string {
+		var out []string
+		for _, j := range s.Jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	if got := ids(fromJSON); !slices.Contains(got, "5017") || !slices.Contains(got, "5019") {
+		t.Errorf("JSON jobs %v lack 5017 or 5019", got)
+	}
+	if got := ids(fromText); slices.Contains(got, "5017") || slices.Contains(got, "5019") || len(got) != len(ids(fromJSON))-2 {
+		t.Errorf("text jobs %v: want the JSON ones %v less 5017 and 5019", got, ids(fromJSON))
 	}
 }
