@@ -56,8 +56,8 @@ HARDEN_LDFLAGS   = -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack
 PLUGIN_CFLAGS    = -std=gnu11 -O2 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -I$(SLURM_INCLUDE) -Ic
 SPANK_SRC        = c/spank_gangtopo.c c/spank_client.c c/spank_remote.c c/gangtopo_option.c c/gangtopo_nodefile.c
 SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h
-JOBSUBMIT_SRC    = c/job_submit_gangtopo.c c/gangtopo_channel.c c/gangtopo_scope.c
-JOBSUBMIT_HDR    = c/gangtopo_abi.h c/gangtopo_channel.h c/gangtopo_scope.h
+JOBSUBMIT_SRC    = c/job_submit_gangtopo.c c/gangtopo_channel.c c/gangtopo_scope.c c/gangtopo_quote.c
+JOBSUBMIT_HDR    = c/gangtopo_abi.h c/gangtopo_channel.h c/gangtopo_scope.h c/gangtopo_quote.h
 GO_CSHARED       = $(GO) build -buildmode=c-shared -trimpath \
 	-ldflags "-extldflags '-Wl,--version-script=$(abspath c/libgangtopo.lds) $(HARDEN_LDFLAGS)'"
 
@@ -97,7 +97,7 @@ C_TEST_ASAN = $(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,u
 
 c-test: $(PLUGIN_BUILD)-fault/libgangtopo.so
 	@mkdir -p $(BUILD)
-	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -o $(BUILD)/test_c c/tests/test_c.c c/gangtopo_option.c c/gangtopo_nodefile.c c/gangtopo_scope.c
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -o $(BUILD)/test_c c/tests/test_c.c c/gangtopo_option.c c/gangtopo_nodefile.c c/gangtopo_scope.c c/gangtopo_quote.c
 	$(BUILD)/test_c
 	$(C_TEST_ASAN) -o $(BUILD)/test_channel c/tests/test_channel.c c/gangtopo_channel.c
 	$(BUILD)/test_channel

@@ -26,6 +26,7 @@
 
 #include "gangtopo_abi.h"
 #include "gangtopo_channel.h"
+#include "gangtopo_quote.h"
 #include "gangtopo_scope.h"
 
 const char plugin_name[] = "gangtopo: topology-aware GPU gang placement";
@@ -221,19 +222,18 @@ int fini(void)
  */
 static int no_answer(const struct gt_job *j, const struct gt_params *p, const char *why, char **err_msg)
 {
-	char msg[320];
+	char msg[320], name[160];
 
+	gt_quote(j->name, name, sizeof(name));	/* the user's text: no forged log lines */
 	if (p->fail_closed && gt_in_scope(j, p)) {
-		slurm_error("%s: job \"%s\" of uid %u: gangtopo v1 refused: %s", plugin_type,
-			    j->name ? j->name : "", j->user_id, why);
+		slurm_error("%s: job %s of uid %u: gangtopo v1 refused: %s", plugin_type, name, j->user_id, why);
 		snprintf(msg, sizeof(msg), "gangtopo: placement is unavailable (%s); on_failure is closed, so the job "
 			 "was not submitted: try again later or ask your administrator", why);
 		if (err_msg)
 			*err_msg = slurm_xstrdup(msg);
 		return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
 	}
-	slurm_error("%s: job \"%s\" of uid %u: gangtopo v1 untouched: %s", plugin_type, j->name ? j->name : "",
-		    j->user_id, why);
+	slurm_error("%s: job %s of uid %u: gangtopo v1 untouched: %s", plugin_type, name, j->user_id, why);
 	return SLURM_SUCCESS;
 }
 

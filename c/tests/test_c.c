@@ -1,6 +1,7 @@
 /*
  * test_c.c - unit tests of the plugins' pure-C parts (make c-test): the
- * --gang-topology parser, the node file parser and the shim's scope check. Table-driven; prints
+ * --gang-topology parser, the node file parser, the shim's scope check and
+ * its quoting of job names for log lines. Table-driven; prints
  * each failure and exits 1 if any.
  */
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include "../gangtopo_nodefile.h"
 #include "../gangtopo_option.h"
+#include "../gangtopo_quote.h"
 #include "../gangtopo_scope.h"
 #include "check.h"
 
@@ -128,6 +130,51 @@ static int parse_stdin(void)
 	return 0;
 }
 
+/*
+ * quote_stdin serves spank/gate's quoting parity test: one string a line in,
+ * hex-encoded (so that it may hold newlines), gt_quote's output out.
+ */
+static int quote_stdin(void)
+{
+	char line[1024], raw[512], out[2048];
+
+	while (fgets(line, sizeof(line), stdin)) {
+		size_t n = 0;
+		unsigned b;
+
+		line[strcspn(line, "\n")] = '\0';
+		for (const char *p = line; p[0] && p[1] && n < sizeof(raw) - 1 && sscanf(p, "%2x", &b) == 1; p += 2)
+			raw[n++] = (char)b;
+		raw[n] = '\0';
+		printf("%s\n", gt_quote(raw, out, sizeof(out)));
+	}
+	return 0;
+}
+
+/* Cutting: whole escapes only, and the result always fits. */
+static void test_quote(void)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *want;
+	} cases[] = {
+		{ "a\nb\"c\\", 64, "\"a\\nb\\\"c\\\\\"" },
+		{ NULL, 64, "\"\"" },
+		{ "0123456789abc", 16, "\"0123456789abc\"" },
+		{ "0123456789abcd", 16, "\"0123456789...\"" },
+		{ "01234567\n\n\n", 16, "\"01234567\\n...\"" },
+		{ "\x01\x01\x01", 8, "\"...\"" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[64];
+
+		gt_quote(cases[i].in, out, cases[i].n);
+		CHECK(!strcmp(out, cases[i].want) && strlen(out) < cases[i].n, "quote case %zu (n %zu): got %s, want %s",
+		      i, cases[i].n, out, cases[i].want);
+	}
+}
+
 /* dump_nodefile serves spank/nodefile's parity test: the parsed file, one fact a line. */
 static int dump_nodefile(const char *path)
 {
@@ -193,11 +240,14 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--parse"))
 		return parse_stdin();
+	if (argc == 2 && !strcmp(argv[1], "--quote"))
+		return quote_stdin();
 	if (argc == 3 && !strcmp(argv[1], "--nodefile"))
 		return dump_nodefile(argv[2]);
 	test_option();
 	test_nodefile();
 	test_scope(argc == 2 ? argv[1] : "c/tests/scope_cases.txt");
+	test_quote();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

@@ -1,7 +1,9 @@
 package gate
 
 import (
+	"encoding/hex"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +38,40 @@ func TestOptionParserParityWithC(t *testing.T) {
 		}
 		if lines[i] != want {
 			t.Errorf("%q: C says %q, Go says %q", in, lines[i], want)
+		}
+	}
+}
+
+// When Go does not answer, the shim logs the job's name itself; it must
+// quote it as Go's %q does (Gate.failure), so that a name cannot forge
+// log lines and both sides' lines read alike. ASCII only: bytes from 0x80
+// are copied as they are by the shim.
+func TestQuoteParityWithC(t *testing.T) {
+	bin := ctest.Build(t)
+	inputs := []string{"wrap", "", "train \"big\"", `C:\path`, "a\nJobId=1 gangtopo v1 placed", "\t\r\v\f\a\b", "\x01\x1f\x7f",
+		"name with spaces", "x=1,y=2", "%s%n"}
+	var all string
+	for c := 1; c < 0x80; c++ {
+		all += string(rune(c))
+	}
+	inputs = append(inputs, all)
+	var in strings.Builder
+	for _, s := range inputs {
+		in.WriteString(hex.EncodeToString([]byte(s)) + "\n")
+	}
+	cmd := exec.Command(bin, "--quote")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(inputs) {
+		t.Fatalf("C answered %d lines for %d inputs", len(lines), len(inputs))
+	}
+	for i, s := range inputs {
+		if want := strconv.Quote(s); lines[i] != want {
+			t.Errorf("%q: C quotes it %s, Go %s", s, lines[i], want)
 		}
 	}
 }

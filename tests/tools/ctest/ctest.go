@@ -15,7 +15,7 @@ import (
 
 // Sources are test_c.c and the pure-C files it tests, relative to the
 // repository root (the Makefile's c-test target builds the same).
-var Sources = []string{"c/tests/test_c.c", "c/gangtopo_option.c", "c/gangtopo_nodefile.c", "c/gangtopo_scope.c"}
+var Sources = []string{"c/tests/test_c.c", "c/gangtopo_option.c", "c/gangtopo_nodefile.c", "c/gangtopo_scope.c", "c/gangtopo_quote.c"}
 
 // Build compiles test_c into the test's temporary directory and returns
 // its path. Without a C compiler the test skips (fails in CI).

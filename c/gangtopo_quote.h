@@ -1,0 +1,23 @@
+/*
+ * gangtopo_quote.h - a string as Go's %q prints it, for log lines.
+ *
+ * Job names are the user's and may hold newlines or quotes; inside
+ * slurmctld's log they would forge lines. The Go side logs them with %q;
+ * the shim's own lines (when Go did not answer) use this, so both read
+ * alike. Pure C, no Slurm headers.
+ */
+#ifndef GANGTOPO_QUOTE_H
+#define GANGTOPO_QUOTE_H
+
+#include <stddef.h>
+
+/*
+ * gt_quote writes s (NULL reads as "") into out (n bytes, n >= 8) between
+ * double quotes, with \a \b \f \n \r \t \v \\ \" and \xNN for the other
+ * ASCII control bytes, as Go's strconv.Quote does for ASCII (bytes from
+ * 0x80 are copied as they are). A string too long for out is cut at a
+ * whole escape and ends in ..." instead. Returns out.
+ */
+char *gt_quote(const char *s, char *out, size_t n);
+
+#endif
