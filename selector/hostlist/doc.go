@@ -11,4 +11,7 @@
 // "lo-hi". Zero padding is taken from the width of the lower bound, as Slurm
 // does ("[08-10]" gives 08, 09, 10). Expansion is bounded (MaxHosts) so a
 // typo such as "n[1-100000000]" fails instead of exhausting memory.
+//
+// Indices reads the related index lists Slurm prints for GPUs and CPUs
+// ("0-3,5"), Less orders names as Slurm and administrators read them.
 package hostlist

@@ -93,28 +93,18 @@ func (p placement) equal(q placement) bool {
 
 // parseIdx reads "0-3", "4,7" or "1-3,5-7" (empty: none).
 func parseIdx(s string) ([]int, error) {
-	var out []int
 	if strings.TrimSpace(s) == "" {
-		return out, nil
+		return nil, nil
 	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("GPU index list %q: %w", s, err)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				return nil, fmt.Errorf("GPU index list %q: %w", s, err)
-			}
-		}
-		for g := a; g <= b; g++ {
-			out = append(out, g)
-		}
+	g, err := hostlist.Indices(s, maxRefIndex)
+	if err != nil {
+		return nil, fmt.Errorf("GPU index list: %w", err)
 	}
-	return out, nil
+	return g, nil
 }
+
+// maxRefIndex bounds the reference data's GPU indices (8 per node there).
+const maxRefIndex = 1024
 
 func fmtIdx(g []int) string {
 	var parts []string

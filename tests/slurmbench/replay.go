@@ -94,14 +94,9 @@ func (r *runRec) apply(s stepRec) {
 // readRecorded loads ref1_<run>_placements.csv of the reference data.
 func readRecorded(ref, run string) (*runRec, error) {
 	path := filepath.Join(ref, "ref1_"+run+"_run1_placements.csv")
-	f, err := os.Open(path)
+	rows, err := readCSV(path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r := &runRec{name: run}
 	for i, row := range rows[1:] {
@@ -130,22 +125,30 @@ func parseIdx(s string) (map[string][]int, error) {
 		if !ok {
 			return nil, fmt.Errorf("%q", part)
 		}
-		for _, r := range strings.Split(list, ",") {
-			lo, hi, isRange := strings.Cut(r, "-")
-			a, err := strconv.Atoi(lo)
-			b := a
-			if err == nil && isRange {
-				b, err = strconv.Atoi(hi)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%q", part)
-			}
-			for i := a; i <= b; i++ {
-				out[n] = append(out[n], i)
-			}
+		g, err := hostlist.Indices(list, maxIndex)
+		if err != nil {
+			return nil, err
 		}
+		out[n] = g
 	}
 	return out, nil
+}
+
+// maxIndex bounds the GPU indices of the reference data (8 per node).
+const maxIndex = 1024
+
+// readCSV reads a whole CSV file, header included.
+func readCSV(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rows, nil
 }
 
 // seqRow is one job of a sequence file.
@@ -156,14 +159,9 @@ type seqRow struct {
 
 func readSeq(ref, name string) ([]seqRow, error) {
 	path := filepath.Join(ref, "sequences", name)
-	f, err := os.Open(path)
+	rows, err := readCSV(path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var out []seqRow
 	for i, row := range rows[1:] {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gangtopo/gangtopo/selector/hostlist"
 )
 
 // Gres is one entry of a Slurm GRES string.
@@ -135,7 +137,7 @@ func (g *Gres) parseParen(paren string, countSet bool) error {
 		if val == "N/A" {
 			return nil
 		}
-		idx, err := parseIndexList(val)
+		idx, err := hostlist.Indices(val, maxGresIndex)
 		if err != nil {
 			return fmt.Errorf("IDX: %w", err)
 		}
@@ -147,7 +149,7 @@ func (g *Gres) parseParen(paren string, countSet bool) error {
 		}
 		g.Count = n
 	case "S": // socket affinity of configured GRES: not needed
-		if _, err := parseIndexList(val); err != nil {
+		if _, err := hostlist.Indices(val, maxGresIndex); err != nil {
 			return fmt.Errorf("S: %w", err)
 		}
 	default:
@@ -162,33 +164,6 @@ func parseCount(s string) (int64, error) {
 		return 0, fmt.Errorf("bad count %q", s)
 	}
 	return n, nil
-}
-
-// parseIndexList reads Slurm's bit_fmt form: "0-3,5,7-8". The result is
-// ascending and free of duplicates, or an error.
-func parseIndexList(s string) ([]int, error) {
-	var out []int
-	for _, r := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(r, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 || a > maxGresIndex {
-			return nil, fmt.Errorf("bad index %q in %q", r, s)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b > maxGresIndex {
-				return nil, fmt.Errorf("bad range %q in %q", r, s)
-			}
-		}
-		if len(out) > 0 && a <= out[len(out)-1] {
-			return nil, fmt.Errorf("indices not ascending in %q", s)
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	return out, nil
 }
 
 // gpuUse is what a GRES list says about GPUs.
