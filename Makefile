@@ -16,7 +16,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 # warnings say nothing about gangtopo, so they are silenced.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build test unit lint bench bench-engine bench-slurmmodel bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay
+.PHONY: all build test unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay
 
 all: build
 
@@ -122,7 +122,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-slurmmodel bench-controller bench-replay bench-simulate
+bench: bench-engine bench-stockslurm bench-controller bench-replay bench-simulate
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -135,16 +135,16 @@ bench-engine:
 
 # The stock Slurm model: its match table against the recorded slurmctld runs
 # (written by the test itself), then the cost of one decision.
-SLURMMODEL_BENCH = $(GO) test -run '^$$' -bench . -benchmem -benchtime 200x -count 5 -cpu 1 ./selector/slurmmodel
+STOCKSLURM_BENCH = $(GO) test -run '^$$' -bench . -benchmem -benchtime 200x -count 5 -cpu 1 ./selector/sim/stockslurm
 
-bench-slurmmodel:
+bench-stockslurm:
 	@mkdir -p $(BUILD)
-	$(GO) test ./selector/slurmmodel -run TestReference -count=1 -args -matchdoc $(CURDIR)/docs/benchmarks.md
-	$(SLURMMODEL_BENCH) | tee $(BUILD)/bench-slurmmodel.txt
-	$(GO) run ./tests/tools/benchdoc -section slurmmodel-bench -title "Stock Slurm model: cost of one decision" \
-	  -cmd "$(SLURMMODEL_BENCH)" \
+	$(GO) test ./selector/sim/stockslurm -run TestReference -count=1 -args -matchdoc $(CURDIR)/docs/benchmarks.md
+	$(STOCKSLURM_BENCH) | tee $(BUILD)/bench-stockslurm.txt
+	$(GO) run ./tests/tools/benchdoc -section stockslurm-bench -title "Stock Slurm model: cost of one decision" \
+	  -cmd "$(STOCKSLURM_BENCH)" \
 	  -notes "Place: 256 DGX H100 nodes (2 spines x 8 leaves x 16), about half of the GPUs busy at random; PlaceWide: 1,213 eight-GPU nodes without NUMA facts (the size of the Alibaba openb cluster), half busy. tree = the slurm policy (topology/tree), flat = slurm-flat (no topology plugin). The model evaluates every node for every decision, as slurmctld does." \
-	  < $(BUILD)/bench-slurmmodel.txt
+	  < $(BUILD)/bench-stockslurm.txt
 
 # The sidecar daemon's controller cycle on 4,096 nodes (issue 5): under
 # 100 ms per cycle and under 1% of one core at the 5 s interval.

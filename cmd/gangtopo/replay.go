@@ -16,13 +16,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
-	"github.com/gangtopo/gangtopo/selector/replay"
 	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/sim/queue"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // replayPolicies are the policies gangtopo replay knows, in report order.
-var replayPolicies = []string{"gangtopo", "slurm", "slurm-flat", replay.NaivePods}
+var replayPolicies = []string{"gangtopo", "slurm", "slurm-flat", queue.NaivePods}
 
 type replayOptions struct {
 	topology, trace, traces string
@@ -49,7 +49,7 @@ each policy, with a Slurm-like queue (FIFO by submit order, EASY backfill, time
 limits = durations) for the all-or-nothing policies and Kubernetes' pod queue for
 naive-pods. Jobs run for their duration times a placement slowdown. Submit times
 are compressed so that the busiest week of the trace loads the cluster to
---peak-load (or by --compress). See docs/replay.md.
+--peak-load (or by --compress). See docs/queue.md.
 
 Policies: gangtopo (the engine), slurm (stock Slurm 22.05, topology/tree),
 slurm-flat (stock Slurm without a topology plugin), naive-pods (Kubernetes
@@ -84,7 +84,7 @@ without gang scheduling).`,
 type replaySetup struct {
 	cluster  *topology.Cluster
 	policies []string
-	cfg      replay.Config
+	cfg      queue.Config
 	info     replayInfo
 	runs     []*replayRun
 }
@@ -92,8 +92,8 @@ type replaySetup struct {
 // replayRun is the trace at one load and what each policy made of it.
 type replayRun struct {
 	compress, peak, offered float64
-	jobs                    []replay.Job
-	results                 []*replay.Result // by policy
+	jobs                    []queue.Job
+	results                 []*queue.Result // by policy
 	elapsed                 []time.Duration
 }
 
@@ -210,30 +210,30 @@ func parseReplayPolicies(list string) ([]string, error) {
 }
 
 // config builds the replay configuration from the flags.
-func (o *replayOptions) config() (replay.Config, error) {
-	sd, err := replay.ParseSlowdown(o.slowdown)
+func (o *replayOptions) config() (queue.Config, error) {
+	sd, err := queue.ParseSlowdown(o.slowdown)
 	if err != nil {
-		return replay.Config{}, usagef("--slowdown: %v", err)
+		return queue.Config{}, usagef("--slowdown: %v", err)
 	}
 	opt, err := request.ParseOption(o.gangTopology)
 	if err != nil {
-		return replay.Config{}, usagef("--gang-topology: %v", err)
+		return queue.Config{}, usagef("--gang-topology: %v", err)
 	}
 	switch {
 	case !(o.limitFactor > 0):
-		return replay.Config{}, usagef("--limit-factor %g: want a positive number", o.limitFactor)
+		return queue.Config{}, usagef("--limit-factor %g: want a positive number", o.limitFactor)
 	case o.gangAbove < 0:
-		return replay.Config{}, usagef("--gang-above %d: want 0 or more GPUs", o.gangAbove)
+		return queue.Config{}, usagef("--gang-above %d: want 0 or more GPUs", o.gangAbove)
 	case o.cpusPerGPU < 1:
-		return replay.Config{}, usagef("--cpus-per-gpu %d: want at least 1", o.cpusPerGPU)
+		return queue.Config{}, usagef("--cpus-per-gpu %d: want at least 1", o.cpusPerGPU)
 	case o.rendezvous <= 0:
-		return replay.Config{}, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
+		return queue.Config{}, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
 	case o.oneNodeUpTo < 0:
-		return replay.Config{}, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
+		return queue.Config{}, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
 	case o.compress < 0:
-		return replay.Config{}, usagef("--compress %g: want a positive factor", o.compress)
+		return queue.Config{}, usagef("--compress %g: want a positive factor", o.compress)
 	}
-	cfg := replay.Config{Slowdown: sd, LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
+	cfg := queue.Config{Slowdown: sd, LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
 		CPUsPerGPU: o.cpusPerGPU, RendezvousTimeout: o.rendezvous.Seconds(), OneNodeUpTo: o.oneNodeUpTo}
 	if o.gangAbove == 0 {
 		cfg.GangAbove = -1 // every job is a gang; Defaults reads 0 as "unset"
@@ -260,13 +260,13 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	if err != nil {
 		return err
 	}
-	jobs := make([]replay.Job, len(kept))
+	jobs := make([]queue.Job, len(kept))
 	for i, j := range kept {
-		jobs[i] = replay.Job{Name: j.At, Submit: j.Submit.Sub(origin).Seconds(), Duration: j.Duration.Seconds(), GPUs: j.GPUs}
+		jobs[i] = queue.Job{Name: j.At, Submit: j.Submit.Sub(origin).Seconds(), Duration: j.Duration.Seconds(), GPUs: j.GPUs}
 	}
 	gpus := set.cluster.NumGPUs()
 	set.info.Jobs, set.info.Trace0, set.info.Trace1 = len(jobs), kept[0].Submit, kept[len(kept)-1].Submit
-	peak := replay.PeakLoad(jobs, gpus, replay.PeakWindow)
+	peak := queue.PeakLoad(jobs, gpus, queue.PeakWindow)
 	if o.compress > 0 {
 		set.runs = []*replayRun{newReplayRun(jobs, gpus, o.compress, peak)}
 		return nil
@@ -276,7 +276,7 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 		return err
 	}
 	for _, load := range loads {
-		k, err := replay.CompressionFor(jobs, gpus, load)
+		k, err := queue.CompressionFor(jobs, gpus, load)
 		if err != nil {
 			return usagef("--peak-load: %v", err)
 		}
@@ -314,9 +314,9 @@ func (o *replayOptions) window(raw []traces.Job, name string) ([]traces.Job, tim
 }
 
 // newReplayRun compresses the jobs (trace seconds) by k.
-func newReplayRun(jobs []replay.Job, gpus int, k, tracePeak float64) *replayRun {
-	r := &replayRun{compress: k, peak: k * tracePeak, jobs: replay.Compress(jobs, 0, k)}
-	r.offered = replay.OfferedLoad(r.jobs, gpus)
+func newReplayRun(jobs []queue.Job, gpus int, k, tracePeak float64) *replayRun {
+	r := &replayRun{compress: k, peak: k * tracePeak, jobs: queue.Compress(jobs, 0, k)}
+	r.offered = queue.OfferedLoad(r.jobs, gpus)
 	return r
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
-	"github.com/gangtopo/gangtopo/selector/replay"
+	"github.com/gangtopo/gangtopo/selector/sim/queue"
 	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
@@ -38,9 +38,9 @@ func TestReplayOrderings(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := set.runs[0].jobs
-	s := map[string]replay.Summary{}
+	s := map[string]queue.Summary{}
 	for _, r := range set.runs[0].results {
-		sum := replay.Summarize(r)
+		sum := queue.Summarize(r)
 		s[r.Policy] = sum
 		t.Logf("%-10s wait %.1f min, 16+ %.1f min, 1-GPU %.1f min, tightest %.1f%%, slowdown %.0f GPU-h, held idle %.0f GPU-h",
 			sum.Policy, sum.MeanWait/60, sum.Wait16/60, sum.Classes[0].MeanWait/60, 100*sum.Tight, sum.SlowdownGPUHours, sum.HeldIdleGPUHours)
@@ -52,7 +52,7 @@ func TestReplayOrderings(t *testing.T) {
 	if g.Tight < 0.95 {
 		t.Errorf("gangtopo placed %.1f%% of gangs in their tightest feasible domain, want >= 95%%", 100*g.Tight)
 	}
-	for _, other := range []string{"slurm", "slurm-flat", replay.NaivePods} {
+	for _, other := range []string{"slurm", "slurm-flat", queue.NaivePods} {
 		o := s[other]
 		if !(g.Tight > o.Tight) {
 			t.Errorf("tightest feasible: gangtopo %.3f not above %s %.3f", g.Tight, other, o.Tight)
@@ -72,7 +72,7 @@ func TestReplayOrderings(t *testing.T) {
 		t.Errorf("16+ GPU gangs wait longer under gangtopo (%.0f s) than under slurm (%.0f s)", g.Wait16, sl.Wait16)
 	}
 	t.Logf("16+ GPU gang wait, gangtopo / slurm: %.2f", g.Wait16/sl.Wait16)
-	p := s[replay.NaivePods]
+	p := s[queue.NaivePods]
 	if !(p.HeldIdleGPUHours > 0 && p.Timeouts > 0) {
 		t.Errorf("naive-pods held %.1f GPU-h idle with %d timeouts; want partial gangs to hold GPUs", p.HeldIdleGPUHours, p.Timeouts)
 	}

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gangtopo/gangtopo/selector/replay"
+	"github.com/gangtopo/gangtopo/selector/sim/queue"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -30,14 +30,14 @@ type replayReport struct {
 }
 
 type replayRow struct {
-	s       replay.Summary
+	s       queue.Summary
 	elapsed time.Duration
 }
 
 func newReplayReport(set *replaySetup, run *replayRun) *replayReport {
 	r := &replayReport{info: set.info, cluster: set.cluster, run: run}
 	for i, res := range run.results {
-		r.rows = append(r.rows, replayRow{replay.Summarize(res), run.elapsed[i]})
+		r.rows = append(r.rows, replayRow{queue.Summarize(res), run.elapsed[i]})
 	}
 	return r
 }
@@ -105,10 +105,10 @@ func (r *replayReport) mainTable() [][]string {
 // classTable lists mean / p95 waits (minutes) and mean JCT (hours) by class.
 func (r *replayReport) classTable() [][]string {
 	head := []string{"policy"}
-	for _, c := range replay.Classes {
+	for _, c := range queue.Classes {
 		head = append(head, "wait "+c.Name+" mean / p95 min")
 	}
-	for _, c := range replay.Classes {
+	for _, c := range queue.Classes {
 		head = append(head, "JCT "+c.Name+" h")
 	}
 	t := [][]string{head}
@@ -127,7 +127,7 @@ func (r *replayReport) classTable() [][]string {
 
 // targets compares gangtopo with slurm, when both ran.
 func (r *replayReport) targets() [][]string {
-	var g, s *replay.Summary
+	var g, s *queue.Summary
 	for i := range r.rows {
 		switch r.rows[i].s.Policy {
 		case "gangtopo":
@@ -211,7 +211,7 @@ func replayCSVHeader() []string {
 	head := []string{"cluster", "policy", "jobs", "rejected", "compress", "peak_load", "offered_load", "util", "useful",
 		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "mean_slowdown",
 		"backfilled", "held_idle_gpu_hours", "peak_held_idle", "deadlocks", "timeouts", "run_s"}
-	for _, c := range replay.Classes {
+	for _, c := range queue.Classes {
 		head = append(head, "jobs_"+c.Name, "wait_mean_s_"+c.Name, "wait_p95_s_"+c.Name, "jct_mean_s_"+c.Name)
 	}
 	return head

@@ -10,22 +10,22 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/place"
-	"github.com/gangtopo/gangtopo/selector/replay"
-	"github.com/gangtopo/gangtopo/selector/slurmmodel"
+	"github.com/gangtopo/gangtopo/selector/sim/queue"
+	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 )
 
 // replayPolicy replays one policy on one run's jobs.
-func replayPolicy(name string, set *replaySetup, jobs []replay.Job, cfg replay.Config) (*replay.Result, error) {
+func replayPolicy(name string, set *replaySetup, jobs []queue.Job, cfg queue.Config) (*queue.Result, error) {
 	c := set.cluster
 	switch name {
 	case "gangtopo":
-		return replay.Replay(c, jobs, replay.NewGangTopo(c, place.Options{}), cfg)
+		return queue.Replay(c, jobs, queue.NewGangTopo(c, place.Options{}), cfg)
 	case "slurm":
-		return replay.Replay(c, jobs, slurmmodel.NewTree(c), cfg)
+		return queue.Replay(c, jobs, stockslurm.NewTree(c), cfg)
 	case "slurm-flat":
-		return replay.Replay(c, jobs, slurmmodel.NewFlat(c), cfg)
-	case replay.NaivePods:
-		return replay.ReplayPods(c, jobs, cfg)
+		return queue.Replay(c, jobs, stockslurm.NewFlat(c), cfg)
+	case queue.NaivePods:
+		return queue.ReplayPods(c, jobs, cfg)
 	}
 	return nil, fmt.Errorf("no policy %q", name)
 }
@@ -39,7 +39,7 @@ func runReplays(set *replaySetup, errw io.Writer) error {
 	var tasks []task
 	var labels []string
 	for r, run := range set.runs {
-		run.results = make([]*replay.Result, len(set.policies))
+		run.results = make([]*queue.Result, len(set.policies))
 		run.elapsed = make([]time.Duration, len(set.policies))
 		for p, name := range set.policies {
 			tasks = append(tasks, task{r, p})

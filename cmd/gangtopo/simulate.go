@@ -16,7 +16,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/sweep"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
 	"github.com/gangtopo/gangtopo/selector/request"
-	"github.com/gangtopo/gangtopo/selector/sim"
+	"github.com/gangtopo/gangtopo/selector/sim/fgd"
 )
 
 type simulateFlags struct {
@@ -53,9 +53,9 @@ The traces are read from --traces, else $GANGTOPO_TRACES, else
 	fl := cmd.Flags()
 	fl.StringVar(&f.traces, "traces", "", "trace directory (default $"+traces.EnvDir+", else ../shared/data/traces)")
 	fl.StringVarP(&f.workloads, "workloads", "w", "all", "openb pod lists, comma-separated (all: the paper's 17)")
-	fl.StringVarP(&f.policies, "policies", "p", "all", "policies, comma-separated (all: "+strings.Join(sim.Names(), ", ")+")")
+	fl.StringVarP(&f.policies, "policies", "p", "all", "policies, comma-separated (all: "+strings.Join(fgd.Names(), ", ")+")")
 	fl.StringVar(&f.seeds, "seeds", "42-51", "seeds: a list and ranges, e.g. 42-51 or 1,7,100-102")
-	fl.Float64Var(&f.tune, "tune", sim.DefaultTune, "arrive pods until their GPU request reaches this multiple of capacity")
+	fl.Float64Var(&f.tune, "tune", fgd.DefaultTune, "arrive pods until their GPU request reaches this multiple of capacity")
 	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs in parallel")
 	fl.StringVarP(&f.output, "output", "o", "table", "output format: table or csv")
 	fl.StringVar(&f.svg, "svg", "", "also write an SVG plot of unallocated GPU % against arrived workload to this file")
@@ -196,11 +196,11 @@ func (f *simulateFlags) config() (sweep.Config, error) {
 
 func parsePolicies(s string) ([]string, error) {
 	if s == "all" {
-		return sim.Names(), nil
+		return fgd.Names(), nil
 	}
 	var out []string
 	for _, p := range request.SplitList(s) {
-		if _, err := sim.Lookup(p); err != nil {
+		if _, err := fgd.Lookup(p); err != nil {
 			return nil, err
 		}
 		out = append(out, p)

@@ -134,7 +134,7 @@ func (r *Report) exactSeeds(k Key) int {
 func (r *Report) writePolicies(b *strings.Builder) {
 	cfg := r.Main.Config
 	fmt.Fprintf(b, "### Policies: unallocated GPU %%, mean ± sd over seeds %s\n\n", seedRange(cfg.Seeds))
-	fmt.Fprintf(b, "`slurm` is stock Slurm 22.05 (cons_tres, topology/tree) as selector/slurmmodel models it: each pod "+
+	fmt.Fprintf(b, "`slurm` is stock Slurm 22.05 (cons_tres, topology/tree) as selector/sim/stockslurm models it: each pod "+
 		"as `--gpus=G -N 1 --cpus-per-gpu`, a share as one gres/shard. `gangtopo` is the placement engine "+
 		"(selector/place) given the same typical pods FGD gets. For jobs that fit one node it scores by frag.FillModel: "+
 		"the share each GPU is expected to keep unused when typical jobs keep filling it, plus the capacity the node's "+

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
-	"github.com/gangtopo/gangtopo/selector/sim"
+	"github.com/gangtopo/gangtopo/selector/sim/fgd"
 )
 
 // Stat is a mean and sample standard deviation over seeds.
@@ -51,7 +51,7 @@ type Cell struct {
 	Ours Metrics
 	// Curve is the mean unallocated GPU % at each arrived % (NaN where a
 	// seed has no point).
-	Curve [sim.MaxArrived + 1]float64
+	Curve [fgd.MaxArrived + 1]float64
 	// Published is the FGD authors' figures for the same workload, policy
 	// and seeds, if they published any.
 	Published *Metrics
@@ -100,8 +100,8 @@ func metrics(runs []Run) Metrics {
 	return m
 }
 
-func meanCurve(runs []Run) [sim.MaxArrived + 1]float64 {
-	var c [sim.MaxArrived + 1]float64
+func meanCurve(runs []Run) [fgd.MaxArrived + 1]float64 {
+	var c [fgd.MaxArrived + 1]float64
 	for k := range c {
 		var xs []float64
 		for _, r := range runs {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
-	"github.com/gangtopo/gangtopo/selector/sim"
+	"github.com/gangtopo/gangtopo/selector/sim/fgd"
 )
 
 // Config says what to run.
@@ -22,7 +22,7 @@ type Config struct {
 	Tune      float64
 	Workers   int // 0: one per CPU
 	// RefuseShare, if not 0, makes every policy refuse the single-GPU pods
-	// asking for exactly this share (sim.Refusing): a what-if.
+	// asking for exactly this share (fgd.Refusing): a what-if.
 	RefuseShare int
 	// Progress, if set, is called after every finished run (from one
 	// goroutine at a time).
@@ -31,7 +31,7 @@ type Config struct {
 
 // Run is one finished simulation.
 type Run struct {
-	*sim.Result
+	*fgd.Result
 	Wall time.Duration
 }
 
@@ -52,9 +52,9 @@ type Sweep struct {
 type Key struct{ Workload, Policy string }
 
 type task struct {
-	w      *sim.Workload
+	w      *fgd.Workload
 	policy string
-	f      sim.Factory
+	f      fgd.Factory
 	seed   int64
 	index  int
 }
@@ -64,14 +64,14 @@ type task struct {
 // random stream and policy), so the results do not depend on the number
 // of workers.
 func Execute(cfg Config) (*Sweep, error) {
-	factories := make([]sim.Factory, len(cfg.Policies))
+	factories := make([]fgd.Factory, len(cfg.Policies))
 	for i, p := range cfg.Policies {
-		f, err := sim.Lookup(p)
+		f, err := fgd.Lookup(p)
 		if err != nil {
 			return nil, err
 		}
 		if cfg.RefuseShare != 0 {
-			f = sim.Refusing(f, cfg.RefuseShare)
+			f = fgd.Refusing(f, cfg.RefuseShare)
 		}
 		factories[i] = f
 	}
@@ -114,7 +114,7 @@ func (sw *Sweep) execute(tasks []task, cfg Config) error {
 			defer wg.Done()
 			for t := range ch {
 				t0 := time.Now()
-				r, err := sim.Run(t.w, t.f, t.seed, cfg.Tune)
+				r, err := fgd.Run(t.w, t.f, t.seed, cfg.Tune)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("%s, %s, seed %d: %w", t.w.Name, t.policy, t.seed, err)
@@ -139,12 +139,12 @@ func (sw *Sweep) execute(tasks []task, cfg Config) error {
 }
 
 // load reads the cluster once and every workload, in parallel.
-func load(dir string, names []string) ([]*sim.Workload, error) {
+func load(dir string, names []string) ([]*fgd.Workload, error) {
 	c, models, err := traces.OpenbCluster(dir)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*sim.Workload, len(names))
+	out := make([]*fgd.Workload, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
@@ -194,13 +194,13 @@ func OneRunTimes(dir string, policies []string, tune float64, repeats int) (map[
 	}
 	out := map[string]time.Duration{}
 	for _, p := range policies {
-		f, err := sim.Lookup(p)
+		f, err := fgd.Lookup(p)
 		if err != nil {
 			return nil, err
 		}
 		for range repeats {
 			t0 := time.Now()
-			if _, err := sim.Run(ws[0], f, 42, tune); err != nil {
+			if _, err := fgd.Run(ws[0], f, 42, tune); err != nil {
 				return nil, err
 			}
 			if d, ok := out[p]; !ok || time.Since(t0) < d {

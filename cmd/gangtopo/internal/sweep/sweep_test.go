@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gangtopo/gangtopo/selector/sim"
+	"github.com/gangtopo/gangtopo/selector/sim/fgd"
 )
 
 func TestStat(t *testing.T) {
@@ -99,7 +99,7 @@ func TestWriteSVG(t *testing.T) {
 // the target, and its idle GPUs as the last row of the idle table.
 func TestWhatIfInReport(t *testing.T) {
 	run := func(policy string, alloc float64, idle [21]int64) Run {
-		r := &sim.Result{Policy: policy, Idle: idle}
+		r := &fgd.Result{Policy: policy, Idle: idle}
 		r.Curve.Alloc[100], r.Curve.Alloc[130] = alloc-10, alloc
 		return Run{Result: r}
 	}
@@ -130,13 +130,13 @@ func TestWhatIfInReport(t *testing.T) {
 // The contents table ranks the groups by the first policy's idle GPUs and
 // puts the other policy's figures for the same groups beside them.
 func TestWriteContents(t *testing.T) {
-	run := func(c sim.Contents) Run { return Run{Result: &sim.Result{Contents: c}} }
+	run := func(c fgd.Contents) Run { return Run{Result: &fgd.Result{Contents: c}} }
 	main := &Sweep{Runs: map[Key][]Run{
 		{"default", "gangtopo"}: {
-			run(sim.Contents{"810": {GPUs: 10, IdleMilli: 1900}, "470+470": {GPUs: 10, IdleMilli: 600}, "": {GPUs: 0}, "1000": {GPUs: 80}}),
-			run(sim.Contents{"810": {GPUs: 12, IdleMilli: 2280}, "470+470": {GPUs: 8, IdleMilli: 480}, "": {GPUs: 1, IdleMilli: 1000}, "1000": {GPUs: 79}}),
+			run(fgd.Contents{"810": {GPUs: 10, IdleMilli: 1900}, "470+470": {GPUs: 10, IdleMilli: 600}, "": {GPUs: 0}, "1000": {GPUs: 80}}),
+			run(fgd.Contents{"810": {GPUs: 12, IdleMilli: 2280}, "470+470": {GPUs: 8, IdleMilli: 480}, "": {GPUs: 1, IdleMilli: 1000}, "1000": {GPUs: 79}}),
 		},
-		{"default", "FGD"}: {run(sim.Contents{"810": {GPUs: 9, IdleMilli: 1710}, "": {GPUs: 3, IdleMilli: 3000}, "1000": {GPUs: 88}})},
+		{"default", "FGD"}: {run(fgd.Contents{"810": {GPUs: 9, IdleMilli: 1710}, "": {GPUs: 3, IdleMilli: 3000}, "1000": {GPUs: 88}})},
 	}}
 	var b strings.Builder
 	(&Report{Main: main}).writeContents(&b, "default", "gangtopo", "FGD", 3.5)

@@ -3,7 +3,7 @@ package traces
 import (
 	"path/filepath"
 
-	"github.com/gangtopo/gangtopo/selector/sim"
+	"github.com/gangtopo/gangtopo/selector/sim/fgd"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -24,11 +24,11 @@ func OpenbCluster(dir string) (*topology.Cluster, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sn := make([]sim.Node, len(nodes))
+	sn := make([]fgd.Node, len(nodes))
 	for i, n := range nodes {
 		sn[i] = n.Node
 	}
-	c, err := sim.BuildCluster("openb", sn)
+	c, err := fgd.BuildCluster("openb", sn)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,14 +37,14 @@ func OpenbCluster(dir string) (*topology.Cluster, []string, error) {
 
 // OpenbWorkload reads one openb pod list ("default", "gpushare40", ...) and
 // prepares it for cluster c, whose node list has the given models.
-func OpenbWorkload(dir, name string, c *topology.Cluster, models []string) (*sim.Workload, error) {
+func OpenbWorkload(dir, name string, c *topology.Cluster, models []string) (*fgd.Workload, error) {
 	pods, err := ReadPods(filepath.Join(dir, OpenbPods(name)), models)
 	if err != nil {
 		return nil, err
 	}
-	sp := make([]sim.Pod, len(pods))
+	sp := make([]fgd.Pod, len(pods))
 	for i, p := range pods {
 		sp[i] = p.Pod
 	}
-	return sim.Prepare(name, c, sp)
+	return fgd.Prepare(name, c, sp)
 }

@@ -7,14 +7,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gangtopo/gangtopo/selector/sim"
+	"github.com/gangtopo/gangtopo/selector/sim/fgd"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // Node is one row of an openb node list: the simulator's node and where
 // the trace gave it.
 type Node struct {
-	sim.Node
+	fgd.Node
 	At string // file:line
 }
 
@@ -25,7 +25,7 @@ type Node struct {
 // spelling, and Spec the list as the trace wrote it (empty entries
 // dropped), which the FGD simulator uses as part of a pod's type.
 type Pod struct {
-	sim.Pod
+	fgd.Pod
 	At string // file:line
 }
 
@@ -78,7 +78,7 @@ func readNodes(path string, rd io.Reader) ([]Node, error) {
 }
 
 func (t *table) node() (Node, error) {
-	n := Node{Node: sim.Node{Name: t.str("sn"), Model: t.str("model")}, At: fmt.Sprintf("%s:%d", t.name, t.line)}
+	n := Node{Node: fgd.Node{Name: t.str("sn"), Model: t.str("model")}, At: fmt.Sprintf("%s:%d", t.name, t.line)}
 	if n.Name == "" {
 		return n, t.errorf("sn", "empty node name")
 	}
@@ -165,7 +165,7 @@ func readPods(path string, rd io.Reader, models []string) ([]Pod, error) {
 }
 
 func (t *table) pod(known map[string]bool, models []string) (Pod, error) {
-	p := Pod{Pod: sim.Pod{Name: t.str("name")}, At: fmt.Sprintf("%s:%d", t.name, t.line)}
+	p := Pod{Pod: fgd.Pod{Name: t.str("name")}, At: fmt.Sprintf("%s:%d", t.name, t.line)}
 	if p.Name == "" {
 		return p, t.errorf("name", "empty pod name")
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/gangtopo/gangtopo/selector/sim"
+	"github.com/gangtopo/gangtopo/selector/sim/fgd"
 )
 
 func TestReadNodes(t *testing.T) {
@@ -18,9 +18,9 @@ func TestReadNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Node{
-		{Node: sim.Node{Name: "node-a", CPUMilli: 64000, MemMiB: 262144, GPUs: 2, Model: "P100"}, At: "testdata/nodes.csv:2"},
-		{Node: sim.Node{Name: "node-b", CPUMilli: 96000, MemMiB: 393216, GPUs: 8, Model: "G2"}, At: "testdata/nodes.csv:3"},
-		{Node: sim.Node{Name: "node-c", CPUMilli: 32000, MemMiB: 131072, GPUs: 4, Model: "V100M16"}, At: "testdata/nodes.csv:4"},
+		{Node: fgd.Node{Name: "node-a", CPUMilli: 64000, MemMiB: 262144, GPUs: 2, Model: "P100"}, At: "testdata/nodes.csv:2"},
+		{Node: fgd.Node{Name: "node-b", CPUMilli: 96000, MemMiB: 393216, GPUs: 8, Model: "G2"}, At: "testdata/nodes.csv:3"},
+		{Node: fgd.Node{Name: "node-c", CPUMilli: 32000, MemMiB: 131072, GPUs: 4, Model: "V100M16"}, At: "testdata/nodes.csv:4"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ReadNodes (-want +got):\n%s", diff)
@@ -38,13 +38,13 @@ func TestReadPods(t *testing.T) {
 	}
 	at := func(l string) string { return "testdata/pods.csv:" + l }
 	want := []Pod{
-		{Pod: sim.Pod{Name: "pod-0", CPUMilli: 12000, MemMiB: 16384, GPUs: 1, Milli: 1000}, At: at("2")},
-		{Pod: sim.Pod{Name: "pod-1", CPUMilli: 6000, MemMiB: 12288, GPUs: 1, Milli: 460}, At: at("3")},
-		{Pod: sim.Pod{Name: "pod-2", CPUMilli: 4000, MemMiB: 8192}, At: at("4")},
-		{Pod: sim.Pod{Name: "pod-3", CPUMilli: 32000, MemMiB: 65536, GPUs: 8, Milli: 1000, Models: []string{"G2"}, Spec: "G2"}, At: at("5")},
+		{Pod: fgd.Pod{Name: "pod-0", CPUMilli: 12000, MemMiB: 16384, GPUs: 1, Milli: 1000}, At: at("2")},
+		{Pod: fgd.Pod{Name: "pod-1", CPUMilli: 6000, MemMiB: 12288, GPUs: 1, Milli: 460}, At: at("3")},
+		{Pod: fgd.Pod{Name: "pod-2", CPUMilli: 4000, MemMiB: 8192}, At: at("4")},
+		{Pod: fgd.Pod{Name: "pod-3", CPUMilli: 32000, MemMiB: 65536, GPUs: 8, Milli: 1000, Models: []string{"G2"}, Spec: "G2"}, At: at("5")},
 		// The empty entry between the bars is dropped, as FGD does; the
 		// model name matches ignoring case but keeps the trace's spelling.
-		{Pod: sim.Pod{Name: "pod-4", CPUMilli: 8000, MemMiB: 16384, GPUs: 2, Milli: 1000, Models: []string{"V100M16", "p100"}, Spec: "V100M16|p100"}, At: at("6")},
+		{Pod: fgd.Pod{Name: "pod-4", CPUMilli: 8000, MemMiB: 16384, GPUs: 2, Milli: 1000, Models: []string{"V100M16", "p100"}, Spec: "V100M16|p100"}, At: at("6")},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ReadPods (-want +got):\n%s", diff)

@@ -1,0 +1,250 @@
+package queue
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Replay runs the jobs through policy p on cluster c, with the queue of
+// Slurm's sched/backfill as modelled in backfill.go, and returns what
+// happened to every job. It fails on invalid input and when the policy
+// breaks its contract (an allocation that does not fit, or uses a node
+// reserved for another job).
+//
+// The loop takes the next event time t (the earliest job end or submit);
+// ends at t come first, releasing their GPUs, then submits at t join the
+// queue, then one scheduling pass runs (see schedule).
+func Replay(c *topology.Cluster, jobs []Job, p Policy, cfg Config) (*Result, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkJobs(jobs); err != nil {
+		return nil, err
+	}
+	g := newGangSim(c, jobs, p, cfg)
+	return g.run()
+}
+
+// gangSim is the state of one replay of an all-or-nothing policy.
+type gangSim struct {
+	c     *topology.Cluster
+	jobs  []Job
+	pol   Policy
+	cfg   Config
+	s     *occupancy.Snapshot
+	empty *occupancy.Snapshot
+	res   *Result
+	out   []Outcome
+
+	allocs []occupancy.Allocation // by job, while it runs
+	expEnd []float64              // by job: start + time limit
+	queue  []int32                // waiting jobs, oldest first
+	ends   endHeap                // actual ends of running jobs
+	plan   planned                // running jobs by expected end
+	free   int                    // whole free GPUs
+	resv   reservation
+	feas   *feasibility
+	reqs   map[int]*request.Request // by GPU count
+	never  map[int]bool             // by GPU count: does not fit the empty cluster
+	undo   []int32                  // scratch for reserve
+	most   int                      // GPUs of the largest node
+	honors bool                     // the policy keeps Required gangs inside their tier
+	// onPlan, when set (tests), sees every planned reservation.
+	onPlan func(job int32, at float64)
+	done   int
+	err    error
+}
+
+func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim {
+	g := &gangSim{c: c, jobs: jobs, pol: p, cfg: cfg, s: occupancy.New(c), empty: occupancy.New(c),
+		res: newResult(p.Name(), c, jobs), allocs: make([]occupancy.Allocation, len(jobs)),
+		expEnd: make([]float64, len(jobs)), free: c.NumGPUs(), feas: newFeasibility(c),
+		reqs: map[int]*request.Request{}, never: map[int]bool{}}
+	g.out = g.res.Outcomes
+	g.most = mostGPUs(c)
+	if th, ok := p.(TierHonoring); ok {
+		g.honors = th.HonorsTier()
+	}
+	return g
+}
+
+func (g *gangSim) run() (*Result, error) {
+	next, n := 0, len(g.jobs)
+	for g.err == nil && (next < n || len(g.ends) > 0) {
+		t := math.Inf(1)
+		if next < n {
+			t = g.jobs[next].Submit
+		}
+		if at, ok := g.ends.next(); ok && at <= t {
+			t = at
+		}
+		released := false
+		for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
+			g.finish(g.ends.pop().job)
+			released = true
+		}
+		firstNew := len(g.queue)
+		for ; next < n && g.jobs[next].Submit == t; next++ {
+			g.admit(int32(next))
+		}
+		g.schedule(t, released, firstNew)
+	}
+	if g.err != nil {
+		return nil, g.err
+	}
+	if len(g.queue) > 0 {
+		j := &g.jobs[g.queue[0]]
+		return nil, fmt.Errorf("policy %s never placed %s (%d GPUs), which fits the empty cluster", g.pol.Name(), j.Name, j.GPUs)
+	}
+	g.progress()
+	return g.res, nil
+}
+
+// request returns the (shared, read-only) request of a job of gpus GPUs.
+func (g *gangSim) request(j int32) *request.Request {
+	gpus := g.jobs[j].GPUs
+	r, ok := g.reqs[gpus]
+	if !ok {
+		v := g.cfg.Request(&Job{GPUs: gpus})
+		r = &v
+		g.reqs[gpus] = r
+	}
+	return r
+}
+
+// admit queues a submitted job, or rejects it when it does not fit even
+// the empty cluster (Slurm refuses such a job at submission).
+func (g *gangSim) admit(j int32) {
+	gpus := g.jobs[j].GPUs
+	never, ok := g.never[gpus]
+	if !ok {
+		g.res.PlaceCalls++
+		_, fits := g.pol.Place(g.empty, g.request(j))
+		never = !fits
+		g.never[gpus] = never
+	}
+	if never {
+		g.out[j].Rejected = true
+		g.jobDone()
+		return
+	}
+	g.queue = append(g.queue, j)
+}
+
+// hopeless reports that Place cannot succeed for job j now, by counts
+// that cost far less than the call: a one-node job needs a node with its
+// GPUs free (any policy), and a Required tier needs a domain of the tier
+// with them (a policy that honours tiers). counted says the feasibility
+// counts are already up to date.
+func (g *gangSim) hopeless(j int32, counted bool) bool {
+	gpus := g.jobs[j].GPUs
+	if g.request(j).Nodes == 1 && g.largestFree() < gpus {
+		return true
+	}
+	tier, ok := g.requiredTier(j)
+	if !ok {
+		return false
+	}
+	if !counted {
+		g.feas.fill(g.s)
+	}
+	return !g.feas.within(tier, gpus)
+}
+
+// largestFree is the most whole free GPUs on one usable node.
+func (g *gangSim) largestFree() int {
+	most := 0
+	for i := range g.c.Nodes {
+		if n := topology.NodeID(i); g.s.State[n].Usable() {
+			most = max(most, g.s.WholeFree(n))
+		}
+	}
+	return most
+}
+
+// requiredTier is the tier job j must fit in, when the policy honours it
+// and it is tighter than the whole cluster.
+func (g *gangSim) requiredTier(j int32) (topology.Tier, bool) {
+	r := g.request(j)
+	if !g.honors || r.Mode != request.Required || r.EffectiveTier() == topology.TierCluster {
+		return 0, false
+	}
+	return r.EffectiveTier(), true
+}
+
+// limitOn is job j's time limit if placed with allocation a: its run
+// time there (duration x slowdown) times LimitFactor.
+func (g *gangSim) limitOn(j int32, a occupancy.Allocation) float64 {
+	return g.jobs[j].Duration * g.slowdown(j, a) * g.cfg.LimitFactor
+}
+
+// slowdown is the slowdown of job j with allocation a.
+func (g *gangSim) slowdown(j int32, a occupancy.Allocation) float64 {
+	tier, nodes := Reach(g.c, a)
+	return g.cfg.Slowdown.Factor(tier, nodes, minNodes(g.most, g.jobs[j].GPUs))
+}
+
+// start records that job j starts at t with allocation a.
+func (g *gangSim) start(t float64, j int32, a occupancy.Allocation, feasible topology.Tier) {
+	job := &g.jobs[j]
+	tier, nodes := Reach(g.c, a)
+	f := g.cfg.Slowdown.Factor(tier, nodes, minNodes(g.most, job.GPUs))
+	o := &g.out[j]
+	o.Start, o.End = t, t+job.Duration*f
+	o.Tier, o.Nodes, o.Slowdown, o.Feasible = tier, nodes, f, feasible
+	g.allocs[j] = a
+	g.free -= job.GPUs
+	g.ends.push(o.End, j)
+	g.expEnd[j] = t + job.Duration*f*g.cfg.LimitFactor
+	g.plan.insert(g.expEnd[j], j)
+}
+
+// finish releases an ended job's GPUs.
+func (g *gangSim) finish(j int32) {
+	if err := g.s.Release(g.allocs[j]); err != nil {
+		g.fail(fmt.Errorf("releasing %s: %v", g.jobs[j].Name, err))
+		return
+	}
+	g.free += g.jobs[j].GPUs
+	g.plan.remove(g.expEnd[j], j)
+	g.allocs[j] = occupancy.Allocation{}
+	g.jobDone()
+}
+
+func (g *gangSim) jobDone() {
+	g.done++
+	if g.done%4096 == 0 {
+		g.progress()
+	}
+}
+
+func (g *gangSim) progress() {
+	if g.cfg.Progress != nil {
+		g.cfg.Progress(g.done, len(g.jobs))
+	}
+}
+
+func (g *gangSim) fail(err error) {
+	if g.err == nil {
+		g.err = fmt.Errorf("replay of policy %s: %w", g.pol.Name(), err)
+	}
+}
+
+// checkAlloc verifies that a policy's allocation is a whole gang of the
+// job's size on whole GPUs, and fits.
+func (g *gangSim) checkAlloc(j int32, a occupancy.Allocation) error {
+	if n := a.NumGPUs(); n != g.jobs[j].GPUs {
+		return fmt.Errorf("%s asked for %d GPUs and got %d", g.jobs[j].Name, g.jobs[j].GPUs, n)
+	}
+	for _, na := range a.Nodes {
+		if na.Milli != occupancy.WholeGPU {
+			return fmt.Errorf("%s got a %d milli-GPU share, not whole GPUs", g.jobs[j].Name, na.Milli)
+		}
+	}
+	return g.s.Fits(a)
+}

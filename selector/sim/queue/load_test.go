@@ -1,0 +1,38 @@
+package queue
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestLoad(t *testing.T) {
+	day := 24 * 3600.0
+	// Two 8-GPU jobs of one day, a week apart, then a 1-GPU job.
+	jobs := []Job{{"a", 0, day, 8}, {"b", 7 * day, day, 8}, {"c", 8 * day, day, 1}}
+	// On 8 GPUs: any week holds at most one 8-GPU day plus b's... the
+	// window [7d, 14d) holds b and c: 9 GPU-days of 56.
+	if got, want := PeakLoad(jobs, 8, PeakWindow), 9.0/56; math.Abs(got-want) > 1e-12 {
+		t.Errorf("PeakLoad = %g, want %g", got, want)
+	}
+	// Over the 8-day span 17 GPU-days of 64.
+	if got, want := OfferedLoad(jobs, 8), 17.0/64; math.Abs(got-want) > 1e-12 {
+		t.Errorf("OfferedLoad = %g, want %g", got, want)
+	}
+	// The busiest week submits 9/56 of 8 GPUs' capacity; to make it 0.9
+	// the trace runs 0.9 / (9/56) = 5.6 times faster.
+	k, err := CompressionFor(jobs, 8, 0.9)
+	if err != nil || math.Abs(k-5.6) > 1e-9 {
+		t.Errorf("CompressionFor = %g, %v; want 5.6", k, err)
+	}
+	got := Compress(jobs, 1*day, 2)
+	if got[1].Submit != 3*day || got[1].Duration != day || jobs[1].Submit != 7*day {
+		t.Errorf("Compress: %+v (input changed: %+v)", got[1], jobs[1])
+	}
+	if _, err := CompressionFor([]Job{{"idle", 0, 0, 1}}, 8, 0.5); err == nil || !strings.Contains(err.Error(), "no work") {
+		t.Errorf("CompressionFor without work: %v", err)
+	}
+	if _, err := CompressionFor(jobs, 8, -1); err == nil {
+		t.Error("CompressionFor(-1): no error")
+	}
+}

@@ -1,0 +1,65 @@
+package queue
+
+import (
+	"math"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Outcome is what happened to one job.
+type Outcome struct {
+	// Start and End are in replay seconds; NaN for a rejected job. Start
+	// is when the job began to run: its whole gang placed (for naive-pods,
+	// its last pod bound).
+	Start, End float64
+	// Rejected: the job can never run on this cluster under this policy
+	// (it does not fit even the empty cluster); it is not queued.
+	Rejected bool
+	// Backfilled: started ahead of an older blocked job.
+	Backfilled bool
+	// Tier is the tightest domain tier holding the job's GPUs, Nodes the
+	// servers it used and Slowdown the factor its run time was multiplied
+	// by.
+	Tier     topology.Tier
+	Nodes    int
+	Slowdown float64
+	// Feasible is the tightest tier that could have held the job when it
+	// started (see feasibility), computed for jobs of 2 or more GPUs; 0
+	// otherwise.
+	Feasible topology.Tier
+	// Restarts counts naive-pods rendezvous timeouts of this job.
+	Restarts int
+}
+
+// Wait is the queueing delay: start minus submit.
+func (o *Outcome) Wait(j *Job) float64 { return o.Start - j.Submit }
+
+// Result is one replay of one policy.
+type Result struct {
+	Policy   string
+	Cluster  string
+	GPUs     int // the cluster's GPUs
+	Jobs     []Job
+	Outcomes []Outcome
+	// HeldIdleGPUSeconds integrates the GPUs bound to jobs that are not
+	// yet running (naive-pods: partial gangs); PeakHeldIdle is its
+	// maximum.
+	HeldIdleGPUSeconds float64
+	PeakHeldIdle       int
+	// Deadlocks counts the times no GPU was free, no job was running and
+	// partial gangs held GPUs: nothing could ever move again without a
+	// timeout (naive-pods).
+	Deadlocks int
+	// Timeouts counts rendezvous timeouts (naive-pods).
+	Timeouts int
+	// Work done, for the record: scheduling passes and Place calls.
+	Passes, PlaceCalls int
+}
+
+func newResult(name string, c *topology.Cluster, jobs []Job) *Result {
+	r := &Result{Policy: name, Cluster: c.Name, GPUs: c.NumGPUs(), Jobs: jobs, Outcomes: make([]Outcome, len(jobs))}
+	for i := range r.Outcomes {
+		r.Outcomes[i].Start, r.Outcomes[i].End = math.NaN(), math.NaN()
+	}
+	return r
+}
