@@ -64,7 +64,7 @@ GO_CSHARED       = $(GO) build -buildmode=c-shared -trimpath \
 plugins: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)/job_submit_gangtopo.so
 
 # The same job_submit plugin over a libgangtopo built with the fault hooks of
-# spank/gate/fault_inject.go (tag gangtopo_faultinject): e2e fault tests only.
+# spank/ctld/fault_inject.go (tag gangtopo_faultinject): e2e fault tests only.
 plugins-fault: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)-fault/libgangtopo.so
 	$(CC) $(PLUGIN_CFLAGS) -shared -o $(PLUGIN_BUILD)-fault/job_submit_gangtopo.so $(JOBSUBMIT_SRC) \
 	  -L$(PLUGIN_BUILD)-fault -lgangtopo -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
@@ -178,7 +178,7 @@ bench-simulate:
 # without the plugins too).
 BENCH_REPLAY_RUNS  ?= plain,pernode,plain_off2,pernode_off2
 BENCH_REPLAY_STOCK ?= plain
-GATE_BENCH = $(GO) test -run '^$$' -bench Submit1000Nodes -benchmem -count 5 -cpu 2 ./spank/gate
+GATE_BENCH = $(GO) test -run '^$$' -bench Submit1000Nodes -benchmem -count 5 -cpu 2 ./spank/ctld
 
 bench-slurm: bench-slurm-gate bench-slurm-throughput bench-slurm-replay
 
@@ -187,7 +187,7 @@ bench-slurm-gate:
 	$(GATE_BENCH) | tee $(BUILD)/bench-gate.txt
 	$(GO) run ./tests/tools/benchdoc -section slurm-plugin-latency -title "Slurm plugin: time per call on a 1,000-node snapshot" \
 	  -cmd "$(GATE_BENCH)" \
-	  -notes "gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from an ordinary goroutine as libgangtopo's answering goroutine is (the engine's goroutine may run on another thread: hand-offs included), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session." \
+	  -notes "ctld.Gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from an ordinary goroutine as libgangtopo's answering goroutine is (the engine's goroutine may run on another thread: hand-offs included), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session." \
 	  < $(BUILD)/bench-gate.txt
 
 bench-slurm-throughput: slurm-packages plugins build

@@ -1,6 +1,6 @@
 /*
  * gangtopo_scope.h - would gangtopo handle this job? The shim's copy of
- * Gate.scope (spank/gate/gate.go), for the one case where Go has not
+ * Decider.scope (selector/jobsubmit/decide.go), for the one case where Go has not
  * answered: on_failure closed refuses only jobs in scope.
  *
  * Pure C, no Slurm headers, so that c/tests/test_c.c can check it.

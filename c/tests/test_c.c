@@ -110,7 +110,7 @@ static void test_nodefile(void)
 	CHECK(gt_gpu_mask("a", &mask) < 0, "letters");
 }
 
-/* parse_stdin serves spank/gate's parity test: one value per line in, "ok CANONICAL" or "err MESSAGE" out. */
+/* parse_stdin serves the Go parity tests (spank/ctld): one value per line in, "ok CANONICAL" or "err MESSAGE" out. */
 static int parse_stdin(void)
 {
 	char line[512];
@@ -131,7 +131,7 @@ static int parse_stdin(void)
 }
 
 /*
- * quote_stdin serves spank/gate's quoting parity test: one string a line in,
+ * quote_stdin serves spank/ctld's quoting parity test: one string a line in,
  * hex-encoded (so that it may hold newlines), gt_quote's output out.
  */
 static int quote_stdin(void)
@@ -196,8 +196,8 @@ static int dump_nodefile(const char *path)
 }
 
 /*
- * test_scope runs the cases of scope_cases.txt, which spank/gate's
- * TestScopeCases runs through Gate.scope: the shim and Go must agree.
+ * test_scope runs the cases of scope_cases.txt, which selector/jobsubmit's
+ * TestScopeCases runs through Decider.scope: the shim and Go must agree.
  */
 static void test_scope(const char *path)
 {

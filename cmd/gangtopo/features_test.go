@@ -14,8 +14,8 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/discovery"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/nodeagent"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmgen"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/topology"
-	"github.com/gangtopo/gangtopo/spank/gate"
 	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
@@ -34,7 +34,7 @@ func TestGenFeaturesMatchThePlugin(t *testing.T) {
 		if err != nil {
 			continue // not a cluster file (gangtopo.yaml)
 		}
-		plugin, err := gate.NodeFeatures(c, gate.DefaultFeaturePrefix)
+		plugin, err := jobsubmit.NodeFeatures(c, jobsubmit.DefaultFeaturePrefix)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}

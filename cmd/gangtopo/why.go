@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gangtopo/gangtopo/selector/hostlist"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
-	"github.com/gangtopo/gangtopo/spank/gate"
 )
 
 type whyOptions struct {
@@ -63,9 +63,9 @@ func runWhy(w io.Writer, id string, o whyOptions) error {
 		return err
 	}
 	fmt.Fprintf(w, "job %s: %s\n", j.id, j.stateLine())
-	d, err := gate.ParseDecision(j.adm)
+	d, err := jobsubmit.ParseDecision(j.adm)
 	if err != nil {
-		d, err = gate.ParseDecision(j.comment)
+		d, err = jobsubmit.ParseDecision(j.comment)
 	}
 	if err != nil {
 		fmt.Fprintln(w, "gangtopo: no decision recorded: the job was submitted without the gangtopo job_submit plugin, or outside its scope (jobs: gang and no --gang-topology)")
@@ -161,13 +161,13 @@ func (j slurmJob) stateLine() string {
 	return j.state
 }
 
-func printDecision(w io.Writer, d gate.Decision, j slurmJob) {
-	head := map[gate.Verdict]string{
-		gate.VerdictPlaced:    "placed in " + d.Domain + " (tier " + d.Tier + ")",
-		gate.VerdictWider:     "placed wider than asked, in " + d.Domain + " (tier " + d.Tier + "): the preferred tier had no room",
-		gate.VerdictWaiting:   "no domain of the requested tier had room at submit; the job is bound to those that can hold it",
-		gate.VerdictUntouched: "left the job as submitted (gangtopo could not decide; Slurm places it alone)",
-		gate.VerdictRefused:   "refused the job",
+func printDecision(w io.Writer, d jobsubmit.Decision, j slurmJob) {
+	head := map[jobsubmit.Verdict]string{
+		jobsubmit.VerdictPlaced:    "placed in " + d.Domain + " (tier " + d.Tier + ")",
+		jobsubmit.VerdictWider:     "placed wider than asked, in " + d.Domain + " (tier " + d.Tier + "): the preferred tier had no room",
+		jobsubmit.VerdictWaiting:   "no domain of the requested tier had room at submit; the job is bound to those that can hold it",
+		jobsubmit.VerdictUntouched: "left the job as submitted (gangtopo could not decide; Slurm places it alone)",
+		jobsubmit.VerdictRefused:   "refused the job",
 	}[d.Verdict]
 	fmt.Fprintf(w, "gangtopo: %s\n", head)
 	if d.Request != "" {
@@ -178,7 +178,7 @@ func printDecision(w io.Writer, d gate.Decision, j slurmJob) {
 	}
 	if len(d.Bound) > 0 {
 		how, expr := "required", j.features
-		if expr == "" || !strings.Contains(expr, "[") && !strings.Contains(expr, gate.DefaultFeaturePrefix) {
+		if expr == "" || !strings.Contains(expr, "[") && !strings.Contains(expr, jobsubmit.DefaultFeaturePrefix) {
 			how, expr = "preferred", j.prefer
 		}
 		fmt.Fprintf(w, "  bound to:  %s (%s, %s)\n", strings.Join(d.Bound, ", "), how, expr)
@@ -222,7 +222,7 @@ func spanOf(c *topology.Cluster, nodes string) string {
 }
 
 // whyNow asks the engine whether the pending gang would fit the snapshot.
-func whyNow(w io.Writer, c *topology.Cluster, statePath string, d gate.Decision) error {
+func whyNow(w io.Writer, c *topology.Cluster, statePath string, d jobsubmit.Decision) error {
 	s, err := loadSnapshot(statePath, c)
 	if err != nil {
 		return err

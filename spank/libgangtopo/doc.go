@@ -8,7 +8,7 @@
 // (gangtopo_abi.h has the figures).
 //
 // Every exported function and every answer recovers panics: no Go panic
-// ever crosses into slurmctld. The logic lives in the pure-Go package
-// spank/gate; this package only moves jobs and answers between C memory
-// and Go (wire.go).
+// ever crosses into slurmctld. The logic lives in pure-Go packages
+// (spank/ctld, the runtime; selector/jobsubmit, the decision); this package
+// only moves jobs and answers between C memory and Go (wire.go).
 package main

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gangtopo/gangtopo/spank/gate"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 func main() {}
@@ -23,7 +23,7 @@ func main() {}
 // read it (the server, the holder's reload).
 var (
 	mu      sync.Mutex
-	current *gate.Holder
+	current *ctld.Holder
 	srv     *server
 	pub     *publisher
 	logs    = make(chan string, 64) // background reload messages, for the next answer
@@ -41,7 +41,7 @@ func gt_init(path *C.char, reqFD, respFD C.int, params **C.struct_gt_params, err
 		}
 	}()
 	stop() // a second gt_init replaces the first
-	p := gate.DefaultConfigPath
+	p := ctld.DefaultConfigPath
 	if path != nil {
 		p = C.GoString(path)
 	} else if env := os.Getenv("GANGTOPO_CONFIG"); env != "" {
@@ -53,7 +53,7 @@ func gt_init(path *C.char, reqFD, respFD C.int, params **C.struct_gt_params, err
 		return C.GT_ERR
 	}
 	pb := &publisher{slot: params}
-	h, err := gate.Open(p, queueLog, func(cfg gate.Config) {
+	h, err := ctld.Open(p, queueLog, func(cfg ctld.Config) {
 		applyGoMaxProcs(cfg)
 		pb.publish(cfg)
 	})
@@ -103,7 +103,7 @@ func stop() {
 }
 
 // holderGate returns the gate in force, or nil after gt_fini.
-func holderGate() *gate.Gate {
+func holderGate() *ctld.Gate {
 	mu.Lock()
 	h := current
 	mu.Unlock()

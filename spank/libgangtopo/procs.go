@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/gangtopo/gangtopo/spank/gate"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 // applyGoMaxProcs sets the Go runtime's GOMAXPROCS inside slurmctld from
@@ -19,7 +19,7 @@ import (
 // runs with GOMAXPROCS=1 gave ratios 0.93 to 0.96 against 0.89 to 0.97
 // with Go's default (docs/benchmarks.md). The deadline does not depend on
 // it: the shim enforces deadline + 50 ms in C.
-func applyGoMaxProcs(cfg gate.Config) {
+func applyGoMaxProcs(cfg ctld.Config) {
 	if cfg.GoMaxProcs <= 0 {
 		return
 	}

@@ -15,7 +15,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/gangtopo/gangtopo/spank/gate"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 // server answers the shim's requests (gangtopo_abi.h, "The protocol"): one
@@ -50,7 +51,7 @@ func newServer(reqFD, respFD int) (*server, error) {
 
 // run serves until the request pipe ends or stop interrupts it. gateOf
 // returns the gate in force (nil: not configured, jobs pass).
-func (s *server) run(gateOf func() *gate.Gate) {
+func (s *server) run(gateOf func() *ctld.Gate) {
 	defer close(s.done)
 	for {
 		seq, job, err := readMsg(s.req)
@@ -127,16 +128,16 @@ func writeMsg(f *os.File, seq uint64, p unsafe.Pointer) error {
 // answer decides about one job and frees it; it never panics. The job is
 // read once, into Go memory, and freed before the decision is made: from
 // then on nothing refers to the shim's block.
-func answer(gateOf func() *gate.Gate, job *C.struct_gt_job) (res *C.struct_gt_result) {
+func answer(gateOf func() *ctld.Gate, job *C.struct_gt_job) (res *C.struct_gt_result) {
 	defer func() {
 		if r := recover(); r != nil {
-			res = packResult(gate.Result{LogLevel: gate.LogError,
+			res = packResult(jobsubmit.Result{LogLevel: jobsubmit.LogError,
 				Log: fmt.Sprintf("internal error, job left as submitted: %v", r)}, pendingLogs())
 		}
 	}()
 	j := goJob(job)
 	C.free(unsafe.Pointer(job))
-	var out gate.Result
+	var out jobsubmit.Result
 	if g := gateOf(); g != nil {
 		out = g.Submit(j, time.Now())
 	}

@@ -12,7 +12,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/gangtopo/gangtopo/spank/gate"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 // The C memory of the protocol: the shim's job blocks read here, the result
@@ -27,8 +28,8 @@ func str(p *C.char) string {
 }
 
 // goJob copies a job out of the shim's block.
-func goJob(j *C.struct_gt_job) gate.Job {
-	return gate.Job{
+func goJob(j *C.struct_gt_job) jobsubmit.Job {
+	return jobsubmit.Job{
 		UserID: uint32(j.user_id), Name: str(j.name), Partition: str(j.partition),
 		GangTopology: str(j.gang_topology),
 		TresPerJob:   str(j.tres_per_job), TresPerNode: str(j.tres_per_node),
@@ -83,10 +84,10 @@ func nonEmpty(s string) *string {
 }
 
 // packResult makes the answer block: struct gt_result, then its strings.
-func packResult(out gate.Result, background *string) *C.struct_gt_result {
+func packResult(out jobsubmit.Result, background *string) *C.struct_gt_result {
 	logLevel := out.LogLevel
-	if out.Log != "" && logLevel == gate.LogNone {
-		logLevel = gate.LogInfo
+	if out.Log != "" && logLevel == jobsubmit.LogNone {
+		logLevel = jobsubmit.LogInfo
 	}
 	strs := []*string{nonEmpty(out.Log), nonEmpty(out.ErrMsg), out.Features, out.Prefer, out.ReqNodes,
 		out.ExcNodes, out.TresPerJob, out.TresPerNode, out.Comment, out.AdminComment, background}
@@ -128,14 +129,14 @@ type publisher struct {
 	retired []unsafe.Pointer
 }
 
-func (p *publisher) publish(cfg gate.Config) {
+func (p *publisher) publish(cfg ctld.Config) {
 	parts := strings.Join(cfg.Partitions, ",")
 	var b block
 	b.add(&parts)
 	pp := (*C.struct_gt_params)(b.alloc(C.sizeof_struct_gt_params))
 	pp.deadline_us = C.uint32_t(cfg.Deadline.Microseconds())
-	pp.fail_closed = boolU32(cfg.OnFailure == gate.FailClosed)
-	pp.jobs_gpu = boolU32(cfg.Jobs == gate.ScopeGPU)
+	pp.fail_closed = boolU32(cfg.OnFailure == ctld.FailClosed)
+	pp.jobs_gpu = boolU32(cfg.Jobs == jobsubmit.ScopeGPU)
 	pp.partitions = b.put(&parts)
 	p.mu.Lock()
 	defer p.mu.Unlock()

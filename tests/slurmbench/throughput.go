@@ -162,7 +162,7 @@ func throughputReport(n, workers int, with, without time.Duration, cpuWith, cpuW
 	fmt.Fprintf(&b, "CPU time per submission (user+system, while the batches ran): slurmctld %.2f ms stock, %.2f ms with gangtopo; "+
 		"the whole machine (slurmctld, sbatch, munged, the 16 slurmd) %.2f ms stock, %.2f ms with gangtopo.\n\n",
 		perJob(cpuWithout.ctld), perJob(cpuWith.ctld), perJob(cpuWithout.machine), perJob(cpuWith.machine))
-	fmt.Fprintf(&b, "The plugin's time per call inside slurmctld, as it logged it (`took Nus`, gate.Submit from the job to the "+
+	fmt.Fprintf(&b, "The plugin's time per call inside slurmctld, as it logged it (`took Nus`, ctld.Gate.Submit from the job to the "+
 		"rewrite, engine included; the pipe hand-offs are not in it), over %d calls on the 16-node snapshot: p50 %.0f µs, p99 %.0f µs, max %.0f µs; "+
 		"the engine's own share: p50 %.0f µs, p99 %.0f µs. "+
 		"For a 1,000-node snapshot see the section above (target p99 under 2 ms). %s\n", len(tooks),

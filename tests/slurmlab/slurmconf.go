@@ -8,8 +8,8 @@ import (
 	"text/template"
 
 	"github.com/gangtopo/gangtopo/selector/hostlist"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/topology"
-	"github.com/gangtopo/gangtopo/spank/gate"
 )
 
 // slurmConf is the lab's slurm.conf. It matches the stock reference runs
@@ -75,7 +75,7 @@ type confData struct {
 // plugstack.conf for the lab's cluster and plugins.
 func (l *Lab) writeConfig() error {
 	c := l.Cluster
-	feats, err := gate.NodeFeatures(c, gate.DefaultFeaturePrefix)
+	feats, err := jobsubmit.NodeFeatures(c, jobsubmit.DefaultFeaturePrefix)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
-package gate
+package ctld
 
 import (
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"os"
 	"strings"
 	"testing"
@@ -35,10 +36,10 @@ go_max_procs: 0
 		t.Fatal(err)
 	}
 	want := Config{Version: "v1", Topology: "/etc/slurm/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
-		Jobs: ScopeGPU, DefaultTopology: "leaf:preferred", Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
-		OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
-		Deadline: 20 * time.Millisecond, PendingHold: 0, DecisionField: "comment", FeaturePrefix: "topo_",
-		Partitions: []string{"gpu", "big"}, TrustedUIDs: []int{64030}, GoMaxProcs: 0}
+		Policy: jobsubmit.Policy{Jobs: jobsubmit.ScopeGPU, Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
+			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}},
+		DefaultTopology: "leaf:preferred", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
+		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -1,4 +1,4 @@
-package gate
+package jobsubmit
 
 import (
 	"fmt"
@@ -13,6 +13,10 @@ const DefaultFeaturePrefix = "gt_"
 
 // featureName is what a Slurm node feature may hold, as slurmgen checks it.
 var featureName = regexp.MustCompile(`^[A-Za-z0-9_.+-]+$`)
+
+// ValidFeature says whether s may be (part of) a Slurm node feature name:
+// letters, digits and _ . + - only.
+func ValidFeature(s string) bool { return featureName.MatchString(s) }
 
 // featureTiers are the tiers whose domains become Slurm node features: the
 // multi-node domains a gang can be bound to. Nodes and NVLink islands need

@@ -1,4 +1,4 @@
-package gate
+package jobsubmit
 
 import (
 	"strings"
@@ -7,18 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The parsers of what reaches slurmctld from outside: gangtopo.yaml, the
-// TRES strings of a job, and decision lines read back by gangtopo why.
-// None may panic; a decision that parses must render back to itself.
-
-func FuzzParseConfig(f *testing.F) {
-	f.Add("version: v1\ntopology: /t\nsnapshot: /s\njobs: gpu\ndeadline: 20ms\n")
-	f.Add("version: v1\npartitions: [a, b]\ntrusted_uids: [1, x]\n")
-	f.Add("- [\n")
-	f.Fuzz(func(t *testing.T, in string) {
-		_, _ = ParseConfig(strings.NewReader(in), "fuzz.yaml")
-	})
-}
+// The parsers of what reaches the decision from outside: the TRES strings
+// of a job, and decision lines read back by gangtopo why. Neither may
+// panic; a decision that parses must render back to itself.
 
 func FuzzParseGPUTres(f *testing.F) {
 	for _, s := range []string{"gres:gpu:h100:16", "gres:gpu", "gres/gpu=4", "gres:nic:1,gres:gpu:2", "gres:gpu:a:b:c", "gpu:-1"} {

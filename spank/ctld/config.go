@@ -1,4 +1,4 @@
-package gate
+package ctld
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/request"
 )
 
@@ -23,15 +24,6 @@ const ConfigVersion = "v1"
 // unless GANGTOPO_CONFIG (in slurmctld's environment) says otherwise.
 const DefaultConfigPath = "/etc/slurm/gangtopo.yaml"
 
-// Scope says which jobs gangtopo places.
-type Scope string
-
-// Scopes.
-const (
-	ScopeGang Scope = "gang" // only jobs with --gang-topology (or GANGTOPO_TOPOLOGY)
-	ScopeGPU  Scope = "gpu"  // every job that asks for GPUs
-)
-
 // FailMode says what happens to a job when gangtopo cannot decide.
 type FailMode string
 
@@ -41,16 +33,17 @@ const (
 	FailClosed FailMode = "closed" // refuse it with a message
 )
 
-// Config is gangtopo.yaml (docs/admin.md, "gangtopo.yaml").
+// Config is gangtopo.yaml (docs/admin.md, "gangtopo.yaml"): the decision's
+// policy (jobsubmit.Policy: scope, default option, partitions, feature
+// prefix, decision field) and how the plugin runs.
 type Config struct {
+	jobsubmit.Policy
 	Version  string
 	Topology string // cluster file (selector/topology v1 YAML)
 	Snapshot string // occupancy snapshot (selector/occupancy v1 JSON)
-	Jobs     Scope
-	// DefaultTopology applies to GPU jobs without an option when Jobs is
-	// "gpu"; parsed into Default.
+	// DefaultTopology is default_topology as written; parsed into
+	// Policy.Default.
 	DefaultTopology string
-	Default         request.Option
 	OnFailure       FailMode
 	// MaxSnapshotAge: an older snapshot is not used (the job is left alone).
 	MaxSnapshotAge time.Duration
@@ -63,12 +56,6 @@ type Config struct {
 	// snapshot taken less than PendingHold after it (the job has not
 	// started yet, or the snapshot does not show it yet).
 	PendingHold time.Duration
-	// DecisionField is where the one-line decision goes: admin_comment or
-	// comment.
-	DecisionField string
-	FeaturePrefix string
-	// Partitions limits gangtopo to jobs in these partitions (empty: all).
-	Partitions []string
 	// TrustedUIDs may own the topology and snapshot files, besides root and
 	// the user slurmctld runs as.
 	TrustedUIDs []int
@@ -83,16 +70,14 @@ type Config struct {
 // Defaults returns every default, in one place.
 func Defaults() Config {
 	return Config{
+		Policy:          jobsubmit.DefaultPolicy(),
 		Version:         ConfigVersion,
-		Jobs:            ScopeGang,
 		DefaultTopology: "any:preferred",
 		OnFailure:       FailOpen,
 		MaxSnapshotAge:  60 * time.Second,
 		ReloadInterval:  time.Second,
 		Deadline:        50 * time.Millisecond,
 		PendingHold:     10 * time.Second,
-		DecisionField:   "admin_comment",
-		FeaturePrefix:   DefaultFeaturePrefix,
 		GoMaxProcs:      1,
 	}
 }
@@ -162,11 +147,13 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"reload_interval":  func(v *yaml.Node, k string) { p.duration(v, k, 10*time.Millisecond, time.Hour, &c.ReloadInterval) },
 		"deadline":         func(v *yaml.Node, k string) { p.duration(v, k, time.Millisecond, 5*time.Second, &c.Deadline) },
 		"pending_hold":     func(v *yaml.Node, k string) { p.duration(v, k, 0, time.Hour, &c.PendingHold) },
-		"decision_field":   func(v *yaml.Node, k string) { p.enum(v, k, &c.DecisionField, "admin_comment", "comment") },
-		"feature_prefix":   func(v *yaml.Node, k string) { p.str(v, k, &c.FeaturePrefix) },
-		"partitions":       func(v *yaml.Node, k string) { p.partitions(v, k, &c.Partitions) },
-		"trusted_uids":     func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
-		"go_max_procs":     func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
+		"decision_field": func(v *yaml.Node, k string) {
+			p.enum(v, k, &c.DecisionField, jobsubmit.FieldAdminComment, jobsubmit.FieldComment)
+		},
+		"feature_prefix": func(v *yaml.Node, k string) { p.str(v, k, &c.FeaturePrefix) },
+		"partitions":     func(v *yaml.Node, k string) { p.partitions(v, k, &c.Partitions) },
+		"trusted_uids":   func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
+		"go_max_procs":   func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
 	}
 }
 
@@ -203,7 +190,7 @@ func (p *configParser) check(root *yaml.Node) {
 	if c.Snapshot == "" {
 		p.errorf(root, "snapshot", "missing (the occupancy snapshot the daemon writes, e.g. /var/lib/gangtopo/snapshot.json)")
 	}
-	if c.FeaturePrefix != "" && !featureName.MatchString(c.FeaturePrefix) {
+	if c.FeaturePrefix != "" && !jobsubmit.ValidFeature(c.FeaturePrefix) {
 		p.errorf(root, "feature_prefix", "%q may only hold letters, digits and _ . + - (and must match what `gangtopo gen features` wrote)", c.FeaturePrefix)
 	}
 	o, err := request.ParseOption(c.DefaultTopology)

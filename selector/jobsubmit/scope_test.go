@@ -1,4 +1,4 @@
-package gate
+package jobsubmit
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 )
 
 // The shim decides scope itself when Go does not answer in time
-// (c/gangtopo_scope.c); it and Gate.scope must agree on every case of the
+// (c/gangtopo_scope.c); it and Decider.scope must agree on every case of the
 // file both tests read.
 func TestScopeCases(t *testing.T) {
 	const path = "../../c/tests/scope_cases.txt"
@@ -30,19 +30,19 @@ func TestScopeCases(t *testing.T) {
 		if len(field) != 6 {
 			t.Fatalf("%s:%d: %q does not have 6 fields", path, line, text)
 		}
-		edit := func(c *Config) {
+		edit := func(c *Policy) {
 			c.Partitions = request.SplitList(field[0])
 			c.Jobs = ScopeGang
 			if field[4] == "1" {
 				c.Jobs = ScopeGPU
 			}
 		}
-		g := gateFixture(t, edit, nil)
+		d, _ := decideFixture(t, edit, nil)
 		j := Job{Partition: field[1], GangTopology: field[2], TresPerJob: field[3]}
 		if j.Partition == "-" {
 			j.Partition = ""
 		}
-		_, got, _ := g.scope(j)
+		_, got, _ := d.scope(j)
 		if want := field[5] == "1"; got != want {
 			t.Errorf("%s:%d: partitions %q, job in %q, --gang-topology %q, tres %q, jobs_gpu %s: in scope %v, want %v",
 				path, line, field[0], field[1], field[2], field[3], field[4], got, want)

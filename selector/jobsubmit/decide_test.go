@@ -1,48 +1,33 @@
-package gate
+package jobsubmit
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
-	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 )
 
-// gateFixture is a gate over topotest.Lab16 (node01..node16, 8 H100 each,
-// leaf1 = node01-04 ... leaf4 = node13-16, spine1 = leaf1-2, spine2 =
-// leaf3-4) with a snapshot in which `busy` maps node names to GPUs in use.
-func gateFixture(t *testing.T, edit func(*Config), busy map[string]int) *Gate {
+// decideFixture is a decider over topotest.Lab16 (node01..node16, 8 H100
+// each, leaf1 = node01-04 ... leaf4 = node13-16, spine1 = leaf1-2, spine2 =
+// leaf3-4) under the policy of jobs: gpu, and a snapshot in which `busy`
+// maps node names to GPUs in use.
+func decideFixture(t *testing.T, edit func(*Policy), busy map[string]int) (*Decider, *occupancy.Snapshot) {
 	t.Helper()
 	c := topotest.Lab16()
-	cfg := Defaults()
-	cfg.Jobs = ScopeGPU
-	cfg.Snapshot = filepath.Join(t.TempDir(), "snapshot.json")
-	cfg.Deadline = time.Second
+	p := DefaultPolicy()
+	p.Jobs = ScopeGPU
 	if edit != nil {
-		edit(&cfg)
+		edit(&p)
 	}
-	cfg.Default = mustOption(t, cfg.DefaultTopology)
-	g := NewWithCluster(cfg, c)
-	if busy != nil {
-		writeSnapshot(t, c, cfg.Snapshot, busy)
-		if msg := g.Store().Refresh(); !strings.Contains(msg, "loaded") {
-			t.Fatalf("snapshot not loaded: %s", msg)
-		}
+	d, err := New(p, c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return g
-}
-
-func writeSnapshot(t *testing.T, c *topology.Cluster, path string, busy map[string]int) {
-	t.Helper()
 	s := occupancy.New(c)
-	s.Generation, s.Time = 7, time.Now()
 	for name, k := range busy {
 		id, ok := c.NodeByName(name)
 		if !ok {
@@ -52,18 +37,21 @@ func writeSnapshot(t *testing.T, c *topology.Cluster, path string, busy map[stri
 		for i := 0; i < k; i++ {
 			gpus = append(gpus, i)
 		}
-		if err := s.AddJob(occupancy.Job{ID: name, Alloc: occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: id, GPUs: gpus, Milli: 1000}}}}); err != nil {
+		if err := s.Allocate(occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: id, GPUs: gpus, Milli: 1000}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f, err := os.Create(path)
+	return d, s
+}
+
+// decide runs every stage with a fresh engine, as the simulators do.
+func decide(t *testing.T, d *Decider, s *occupancy.Snapshot, j Job) Result {
+	t.Helper()
+	res, err := d.Decide(j, s, 7, place.New(d.Cluster(), place.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	if err := s.Encode(f, "test"); err != nil {
-		t.Fatal(err)
-	}
+	return res
 }
 
 // full lists whole nodes in use.
@@ -104,7 +92,7 @@ func summarize(r Result) rewrite {
 
 const u = "<unchanged>"
 
-func TestSubmitRewrites(t *testing.T) {
+func TestDecideRewrites(t *testing.T) {
 	tests := []struct {
 		name string
 		busy map[string]int
@@ -185,8 +173,8 @@ func TestSubmitRewrites(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g := gateFixture(t, nil, tc.busy)
-			got := summarize(g.Submit(tc.job, time.Now()))
+			d, s := decideFixture(t, nil, tc.busy)
+			got := summarize(decide(t, d, s, tc.job))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -203,91 +191,28 @@ func mustOption(t *testing.T, s string) request.Option {
 	return o
 }
 
-func TestSubmitScope(t *testing.T) {
+func TestDecideScope(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(*Config)
+		edit func(*Policy)
 		job  Job
 		want Action
 		log  bool
 	}{
 		{"no GPUs", nil, Job{MinCPUs: 4}, Keep, false},
-		{"gang scope skips jobs without the option", func(c *Config) { c.Jobs = ScopeGang }, Job{TresPerJob: "gres:gpu:2"}, Keep, false},
+		{"gang scope skips jobs without the option", func(c *Policy) { c.Jobs = ScopeGang }, Job{TresPerJob: "gres:gpu:2"}, Keep, false},
 		{"gpu scope takes them", nil, Job{TresPerJob: "gres:gpu:2"}, Modify, true},
-		{"partition outside the configured ones", func(c *Config) { c.Partitions = []string{"train"} }, Job{TresPerJob: "gres:gpu:2", Partition: "debug"}, Keep, false},
+		{"partition outside the configured ones", func(c *Policy) { c.Partitions = []string{"train"} }, Job{TresPerJob: "gres:gpu:2", Partition: "debug"}, Keep, false},
 		{"partition outside the topology", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu"}, Keep, true},
 		{"gpus per socket", nil, Job{TresPerSocket: "gres:gpu:1", GangTopology: "leaf"}, Keep, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g := gateFixture(t, tc.edit, map[string]int{})
-			got := g.Submit(tc.job, time.Now())
+			d, s := decideFixture(t, tc.edit, map[string]int{})
+			got := decide(t, d, s, tc.job)
 			if got.Action != tc.want || (got.Log != "") != tc.log {
 				t.Errorf("action %v, log %q; want action %v, log %v", got.Action, got.Log, tc.want, tc.log)
 			}
 		})
-	}
-}
-
-// Internal failures leave the job as submitted (on_failure: open) or refuse
-// it (closed), with one log line; the gate keeps working afterwards.
-func TestSubmitFailures(t *testing.T) {
-	gang := Job{Name: "j", TresPerJob: "gres:gpu:16", GangTopology: "leaf"}
-	tests := []struct {
-		name    string
-		busy    map[string]int // nil: no snapshot file
-		hook    func(Job)
-		closed  bool
-		wantLog string
-	}{
-		{"no snapshot", nil, nil, false, "snapshot not loaded yet"},
-		{"no snapshot, fail closed", nil, nil, true, "snapshot not loaded yet"},
-		{"engine panic", map[string]int{}, func(Job) { panic("boom") }, false, "placement engine panicked: boom"},
-		{"engine panic, fail closed", map[string]int{}, func(Job) { panic("boom") }, true, "placement engine panicked: boom"},
-		{"deadline", map[string]int{}, func(Job) { time.Sleep(300 * time.Millisecond) }, false, "placement took longer than the 50ms deadline"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			g := gateFixture(t, func(c *Config) {
-				c.Deadline = 50 * time.Millisecond
-				if tc.closed {
-					c.OnFailure = FailClosed
-				}
-			}, tc.busy)
-			if tc.hook != nil {
-				faultHook = tc.hook
-				defer func() { faultHook = func(Job) {} }()
-			}
-			got := g.Submit(gang, time.Now())
-			want := Keep
-			if tc.closed {
-				want = Reject
-			}
-			if got.Action != want || got.LogLevel != LogError || !strings.Contains(got.Log, tc.wantLog) {
-				t.Fatalf("got action %v, level %v, log %q; want action %v and an error log with %q", got.Action, got.LogLevel, got.Log, want, tc.wantLog)
-			}
-			if tc.closed && !strings.Contains(got.ErrMsg, "placement is unavailable") {
-				t.Errorf("fail-closed message %q", got.ErrMsg)
-			}
-			if tc.busy == nil {
-				return
-			}
-			faultHook = func(Job) {}
-			if again := g.Submit(gang, time.Now()); again.Action != Modify {
-				t.Errorf("next job after the failure: %v (%s)", again.Action, again.Log)
-			}
-		})
-	}
-}
-
-// A burst of submissions before the next snapshot: held decisions keep
-// the second gang from being sent to the leaf the first one took.
-func TestSubmitBurstUsesHeldDecisions(t *testing.T) {
-	g := gateFixture(t, nil, map[string]int{})
-	now := time.Now()
-	first := g.Submit(Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf"}, now)
-	second := g.Submit(Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf"}, now)
-	if first.Decision.Domain == "" || first.Decision.Domain == second.Decision.Domain {
-		t.Errorf("both gangs went to %q and %q", first.Decision.Domain, second.Decision.Domain)
 	}
 }

@@ -1,8 +1,12 @@
 //go:build gangtopo_faultinject
 
-package gate
+package ctld
 
-import "time"
+import (
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+)
 
 // Fault injection for the end-to-end tests (make plugins-fault builds
 // libgangtopo with -tags gangtopo_faultinject). A job named
@@ -12,12 +16,12 @@ import "time"
 // second, so that the C shim stops waiting and the answer comes late. The
 // product build has none of them.
 func init() {
-	submitHook = func(j Job) {
+	submitHook = func(j jobsubmit.Job) {
 		if j.Name == "gangtopo-inject-hang" {
 			time.Sleep(time.Second)
 		}
 	}
-	faultHook = func(j Job) {
+	faultHook = func(j jobsubmit.Job) {
 		switch j.Name {
 		case "gangtopo-inject-panic":
 			panic("injected fault: engine panic")

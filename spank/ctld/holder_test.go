@@ -1,6 +1,7 @@
-package gate
+package ctld
 
 import (
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ func TestHolderReloadsConfig(t *testing.T) {
 	write(base + "jobs: gang\n")
 	var mu sync.Mutex
 	var logs []string
-	var loaded []Scope // what onLoad was told, in order
+	var loaded []jobsubmit.Scope // what onLoad was told, in order
 	h, err := Open(cfgPath, func(m string) { mu.Lock(); logs = append(logs, m); mu.Unlock() },
 		func(c Config) { mu.Lock(); loaded = append(loaded, c.Jobs); mu.Unlock() })
 	if err != nil {
@@ -55,7 +56,7 @@ func TestHolderReloadsConfig(t *testing.T) {
 		}
 	}
 	write(base + "jobs: gpu\n")
-	waitFor("jobs: gpu in force", func() bool { return h.Gate().Config().Jobs == ScopeGPU })
+	waitFor("jobs: gpu in force", func() bool { return h.Gate().Config().Jobs == jobsubmit.ScopeGPU })
 	write(base + "jobs: everything\n")
 	waitFor("the broken edit reported", func() bool {
 		mu.Lock()
@@ -66,13 +67,13 @@ func TestHolderReloadsConfig(t *testing.T) {
 	mu.Lock()
 	n := strings.Count(strings.Join(logs, "\n"), "not applied")
 	mu.Unlock()
-	if n != 1 || h.Gate().Config().Jobs != ScopeGPU {
+	if n != 1 || h.Gate().Config().Jobs != jobsubmit.ScopeGPU {
 		t.Errorf("broken edit reported %d times, jobs %q; want once, gpu kept", n, h.Gate().Config().Jobs)
 	}
 	// the first configuration, then the edit; the broken one never took effect
 	mu.Lock()
 	defer mu.Unlock()
-	if diff := cmp.Diff([]Scope{ScopeGang, ScopeGPU}, loaded); diff != "" {
+	if diff := cmp.Diff([]jobsubmit.Scope{jobsubmit.ScopeGang, jobsubmit.ScopeGPU}, loaded); diff != "" {
 		t.Errorf("onLoad calls (-want +got):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package gate
+package jobsubmit
 
 import (
 	"fmt"
@@ -41,36 +41,36 @@ import (
 //     walking into it.
 
 // placed builds the rewrite for a placed gang.
-func (g *Gate) placed(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, info SnapInfo) Result {
-	c := g.cluster
-	d := Decision{Verdict: VerdictPlaced, Request: o.String(), GPUs: req.GPUs, Snapshot: info.Generation,
+func (dc *Decider) placed(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
+	c := dc.cluster
+	d := Decision{Verdict: VerdictPlaced, Request: o.String(), GPUs: req.GPUs, Snapshot: gen,
 		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message}
 	if res.Widened {
 		d.Verdict = VerdictWider
 	}
 	out := Result{Action: Modify}
-	bound := g.bind(j, req, o, res, &out)
+	bound := dc.bind(j, req, o, res, &out)
 	d.Bound = bound
-	if shape := g.shape(j, req, res, &out); shape != "" {
+	if shape := dc.shape(j, req, res, &out); shape != "" {
 		d.Shape = shape
 	}
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
-		g.keepWholeNodes(j, res, s, &out)
+		dc.keepWholeNodes(j, res, s, &out)
 	}
-	return g.withDecision(j, out, d)
+	return dc.withDecision(j, out, d)
 }
 
 // waiting builds the rewrite for a valid gang that has no room now: it is
 // bound like a placed one (so it starts in the first domain that frees) and
 // pends with Slurm's own reason; the decision says why.
-func (g *Gate) waiting(j Job, req request.Request, o request.Option, res place.Result, info SnapInfo) Result {
-	d := Decision{Verdict: VerdictWaiting, Request: o.String(), GPUs: req.GPUs, Snapshot: info.Generation, Text: res.Message}
+func (dc *Decider) waiting(j Job, req request.Request, o request.Option, res place.Result, gen uint64) Result {
+	d := Decision{Verdict: VerdictWaiting, Request: o.String(), GPUs: req.GPUs, Snapshot: gen, Text: res.Message}
 	out := Result{Action: Modify}
-	d.Bound = g.bind(j, req, o, res, &out)
+	d.Bound = dc.bind(j, req, o, res, &out)
 	if len(d.Bound) > 0 {
 		d.Text += "; it starts in the first of " + strings.Join(d.Bound, ", ") + " that has room"
 	}
-	return g.withDecision(j, out, d)
+	return dc.withDecision(j, out, d)
 }
 
 // bind sets features to the domains of the requested tier, best first;
@@ -81,12 +81,12 @@ func (g *Gate) waiting(j Job, req request.Request, o request.Option, res place.R
 // the job is left free to start wider. Slurm's own --prefer is not used:
 // in 22.05 a job whose preferred nodes exist but are busy waits for them
 // (reason Priority), which is what required means, not preferred.
-func (g *Gate) bind(j Job, req request.Request, o request.Option, res place.Result, out *Result) []string {
+func (dc *Decider) bind(j Job, req request.Request, o request.Option, res place.Result, out *Result) []string {
 	if o.Mode == request.Preferred && (res.Status != place.Placed || res.Widened) {
 		return nil
 	}
 	t := req.EffectiveTier()
-	if t <= topology.TierNode && !g.nvlinkBlocks(t) {
+	if t <= topology.TierNode && !dc.nvlinkBlocks(t) {
 		if req.Nodes <= 1 {
 			out.MinNodes, out.MaxNodes = 1, 1
 		}
@@ -98,21 +98,21 @@ func (g *Gate) bind(j Job, req request.Request, o request.Option, res place.Resu
 	if t == topology.TierCluster {
 		return nil
 	}
-	names := g.rankedDomains(req, t, res)
+	names := dc.rankedDomains(req, t, res)
 	if len(names) > 0 {
-		out.Features = strptr(andFeatures(j.Features, g.featureExpr(names)))
+		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(names)))
 	}
 	return names
 }
 
 // nvlinkBlocks reports whether tier nvlink means multi-node NVLink blocks
 // on this cluster (a GB200 NVL72), where binding goes through features.
-func (g *Gate) nvlinkBlocks(t topology.Tier) bool {
+func (dc *Decider) nvlinkBlocks(t topology.Tier) bool {
 	if t != topology.TierNVLink {
 		return false
 	}
-	for _, d := range g.cluster.ByTier[topology.TierBlock] {
-		if g.cluster.Domains[d].NVLink {
+	for _, d := range dc.cluster.ByTier[topology.TierBlock] {
+		if dc.cluster.Domains[d].NVLink {
 			return true
 		}
 	}
@@ -122,12 +122,12 @@ func (g *Gate) nvlinkBlocks(t topology.Tier) bool {
 // rankedDomains lists the domains of tier t that could ever hold the gang:
 // the one holding the engine's placement, those holding its alternatives,
 // then the rest in tree order.
-func (g *Gate) rankedDomains(req request.Request, t topology.Tier, res place.Result) []string {
-	c := g.cluster
+func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, res place.Result) []string {
+	c := dc.cluster
 	seen := map[topology.DomainID]bool{}
 	var out []string
 	add := func(d topology.DomainID) {
-		if d == topology.NoDomain || seen[d] || c.Domains[d].Tier != t || !g.couldHold(d, req) {
+		if d == topology.NoDomain || seen[d] || c.Domains[d].Tier != t || !dc.couldHold(d, req) {
 			return
 		}
 		seen[d] = true
@@ -156,8 +156,8 @@ func ancestor(c *topology.Cluster, d topology.DomainID, t topology.Tier) topolog
 // couldHold is a static capacity check: enough GPUs of an acceptable model
 // in the domain (and enough nodes with GPUsPerNode of them, for a fixed
 // shape), ignoring occupancy.
-func (g *Gate) couldHold(d topology.DomainID, req request.Request) bool {
-	c := g.cluster
+func (dc *Decider) couldHold(d topology.DomainID, req request.Request) bool {
+	c := dc.cluster
 	dom := &c.Domains[d]
 	total, nodes := 0, 0
 	for n := dom.NodeLo; n < dom.NodeHi; n++ {
@@ -189,10 +189,10 @@ func modelOK(c *topology.Cluster, m topology.ModelID, want []string) bool {
 }
 
 // featureExpr is Slurm's matching OR over the domains' features.
-func (g *Gate) featureExpr(names []string) string {
+func (dc *Decider) featureExpr(names []string) string {
 	fs := make([]string, len(names))
 	for i, n := range names {
-		fs[i] = DomainFeature(g.cfg.FeaturePrefix, n)
+		fs[i] = DomainFeature(dc.policy.FeaturePrefix, n)
 	}
 	if len(fs) == 1 {
 		return fs[0]
@@ -210,7 +210,7 @@ func andFeatures(user, ours string) string {
 
 // shape rewrites --gpus=G into -N n --gpus-per-node=k when the engine
 // placed the gang on n nodes with k GPUs each and the user fixed neither.
-func (g *Gate) shape(j Job, req request.Request, res place.Result, out *Result) string {
+func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Result) string {
 	if j.TresPerNode != "" || j.TresPerTask != "" || j.MinNodes > 0 || len(res.Alloc.Nodes) < 2 {
 		return ""
 	}
@@ -233,8 +233,8 @@ func (g *Gate) shape(j Job, req request.Request, res place.Result, out *Result) 
 // keepWholeNodes excludes the whole free nodes when the engine put a
 // one-node job on a partly used node (a hole exists), so Slurm's own
 // node order does not break a whole node instead.
-func (g *Gate) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, out *Result) {
-	c := g.cluster
+func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, out *Result) {
+	c := dc.cluster
 	chosen := res.Alloc.Nodes[0].Node
 	if s.IsWholeNodeFree(chosen) && s.FreeCPUMilli[chosen] == int32(min(c.Nodes[chosen].CPUs*1000, 1<<31-1)) {
 		return // the engine itself opened a whole node: nothing to protect
@@ -262,9 +262,9 @@ func (g *Gate) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, ou
 }
 
 // withDecision records the decision in the configured field and logs it.
-func (g *Gate) withDecision(j Job, out Result, d Decision) Result {
+func (dc *Decider) withDecision(j Job, out Result, d Decision) Result {
 	line := d.String()
-	if g.cfg.DecisionField == "comment" {
+	if dc.policy.DecisionField == FieldComment {
 		c := line
 		if j.Comment != "" {
 			c = j.Comment + " | " + line
@@ -273,7 +273,7 @@ func (g *Gate) withDecision(j Job, out Result, d Decision) Result {
 	} else {
 		out.AdminComment = &line
 	}
-	out.Decision, out.LogLevel, out.Log = d, LogInfo, fmt.Sprintf("%s: %s", jobLabel(j), line)
+	out.Decision, out.LogLevel, out.Log = d, LogInfo, fmt.Sprintf("%s: %s", JobLabel(j), line)
 	return out
 }
 

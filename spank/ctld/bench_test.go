@@ -1,6 +1,7 @@
-package gate
+package ctld
 
 import (
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func benchGate(b *testing.B) *Gate {
 	c := topotest.FatTree(2, 10, 50, topotest.DGXH100)
 	s := fill70(b, c)
 	cfg := Defaults()
-	cfg.Jobs, cfg.PendingHold, cfg.Deadline = ScopeGPU, 0, time.Second // no holds: every call sees the same 70%
+	cfg.Jobs, cfg.PendingHold, cfg.Deadline = jobsubmit.ScopeGPU, 0, time.Second // no holds: every call sees the same 70%
 	cfg.Default = request.Option{Tier: topology.TierCluster, Mode: request.Preferred}
 	cfg.Snapshot = filepath.Join(b.TempDir(), "snapshot.json")
 	f, err := os.Create(cfg.Snapshot)
@@ -52,7 +53,10 @@ func benchGate(b *testing.B) *Gate {
 		b.Fatal(err)
 	}
 	f.Close()
-	g := NewWithCluster(cfg, c)
+	g, err := NewWithCluster(cfg, c)
+	if err != nil {
+		b.Fatal(err)
+	}
 	if msg := g.Store().Refresh(); msg == "" {
 		b.Fatal("snapshot not loaded")
 	}
@@ -79,7 +83,7 @@ func fill70(b *testing.B, c *topology.Cluster) *occupancy.Snapshot {
 }
 
 // BenchmarkSubmit1000Nodes is the plugin's per-call cost inside slurmctld:
-// gate.Submit (scope, request, snapshot, the engine under its deadline, the
+// Gate.Submit (scope, request, snapshot, the engine under its deadline, the
 // rewrite) for jobs drawn from the Philly mix, 16 and 32 GPUs as
 // --gang-topology=leaf gangs, the rest without the option (jobs: gpu).
 // p50/p99/max are over the timed calls. The caller is an ordinary
@@ -89,10 +93,10 @@ func fill70(b *testing.B, c *topology.Cluster) *occupancy.Snapshot {
 func BenchmarkSubmit1000Nodes(b *testing.B) {
 	g := benchGate(b)
 	rng := rand.New(rand.NewPCG(3, 4))
-	jobs := make([]Job, 512)
+	jobs := make([]jobsubmit.Job, 512)
 	for i := range jobs {
 		n := drawSize(rng)
-		jobs[i] = Job{Name: "bench", TresPerJob: "gres:gpu:" + itoa(n), CPUsPerTres: "gres:gpu:1"}
+		jobs[i] = jobsubmit.Job{Name: "bench", TresPerJob: "gres:gpu:" + itoa(n), CPUsPerTres: "gres:gpu:1"}
 		if n >= 16 {
 			jobs[i].GangTopology = "leaf"
 		}
@@ -105,7 +109,7 @@ func BenchmarkSubmit1000Nodes(b *testing.B) {
 		t0 := time.Now()
 		res := g.Submit(jobs[i%len(jobs)], time.Now())
 		lat = append(lat, time.Since(t0))
-		if res.Action == Keep && res.Decision.Verdict == VerdictUntouched {
+		if res.Action == jobsubmit.Keep && res.Decision.Verdict == jobsubmit.VerdictUntouched {
 			b.Fatalf("job untouched: %s", res.Log)
 		}
 		i++

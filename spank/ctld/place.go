@@ -1,10 +1,11 @@
-package gate
+package ctld
 
 import (
 	"fmt"
 	"sync/atomic"
 	"time"
 
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
@@ -21,35 +22,32 @@ type engineSlot struct {
 // faultHook runs inside the guarded engine call; a test build
 // (fault_inject.go, tag gangtopo_faultinject) makes it panic or stall on
 // demand. It is a no-op in the product.
-var faultHook = func(Job) {}
+var faultHook = func(jobsubmit.Job) {}
 
 // submitHook runs at the start of Submit, outside the engine's deadline,
 // where only the C shim's own timeout catches a stall; no-op in the
 // product, like faultHook.
-var submitHook = func(Job) {}
+var submitHook = func(jobsubmit.Job) {}
 
 // place runs stages 3-5 of Submit: take the snapshot, place, rewrite.
-func (g *Gate) place(j Job, req request.Request, o request.Option, now time.Time) Result {
+func (g *Gate) place(j jobsubmit.Job, p jobsubmit.Prepared, now time.Time) jobsubmit.Result {
 	snap, info, err := g.store.Acquire(now)
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
-	res, abandoned, err := g.runEngine(j, snap, req)
+	res, abandoned, err := g.runEngine(j, snap, p.Request)
 	defer func() { g.store.Release(abandoned) }()
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
-	switch res.Status {
-	case place.Invalid, place.Impossible:
-		return g.refuse(j, o.String(), res.Message)
-	case place.NoFit:
-		return g.waiting(j, req, o, res, info)
-	case place.Placed:
-		out := g.placed(j, req, o, res, snap, info)
-		g.store.HoldLocked(res.Alloc, now)
-		return out
+	out, err := g.decider.Rewrite(j, p, res, snap, info.Generation)
+	if err != nil {
+		return g.failure(j, err, info.Generation)
 	}
-	return g.failure(j, fmt.Errorf("engine returned status %v", res.Status), info.Generation)
+	if res.Status == place.Placed {
+		g.store.HoldLocked(res.Alloc, now)
+	}
+	return out
 }
 
 type engineOut struct {
@@ -62,9 +60,9 @@ type engineOut struct {
 // turning a panic into an error. On a timeout the call is abandoned
 // (abandoned=true): it keeps reading the snapshot, so the store copies it
 // before the next change, and the next call gets a fresh engine.
-func (g *Gate) runEngine(j Job, s *occupancy.Snapshot, r request.Request) (place.Result, bool, error) {
+func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, r request.Request) (place.Result, bool, error) {
 	if g.engine.e == nil || (g.engine.busy != nil && g.engine.busy.Load()) {
-		g.engine = engineSlot{e: place.New(g.cluster, place.Options{})}
+		g.engine = engineSlot{e: place.New(g.Cluster(), place.Options{})}
 	}
 	e, busy, hook := g.engine.e, &atomic.Bool{}, faultHook
 	busy.Store(true)

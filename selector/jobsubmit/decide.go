@@ -1,0 +1,247 @@
+package jobsubmit
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Action is what the C shim does with a job.
+type Action int
+
+// Actions; the values are the ABI's enum gt_action.
+const (
+	Keep   Action = 0
+	Modify Action = 1
+	Reject Action = 2
+)
+
+// LogLevel is the level of Result.Log; the values are the ABI's.
+type LogLevel int
+
+// Log levels.
+const (
+	LogNone  LogLevel = 0
+	LogDebug LogLevel = 1
+	LogInfo  LogLevel = 2
+	LogError LogLevel = 3
+)
+
+// Result is the decision about one job. For Modify, every non-nil field
+// replaces the job's ("" clears it); MinNodes/MaxNodes when > 0.
+type Result struct {
+	Action   Action
+	LogLevel LogLevel
+	Log      string
+	ErrMsg   string // Reject: shown to the user
+
+	Features, Prefer, ReqNodes, ExcNodes *string
+	TresPerJob, TresPerNode              *string
+	MinNodes, MaxNodes                   uint32
+	Comment, AdminComment                *string
+
+	Decision Decision // what was decided (zero for jobs out of scope)
+}
+
+// Decider turns a submitted job into a rewrite, for one policy and one
+// cluster. It is pure: the snapshot and the engine's answer come from the
+// caller, so the plugin inside slurmctld (spank/ctld, with its snapshot
+// file, holds and deadline) and the simulators (selector/sim) run the same
+// decision. A Decider is read-only after New and safe for concurrent use.
+type Decider struct {
+	policy  Policy
+	cluster *topology.Cluster
+}
+
+// New makes a decider. It fails when a domain of the cluster cannot be a
+// Slurm node feature under the policy's prefix.
+func New(p Policy, c *topology.Cluster) (*Decider, error) {
+	if _, err := NodeFeatures(c, p.FeaturePrefix); err != nil {
+		return nil, err
+	}
+	return &Decider{policy: p, cluster: c}, nil
+}
+
+// Policy returns the decider's policy.
+func (dc *Decider) Policy() Policy { return dc.policy }
+
+// Cluster returns the topology the decider places on.
+func (dc *Decider) Cluster() *topology.Cluster { return dc.cluster }
+
+// Prepared is a job after the stages that need no snapshot: either a
+// final answer (Done: out of scope, refused, or left as submitted), or the
+// engine request to place.
+type Prepared struct {
+	Done    bool
+	Final   Result
+	Request request.Request
+	Option  request.Option
+}
+
+// Decide runs every stage with the engine called directly: what the
+// simulators do. gen labels the snapshot in the decision line.
+func (dc *Decider) Decide(j Job, s *occupancy.Snapshot, gen uint64, e *place.Engine) (Result, error) {
+	p := dc.Prepare(j)
+	if p.Done {
+		return p.Final, nil
+	}
+	return dc.Rewrite(j, p, e.Place(s, p.Request), s, gen)
+}
+
+// Prepare runs stages 1 and 2 of a decision.
+//
+// Stages: (1) scope: jobs without GPUs, outside the configured partitions,
+// or (with jobs: gang) without --gang-topology pass untouched and
+// silently; (2) the job's option and GPU request become a request.Request,
+// and user mistakes (bad option, a tier the cluster lacks, inconsistent
+// sizes) are refused with a message. The caller then takes a snapshot and
+// runs the engine (3, 4), and Rewrite turns its answer into job fields (5).
+func (dc *Decider) Prepare(j Job) Prepared {
+	opt, inScope, err := dc.scope(j)
+	if err != nil {
+		return Prepared{Done: true, Final: dc.refuse(j, "", err.Error())}
+	}
+	if !inScope {
+		return Prepared{Done: true}
+	}
+	req, err := buildRequest(j, opt)
+	var unsupported *unsupportedError
+	switch {
+	case errors.As(err, &unsupported):
+		return Prepared{Done: true, Final: leftAsSubmitted(j, err)}
+	case err != nil:
+		return Prepared{Done: true, Final: dc.refuse(j, opt.String(), err.Error())}
+	}
+	if err := dc.covered(req); err != nil {
+		return Prepared{Done: true, Final: leftAsSubmitted(j, err)}
+	}
+	if msg := dc.checkRequest(req, opt); msg != "" {
+		return Prepared{Done: true, Final: dc.refuse(j, opt.String(), msg)}
+	}
+	return Prepared{Request: req, Option: opt}
+}
+
+// Rewrite is stage 5: the engine's answer about a prepared job becomes
+// job fields. An engine status it does not know is an error (the caller's
+// failure path).
+func (dc *Decider) Rewrite(j Job, p Prepared, res place.Result, s *occupancy.Snapshot, gen uint64) (Result, error) {
+	switch res.Status {
+	case place.Invalid, place.Impossible:
+		return dc.refuse(j, p.Option.String(), res.Message), nil
+	case place.NoFit:
+		return dc.waiting(j, p.Request, p.Option, res, gen), nil
+	case place.Placed:
+		return dc.placed(j, p.Request, p.Option, res, s, gen), nil
+	}
+	return Result{}, fmt.Errorf("engine returned status %v", res.Status)
+}
+
+func leftAsSubmitted(j Job, err error) Result {
+	return Result{LogLevel: LogInfo, Log: fmt.Sprintf("%s: left as submitted: %v", JobLabel(j), err)}
+}
+
+// scope reads the job's --gang-topology and says whether gangtopo handles
+// the job at all.
+func (dc *Decider) scope(j Job) (request.Option, bool, error) {
+	hasGPU := j.TresPerJob+j.TresPerNode+j.TresPerSocket+j.TresPerTask != ""
+	if !hasGPU {
+		if j.GangTopology != "" {
+			return request.Option{}, false, errors.New("--gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)")
+		}
+		return request.Option{}, false, nil
+	}
+	if !dc.partitionInScope(j.Partition) {
+		return request.Option{}, false, nil
+	}
+	if j.GangTopology == "" {
+		return dc.policy.Default, dc.policy.Jobs == ScopeGPU, nil
+	}
+	o, err := request.ParseOption(j.GangTopology)
+	if err != nil {
+		return o, false, fmt.Errorf("--gang-topology: %v", err)
+	}
+	return o, true, nil
+}
+
+func (dc *Decider) partitionInScope(p string) bool {
+	if len(dc.policy.Partitions) == 0 {
+		return true
+	}
+	for _, want := range dc.policy.Partitions {
+		for _, got := range request.SplitList(p) {
+			if got == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkRequest refuses what can never work on this cluster before the
+// snapshot is consulted: an inconsistent request, a tier the cluster does
+// not have, a GPU model it does not have.
+func (dc *Decider) checkRequest(r request.Request, o request.Option) string {
+	if err := r.Validate(); err != nil {
+		return err.Error()
+	}
+	c := dc.cluster
+	if t := r.EffectiveTier(); !c.HasTier(t) {
+		return fmt.Sprintf("--gang-topology=%s: cluster %s has no %s domains (its tiers: %s)", o, c.Name, t, tierList(c))
+	}
+	for _, m := range r.Models {
+		if _, ok := c.ModelByName(m); !ok {
+			return fmt.Sprintf("GPU model %q is not in cluster %s (its GPUs: %s)", m, c.Name, joinOr(c.Models))
+		}
+	}
+	return ""
+}
+
+// covered says whether the topology describes the partitions and nodes the
+// job names; Slurm may have more (CPU partitions, nodes gangtopo does not
+// manage), and such jobs are left to Slurm.
+func (dc *Decider) covered(r request.Request) error {
+	c := dc.cluster
+	for _, p := range r.Partitions {
+		if _, ok := c.PartitionByName(p); !ok {
+			return &unsupportedError{fmt.Sprintf("partition %q (not in topology %s)", p, c.Name)}
+		}
+	}
+	for _, n := range append(append([]string(nil), r.Allowed...), r.Excluded...) {
+		if _, ok := c.NodeByName(n); !ok {
+			return &unsupportedError{fmt.Sprintf("node %q (not in topology %s)", n, c.Name)}
+		}
+	}
+	return nil
+}
+
+// refuse rejects the job with a message for the user.
+func (dc *Decider) refuse(j Job, req, msg string) Result {
+	dec := Decision{Verdict: VerdictRefused, Request: req, Text: msg}
+	return Result{Action: Reject, ErrMsg: "gangtopo: " + msg, LogLevel: LogInfo,
+		Log: fmt.Sprintf("%s: %s", JobLabel(j), dec), Decision: dec}
+}
+
+// Failure is the answer when the decision could not be made (no usable
+// snapshot, an engine error, panic or deadline): the job left as
+// submitted, or, when refuse is set (on_failure: closed), rejected with a
+// message; one error log line either way. gen is the snapshot's generation
+// when one was in use.
+func Failure(j Job, err error, gen uint64, refuse bool) Result {
+	if refuse {
+		dec := Decision{Verdict: VerdictRefused, Snapshot: gen, Text: err.Error()}
+		return Result{Action: Reject, LogLevel: LogError, Log: fmt.Sprintf("%s: %s", JobLabel(j), dec), Decision: dec,
+			ErrMsg: "gangtopo: placement is unavailable (" + err.Error() + "); on_failure is closed, so the job was not submitted: try again later or ask your administrator"}
+	}
+	dec := Decision{Verdict: VerdictUntouched, Snapshot: gen, Text: err.Error()}
+	return Result{LogLevel: LogError, Log: fmt.Sprintf("%s: %s", JobLabel(j), dec), Decision: dec}
+}
+
+// JobLabel names a job in log lines: its name quoted (a name cannot forge
+// log lines) and its user.
+func JobLabel(j Job) string {
+	return fmt.Sprintf("job %q of uid %d", j.Name, j.UserID)
+}

@@ -1,0 +1,50 @@
+package jobsubmit
+
+import (
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Scope says which jobs gangtopo places.
+type Scope string
+
+// Scopes.
+const (
+	ScopeGang Scope = "gang" // only jobs with --gang-topology (or GANGTOPO_TOPOLOGY)
+	ScopeGPU  Scope = "gpu"  // every job that asks for GPUs
+)
+
+// DecisionField values: where the decision line goes.
+const (
+	FieldAdminComment = "admin_comment"
+	FieldComment      = "comment"
+)
+
+// Policy is the part of gangtopo.yaml that shapes a decision. The rest of
+// the file (where the files are, deadlines, what to do on a failure) is the
+// plugin's business at the edge (spank/ctld); the simulator sets a Policy
+// directly.
+type Policy struct {
+	Jobs Scope
+	// Default applies to GPU jobs without an option when Jobs is ScopeGPU.
+	Default request.Option
+	// Partitions limits gangtopo to jobs in these partitions (empty: all).
+	Partitions []string
+	// FeaturePrefix starts every node feature gangtopo binds to.
+	FeaturePrefix string
+	// DecisionField is where the one-line decision goes: FieldAdminComment
+	// or FieldComment.
+	DecisionField string
+}
+
+// DefaultPolicy is the policy of a gangtopo.yaml that sets none of its
+// keys: jobs with --gang-topology only, any:preferred for GPU jobs under
+// jobs: gpu, the decision in AdminComment.
+func DefaultPolicy() Policy {
+	return Policy{
+		Jobs:          ScopeGang,
+		Default:       request.Option{Tier: topology.TierCluster, Mode: request.Preferred},
+		FeaturePrefix: DefaultFeaturePrefix,
+		DecisionField: FieldAdminComment,
+	}
+}
