@@ -135,6 +135,12 @@ func (e *Engine) Place(s *occupancy.Snapshot, r request.Request) Result {
 	if s.Cluster != e.c {
 		return Result{Status: Invalid, Message: "snapshot is of another topology than the engine"}
 	}
+	if r.GPUs == 0 {
+		if err := r.Validate(); err != nil {
+			return Result{Status: Invalid, Message: err.Error()}
+		}
+		return e.placeCPU(s, &r)
+	}
 	p, err := e.resolve(s, &r)
 	if err != nil {
 		return Result{Status: Invalid, Message: err.Error()}
