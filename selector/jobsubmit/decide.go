@@ -3,6 +3,7 @@ package jobsubmit
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
@@ -55,6 +56,11 @@ type Result struct {
 type Decider struct {
 	policy  Policy
 	cluster *topology.Cluster
+
+	// unbindable's cache: the nodes of the last feature table seen
+	unbindMu    sync.Mutex
+	unbindKey   *[]string
+	unbindNodes []string
 }
 
 // New makes a decider. It fails when a domain of the cluster cannot be a
@@ -89,7 +95,18 @@ func (dc *Decider) Decide(j Job, s *occupancy.Snapshot, gen uint64, e *place.Eng
 	if p.Done {
 		return p.Final, nil
 	}
-	return dc.Rewrite(j, p, e.Place(s, p.Request), s, gen)
+	return dc.Rewrite(j, p, e.Place(s, dc.EngineRequest(p, s)), s, gen)
+}
+
+// EngineRequest is the request the engine places for a prepared job on
+// snapshot s: the job's own, with the nodes that cannot be bound excluded
+// (unbindable).
+func (dc *Decider) EngineRequest(p Prepared, s *occupancy.Snapshot) request.Request {
+	r := p.Request
+	if bad := dc.unbindable(s); len(bad) > 0 {
+		r.Excluded = append(append([]string(nil), r.Excluded...), bad...)
+	}
+	return r
 }
 
 // Prepare runs stages 1 and 2 of a decision.
@@ -133,7 +150,7 @@ func (dc *Decider) Rewrite(j Job, p Prepared, res place.Result, s *occupancy.Sna
 	case place.Invalid, place.Impossible:
 		return dc.refuse(j, p.Option.String(), res.Message), nil
 	case place.NoFit:
-		return dc.waiting(j, p.Request, p.Option, res, gen), nil
+		return dc.waiting(j, p.Request, p.Option, res, s, gen), nil
 	case place.Placed:
 		return dc.placed(j, p.Request, p.Option, res, s, gen), nil
 	}

@@ -154,6 +154,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"partitions":     func(v *yaml.Node, k string) { p.partitions(v, k, &c.Partitions) },
 		"trusted_uids":   func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
 		"go_max_procs":   func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
+		"bind_nodes":     func(v *yaml.Node, k string) { p.count(v, k, 0, jobsubmit.MaxBindNodes, &c.BindNodes) },
 	}
 }
 

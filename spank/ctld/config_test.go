@@ -30,6 +30,7 @@ feature_prefix: topo_
 partitions: [gpu, big]
 trusted_uids: [64030]
 go_max_procs: 0
+bind_nodes: 4
 `
 	got, err := ParseConfig(strings.NewReader(in), "gangtopo.yaml")
 	if err != nil {
@@ -37,7 +38,7 @@ go_max_procs: 0
 	}
 	want := Config{Version: "v1", Topology: "/etc/slurm/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
 		Policy: jobsubmit.Policy{Jobs: jobsubmit.ScopeGPU, Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
-			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}},
+			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4},
 		DefaultTopology: "leaf:preferred", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0}
 	if diff := cmp.Diff(want, got); diff != "" {
