@@ -207,6 +207,11 @@ func TestDecideScope(t *testing.T) {
 		{"partition outside the configured ones", func(c *Policy) { c.Partitions = []string{"train"} }, Job{TresPerJob: "gres:gpu:2", Partition: "debug"}, Keep, false},
 		{"partition outside the topology", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu"}, Keep, true},
 		{"gpus per socket", nil, Job{TresPerSocket: "gres:gpu:1", GangTopology: "leaf"}, Keep, true},
+		{"jobs: all places CPU jobs of the cluster's partitions", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, Partition: "gpu"}, Modify, true},
+		// the default partition is Slurm's to choose: unknown here
+		{"jobs: all leaves CPU jobs without a partition", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4}, Keep, false},
+		{"jobs: all leaves CPU jobs of other partitions", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, Partition: "cpu"}, Keep, true},
+		{"jobs: gpu leaves CPU jobs alone", nil, Job{MinCPUs: 4, Partition: "gpu"}, Keep, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,10 @@ type Scope string
 const (
 	ScopeGang Scope = "gang" // only jobs with --gang-topology (or GANGTOPO_TOPOLOGY)
 	ScopeGPU  Scope = "gpu"  // every job that asks for GPUs
+	// ScopeAll adds jobs without GPUs that run on the nodes of the
+	// cluster file: their CPUs and memory cost GPUs too (a GPU left
+	// without CPUs is lost), so they are placed where they cost least.
+	ScopeAll Scope = "all"
 )
 
 // DecisionField values: where the decision line goes.
@@ -40,6 +44,10 @@ type Policy struct {
 	// BindNodes is how many of the engine's ranked nodes a one-node job is
 	// bound to (nodebind.go); 0 turns node binding off.
 	BindNodes int
+	// ShardsPerGPU is gres.conf's shard count per GPU (Name=shard
+	// Count=...): a --gres=shard:N job asks N/ShardsPerGPU of one GPU.
+	// 0: shard jobs are left to Slurm.
+	ShardsPerGPU int
 }
 
 // DefaultBindNodes is how many ranked nodes a one-node job is bound to

@@ -285,8 +285,8 @@ func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot
 		}
 	}
 	for i := range c.Nodes {
-		if s.IsWholeNodeFree(topology.NodeID(i)) {
-			excl[c.Nodes[i].Name] = true
+		if c.Nodes[i].NumGPUs() > 0 && s.IsWholeNodeFree(topology.NodeID(i)) {
+			excl[c.Nodes[i].Name] = true // a node without GPUs has none to keep whole
 		}
 	}
 	names := make([]string, 0, len(excl))

@@ -65,7 +65,7 @@ func TestParseConfigErrors(t *testing.T) {
 		name, in, want string
 	}{
 		{"unknown key", base + "jobz: gpu\n", "g.yaml:4: jobz: unknown key (want one of "},
-		{"bad enum", base + "jobs: all\n", `g.yaml:4: jobs: "all" is not allowed (want gang or gpu)`},
+		{"bad enum", base + "jobs: every\n", `g.yaml:4: jobs: "every" is not allowed (want gang or gpu or all)`},
 		{"bad duration", base + "deadline: soon\n", `g.yaml:4: deadline: "soon" is not a duration`},
 		{"duration out of range", base + "deadline: 1h\n", "g.yaml:4: deadline: 1h0m0s out of range (want 1ms..5s)"},
 		{"missing version", "topology: /t.yaml\nsnapshot: /s.json\n", "version: missing (want `version: v1`)"},
