@@ -5,6 +5,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // SbatchJob is the job_desc_msg_t sbatch sends for request r, as the
@@ -16,7 +17,8 @@ import (
 //	                --cpus-per-gpu, --mem-per-gpu (rounded up)
 //	several models  --gpus=G --constraint="gt_a|gt_b" (the model features
 //	                gen features writes; typed GRES names one model only)
-//	a share         --gres=shard:N (ShardsPerGPU shards a GPU), -c, --mem
+//	a share         --gres=shard:N (ShardsPerGPU shards a GPU), -c, --mem,
+//	                --constraint with its models' features
 //	no GPUs         -n 1 -c C --mem=M
 //
 // The request's tier and mode become --gang-topology when it has one and
@@ -38,6 +40,9 @@ func SbatchJob(r *request.Request, prefix string) (jobsubmit.Job, error) {
 		j.MinNodes, j.MaxNodes = 1, 1
 		if r.GPUs > 0 {
 			j.TresPerNode = fmt.Sprintf("gres:shard:%d", r.Share()*ShardsPerGPU/1000)
+			if len(r.Models) > 0 {
+				j.Features = modelFeatures(prefix, r.Models) // shards carry no GPU type
+			}
 		}
 		return j, nil
 	case r.GPUsPerNode > 0:
@@ -64,18 +69,20 @@ func SbatchJob(r *request.Request, prefix string) (jobsubmit.Job, error) {
 // gresGPU is a GPU TRES entry, typed when the request names one model.
 func gresGPU(models []string, n int) string {
 	if len(models) == 1 {
-		return fmt.Sprintf("gres:gpu:%s:%d", models[0], n)
+		return fmt.Sprintf("gres:gpu:%s:%d", topology.CanonicalModel(models[0]), n)
 	}
 	return fmt.Sprintf("gres:gpu:%d", n)
 }
 
+// modelFeatures is a constraint on the models' features, spelt as gen
+// features writes them (the canonical model name).
 func modelFeatures(prefix string, models []string) string {
 	s := ""
 	for i, m := range models {
 		if i > 0 {
 			s += "|"
 		}
-		s += prefix + m
+		s += prefix + topology.CanonicalModel(m)
 	}
 	return s
 }
