@@ -1,6 +1,7 @@
 package jobsubmit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -191,28 +192,116 @@ func mustOption(t *testing.T, s string) request.Option {
 	return o
 }
 
+// scopeAnswer is what the scope tests compare: what happens to the job,
+// how loudly it is logged, the decision recorded in it, the user's note.
+type scopeAnswer struct {
+	Action  Action
+	Level   LogLevel
+	Verdict Verdict
+	Cause   Cause
+	Note    string
+}
+
 func TestDecideScope(t *testing.T) {
+	gpuOnly := func(c *Policy) { c.Partitions = []string{"gpu"} }
+	gang := func(c *Policy) { c.Jobs = ScopeGang }
+	placed := scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictPlaced}
 	tests := []struct {
 		name string
 		edit func(*Policy)
 		job  Job
-		want Action
-		log  bool
+		want scopeAnswer
 	}{
-		{"no GPUs", nil, Job{MinCPUs: 4}, Keep, false},
-		{"gang scope skips jobs without the option", func(c *Policy) { c.Jobs = ScopeGang }, Job{TresPerJob: "gres:gpu:2"}, Keep, false},
-		{"gpu scope takes them", nil, Job{TresPerJob: "gres:gpu:2"}, Modify, true},
-		{"partition outside the configured ones", func(c *Policy) { c.Partitions = []string{"train"} }, Job{TresPerJob: "gres:gpu:2", Partition: "debug"}, Keep, false},
-		{"partition outside the topology", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu"}, Keep, true},
-		{"gpus per socket", nil, Job{TresPerSocket: "gres:gpu:1", GangTopology: "leaf"}, Keep, true},
+		{"no GPUs", nil, Job{MinCPUs: 4}, scopeAnswer{}},
+		{"gang scope skips jobs without the option", gang, Job{TresPerJob: "gres:gpu:2"},
+			scopeAnswer{Level: LogDebug}},
+		{"gpu scope takes them", nil, Job{TresPerJob: "gres:gpu:2"}, placed},
+		// jobs submitted without -p reach job_submit without a partition;
+		// Slurm puts them into its default partition later
+		{"default partition in scope", gpuOnly, Job{TresPerJob: "gres:gpu:2", GangTopology: "leaf", DefaultPartition: "gpu"}, placed},
+		{"default partition out of scope", gpuOnly, Job{TresPerJob: "gres:gpu:2", GangTopology: "leaf", DefaultPartition: "debug"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseOutOfScope,
+				Note: `gangtopo: --gang-topology=leaf:required is not applied: partition "debug" (Slurm's default) is not in gangtopo.yaml's partitions (gpu); the job is queued as submitted`}},
+		{"no partition and no default known", gpuOnly, Job{TresPerJob: "gres:gpu:2"}, scopeAnswer{Level: LogDebug}},
+		{"partition outside the configured ones, no option", func(c *Policy) { c.Partitions = []string{"train"} },
+			Job{TresPerJob: "gres:gpu:2", Partition: "debug"}, scopeAnswer{Level: LogDebug}},
+		{"partition outside the configured ones, default from the environment", gpuOnly,
+			Job{TresPerJob: "gres:gpu:2", Partition: "debug", GangTopology: "leaf:preferred", GangTopologyFromEnv: true}, scopeAnswer{Level: LogDebug}},
+		{"partition outside the topology", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseNotCovered}},
+		{"partition outside the topology, explicit option", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu", GangTopology: "leaf"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseNotCovered,
+				Note: `gangtopo: --gang-topology=leaf:required is not applied: partition "cpu" is not in the cluster file of lab16 (its partitions: gpu); the job is queued as submitted`}},
+		{"node outside the topology, explicit option", nil, Job{TresPerJob: "gres:gpu:2", ExcNodes: "login1", GangTopology: "leaf"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseNotCovered,
+				Note: `gangtopo: --gang-topology=leaf:required is not applied: node "login1" is not in the cluster file of lab16; the job is queued as submitted`}},
+		{"gpus per socket", nil, Job{TresPerSocket: "gres:gpu:1", GangTopology: "leaf"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseUnsupported,
+				Note: "gangtopo: --gang-topology=leaf:required is not applied: --gpus-per-socket is not handled by gangtopo; the job is queued as submitted"}},
+		{"node count range, default from the environment: no note", nil,
+			Job{TresPerJob: "gres:gpu:4", MinNodes: 2, MaxNodes: 3, GangTopology: "leaf", GangTopologyFromEnv: true},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseUnsupported}},
+		// $GANGTOPO_TOPOLOGY is a default: a CPU job does not get refused
+		{"default from the environment on a CPU job", nil, Job{MinCPUs: 4, GangTopology: "leaf:preferred", GangTopologyFromEnv: true},
+			scopeAnswer{Level: LogDebug}},
+		{"explicit option on a CPU job", nil, Job{MinCPUs: 4, GangTopology: "leaf"},
+			scopeAnswer{Action: Reject, Level: LogInfo, Verdict: VerdictRefused, Note: "gangtopo: --gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)"}},
+		{"explicit option with --gpus=0", nil, Job{TresPerJob: "gres:gpu:0", GangTopology: "leaf"},
+			scopeAnswer{Action: Reject, Level: LogInfo, Verdict: VerdictRefused, Note: "gangtopo: --gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)"}},
+		{"GRES that are not GPUs", nil, Job{TresPerNode: "gres:nic:1"}, scopeAnswer{}},
+		{"a tier the cluster lacks, from the environment", nil, Job{TresPerJob: "gres:gpu:2", GangTopology: "block", GangTopologyFromEnv: true},
+			scopeAnswer{Action: Reject, Level: LogInfo, Verdict: VerdictRefused,
+				Note: "gangtopo: $GANGTOPO_TOPOLOGY=block:required: cluster lab16 has no block domains (its tiers: nvlink, node, leaf, spine, any)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, s := decideFixture(t, tc.edit, map[string]int{})
-			got := decide(t, d, s, tc.job)
-			if got.Action != tc.want || (got.Log != "") != tc.log {
-				t.Errorf("action %v, log %q; want action %v, log %v", got.Action, got.Log, tc.want, tc.log)
+			r := decide(t, d, s, tc.job)
+			got := scopeAnswer{Action: r.Action, Level: r.LogLevel, Verdict: r.Decision.Verdict, Cause: r.Decision.Cause, Note: r.ErrMsg}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s\nlog: %s", diff, r.Log)
+			}
+			if (r.Action == Modify) != (r.AdminComment != nil) {
+				t.Errorf("action %v with AdminComment %v: a job gangtopo changes carries its decision, and only such a job", r.Action, r.AdminComment)
 			}
 		})
+	}
+}
+
+// The decision goes after what the field held: an AdminComment an earlier
+// job_submit plugin wrote, or the user's comment (decision_field: comment).
+func TestDecisionAppended(t *testing.T) {
+	d, s := decideFixture(t, nil, map[string]int{})
+	r := decide(t, d, s, Job{TresPerJob: "gres:gpu:2", AdminComment: "lua: site=x", Comment: "mine"})
+	if r.AdminComment == nil || !strings.HasPrefix(*r.AdminComment, "lua: site=x | gangtopo v1 placed ") || r.Comment != nil {
+		t.Errorf("AdminComment %v, Comment %v; want the decision appended to the AdminComment", r.AdminComment, r.Comment)
+	}
+	d, s = decideFixture(t, func(p *Policy) { p.DecisionField = FieldComment }, map[string]int{})
+	r = decide(t, d, s, Job{TresPerJob: "gres:gpu:2", AdminComment: "lua: site=x", Comment: "mine"})
+	if r.Comment == nil || !strings.HasPrefix(*r.Comment, "mine | gangtopo v1 placed ") || r.AdminComment != nil {
+		t.Errorf("Comment %v, AdminComment %v; want the decision appended to the comment", r.Comment, r.AdminComment)
+	}
+}
+
+// A cluster file built without partitions (`topology build` without
+// --partition) covers every partition: a job naming one is placed over the
+// file's nodes rather than left as submitted.
+func TestClusterWithoutPartitionsCoversThemAll(t *testing.T) {
+	spec := topotest.Lab16Spec()
+	for i := range spec.Nodes {
+		spec.Nodes[i].Partitions = nil
+	}
+	c := topotest.MustBuild(spec)
+	p := DefaultPolicy()
+	d, err := New(p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Decide(Job{TresPerJob: "gres:gpu:16", Partition: "gpu", GangTopology: "leaf"}, occupancy.New(c), 1, place.New(c, place.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Decision.Verdict != VerdictPlaced {
+		t.Errorf("verdict %q (%s), want placed", res.Decision.Verdict, res.Log)
 	}
 }

@@ -16,7 +16,10 @@ import (
 //
 // Values never contain blanks; the text after ": " is for people.
 type Decision struct {
-	Verdict  Verdict
+	Verdict Verdict
+	// Cause says why a job was left as submitted (VerdictUntouched), for
+	// the controller's count of such jobs; "" for a failure to decide.
+	Cause    Cause
 	Request  string   // canonical --gang-topology value
 	GPUs     int      // GPUs of the gang
 	Shape    string   // "4x8" when gangtopo set nodes x GPUs per node
@@ -39,6 +42,23 @@ const (
 	VerdictRefused   Verdict = "refused"   // rejected at submit
 )
 
+// Cause says why gangtopo left a job it could have placed as submitted.
+type Cause string
+
+// Causes.
+const (
+	// CauseNotCovered: the job names a partition or node the cluster file
+	// does not have (the file is out of date, or was built without the
+	// partitions).
+	CauseNotCovered Cause = "not_covered"
+	// CauseUnsupported: a request gangtopo does not translate (GPUs per
+	// socket, a node count range).
+	CauseUnsupported Cause = "unsupported"
+	// CauseOutOfScope: an explicit --gang-topology in a partition outside
+	// gangtopo.yaml's partitions.
+	CauseOutOfScope Cause = "out_of_scope"
+)
+
 const decisionMagic = "gangtopo v1 "
 
 // String renders the decision line.
@@ -51,6 +71,7 @@ func (d Decision) String() string {
 			b.WriteString(" " + k + "=" + strings.ReplaceAll(v, " ", "_"))
 		}
 	}
+	kv("cause", string(d.Cause))
 	kv("request", d.Request)
 	if d.GPUs > 0 {
 		kv("gpus", strconv.Itoa(d.GPUs))
@@ -104,6 +125,8 @@ func ParseDecision(s string) (Decision, error) {
 func (d *Decision) set(k, v string) error {
 	var err error
 	switch k {
+	case "cause":
+		d.Cause = Cause(v)
 	case "request":
 		d.Request = v
 	case "gpus":

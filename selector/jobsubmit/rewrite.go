@@ -262,19 +262,25 @@ func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot
 }
 
 // withDecision records the decision in the configured field and logs it.
+// What the field held (the user's comment, or an AdminComment an earlier
+// job_submit plugin or an administrator set) is kept, the decision
+// appended after " | ".
 func (dc *Decider) withDecision(j Job, out Result, d Decision) Result {
 	line := d.String()
 	if dc.policy.DecisionField == FieldComment {
-		c := line
-		if j.Comment != "" {
-			c = j.Comment + " | " + line
-		}
-		out.Comment = &c
+		out.Comment = strptr(appendLine(j.Comment, line))
 	} else {
-		out.AdminComment = &line
+		out.AdminComment = strptr(appendLine(j.AdminComment, line))
 	}
 	out.Decision, out.LogLevel, out.Log = d, LogInfo, fmt.Sprintf("%s: %s", JobLabel(j), line)
 	return out
 }
 
 func strptr(s string) *string { return &s }
+
+func appendLine(field, line string) string {
+	if field == "" {
+		return line
+	}
+	return field + " | " + line
+}
