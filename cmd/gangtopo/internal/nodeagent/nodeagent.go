@@ -45,7 +45,7 @@ type Agent struct {
 	// MapFailures the cycles whose node map could not be written (the node
 	// file was, and the cycle counts as a success).
 	Runs, Failures, MapFailures int
-	lastMapErr string
+	lastMapErr                  string
 }
 
 // New checks cfg and makes an Agent.
