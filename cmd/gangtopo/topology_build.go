@@ -86,6 +86,9 @@ func runTopologyBuild(stdout, stderr io.Writer, o topologyBuildOptions) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "gangtopo: warning: %s\n", w)
 	}
+	if len(o.partitions) == 0 {
+		fmt.Fprintln(stderr, "gangtopo: warning: no --partition: the cluster file lists no partitions, so the job_submit plugin places a job of any partition over all of its nodes; give --partition NAME (repeatable) for the partitions these nodes are in, or edit partitions: per node group where partitions cover different nodes")
+	}
 	header := fmt.Sprintf("Cluster %s: built by gangtopo %s from %d node maps in %s and %s.", o.name, version, len(maps), o.nodeMaps, source)
 	var buf bytes.Buffer
 	if err := topobuild.WriteClusterYAML(&buf, res.Spec, header, res.Comments); err != nil {

@@ -164,9 +164,11 @@ func parseNodes(cfg *PollConfig, out []byte, st *State) (err error) {
 
 func parseJobs(cfg *PollConfig, out []byte, st *State) (err error) {
 	if cfg.JobsFrom == SqueueJSON {
-		st.Jobs, _, err = ParseSqueueJSON(out, label(cfg, SqueueJSON))
+		st.Decisions = Decisions{}
+		st.Jobs, _, err = parseSqueueJSON(out, label(cfg, SqueueJSON), st.Decisions)
 	} else {
-		st.Jobs, st.Unreadable, err = ParseScontrolJobs(out, label(cfg, ScontrolJobs))
+		st.Decisions = Decisions{}
+		st.Jobs, st.Unreadable, err = parseScontrolJobs(out, label(cfg, ScontrolJobs), st.Decisions)
 	}
 	return err
 }
