@@ -49,9 +49,9 @@ func idSuffix(id string) string {
 // squeueRaw holds a job's fields as read.
 type squeueRaw struct {
 	adminComment string
-	gresDetail []string
-	resources  *jobResources
-	seen       int
+	gresDetail   []string
+	resources    *jobResources
+	seen         int
 }
 
 type jobResources struct {
