@@ -41,6 +41,7 @@ func TestGoldenDiscovery(t *testing.T) {
 		{"topology-build-both-sources", []string{"topology", "build", "--node-maps", "x", "--topology-conf", "a", "--ibnetdiscover", "b"}},
 		{"topology-build-bad-model", []string{"topology", "build", "--node-maps", "x", "--topology-conf", "a", "--model", "h100"}},
 		{"daemon-controller", []string{"daemon", "--role", "controller"}},
+		{"topology-hash", []string{"topology", "hash", lab, nvl}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
