@@ -51,6 +51,7 @@ a pending job, it asks the engine whether the gang would fit now.`,
 type slurmJob struct {
 	id, state, reason, nodes       string
 	features, prefer, comment, adm string
+	excluded                       string // ExcNodeList
 }
 
 func runWhy(w io.Writer, id string, o whyOptions) error {
@@ -135,7 +136,8 @@ func parseSlurmJob(text, id string) (slurmJob, error) {
 			return ""
 		}
 		return slurmJob{id: id, state: f["JobState"], reason: f["Reason"], nodes: null("NodeList"),
-			features: null("Features"), prefer: null("Prefer"), comment: null("Comment"), adm: null("AdminComment")}, nil
+			features: null("Features"), prefer: null("Prefer"), comment: null("Comment"), adm: null("AdminComment"),
+			excluded: null("ExcNodeList")}, nil
 	}
 	return slurmJob{}, fmt.Errorf("job %s: not found in scontrol's output", id)
 }

@@ -76,6 +76,7 @@ type rewrite struct {
 	Features, Prefer, ExcNodes, TresPerJob, TresPerNode string
 	MinNodes, MaxNodes                                  uint32
 	Domain, Shape                                       string
+	Excluded                                            string // what the decision says gangtopo excluded
 	ErrMsg                                              string
 }
 
@@ -88,7 +89,7 @@ func summarize(r Result) rewrite {
 	}
 	return rewrite{Action: r.Action, Verdict: r.Decision.Verdict, Features: s(r.Features), Prefer: s(r.Prefer),
 		ExcNodes: s(r.ExcNodes), TresPerJob: s(r.TresPerJob), TresPerNode: s(r.TresPerNode),
-		MinNodes: r.MinNodes, MaxNodes: r.MaxNodes, Domain: r.Decision.Domain, Shape: r.Decision.Shape, ErrMsg: r.ErrMsg}
+		MinNodes: r.MinNodes, MaxNodes: r.MaxNodes, Domain: r.Decision.Domain, Shape: r.Decision.Shape, Excluded: r.Decision.Excluded, ErrMsg: r.ErrMsg}
 }
 
 const u = "<unchanged>"
@@ -162,7 +163,16 @@ func TestDecideRewrites(t *testing.T) {
 			busy: with(full("node01", "node03", "node04"), "node02", 6),
 			job:  Job{TresPerJob: "gres:gpu:1"},
 			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[05-16]",
-				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0"},
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0", Excluded: "node[05-16]"},
+		},
+		{
+			// the user's own --exclude=node16 stays; the decision records
+			// only what gangtopo added, for gangtopo unbind
+			name: "small job keeps the user's exclusions apart from gangtopo's",
+			busy: with(full("node01", "node03", "node04"), "node02", 6),
+			job:  Job{TresPerJob: "gres:gpu:1", ExcNodes: "node16"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[05-16]",
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0", Excluded: "node[05-15]"},
 		},
 		{
 			name: "impossible size is refused with what would work",

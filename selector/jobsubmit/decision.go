@@ -26,6 +26,7 @@ type Decision struct {
 	Domain   string   // the domain the engine chose
 	Tier     string   // its tier
 	Bound    []string // domains the job is bound to (features), best first
+	Excluded string   // nodes gangtopo added to the job's ExcNodeList (a host list)
 	Snapshot uint64   // snapshot generation used
 	Text     string
 }
@@ -80,6 +81,7 @@ func (d Decision) String() string {
 	kv("domain", d.Domain)
 	kv("tier", d.Tier)
 	kv("bound", strings.Join(d.Bound, ","))
+	kv("excluded", d.Excluded)
 	if d.Snapshot > 0 {
 		kv("snapshot", strconv.FormatUint(d.Snapshot, 10))
 	}
@@ -139,6 +141,8 @@ func (d *Decision) set(k, v string) error {
 		d.Tier = v
 	case "bound":
 		d.Bound = strings.Split(v, ",")
+	case "excluded":
+		d.Excluded = v
 	case "snapshot":
 		d.Snapshot, err = strconv.ParseUint(v, 10, 64)
 	default:

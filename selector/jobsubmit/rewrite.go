@@ -55,7 +55,7 @@ func (dc *Decider) placed(j Job, req request.Request, o request.Option, res plac
 		d.Shape = shape
 	}
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
-		dc.keepWholeNodes(j, res, s, &out)
+		d.Excluded = dc.keepWholeNodes(j, res, s, &out)
 	}
 	return dc.withDecision(j, out, d)
 }
@@ -232,12 +232,14 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 
 // keepWholeNodes excludes the whole free nodes when the engine put a
 // one-node job on a partly used node (a hole exists), so Slurm's own
-// node order does not break a whole node instead.
-func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, out *Result) {
+// node order does not break a whole node instead. It returns the nodes it
+// added to the user's exclusions (a host list), which the decision records
+// so that `gangtopo unbind` can take them out again.
+func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, out *Result) string {
 	c := dc.cluster
 	chosen := res.Alloc.Nodes[0].Node
 	if s.IsWholeNodeFree(chosen) && s.FreeCPUMilli[chosen] == int32(min(c.Nodes[chosen].CPUs*1000, 1<<31-1)) {
-		return // the engine itself opened a whole node: nothing to protect
+		return "" // the engine itself opened a whole node: nothing to protect
 	}
 	excl := map[string]bool{}
 	for _, n := range request.SplitList(j.ExcNodes) {
@@ -247,9 +249,11 @@ func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot
 			}
 		}
 	}
+	var added []string
 	for i := range c.Nodes {
-		if s.IsWholeNodeFree(topology.NodeID(i)) {
+		if s.IsWholeNodeFree(topology.NodeID(i)) && !excl[c.Nodes[i].Name] {
 			excl[c.Nodes[i].Name] = true
+			added = append(added, c.Nodes[i].Name)
 		}
 	}
 	names := make([]string, 0, len(excl))
@@ -259,6 +263,10 @@ func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot
 	if len(names) > 0 {
 		out.ExcNodes = strptr(hostlist.Compress(names))
 	}
+	if len(added) == 0 {
+		return ""
+	}
+	return hostlist.Compress(added)
 }
 
 // withDecision records the decision in the configured field and logs it.
