@@ -315,3 +315,25 @@ func TestClusterWithoutPartitionsCoversThemAll(t *testing.T) {
 		t.Errorf("verdict %q (%s), want placed", res.Decision.Verdict, res.Log)
 	}
 }
+
+// On nodes whose GPUs are NVLink-bridged pairs, the rewrite holds an
+// nvlink gang to one node but cannot choose its GPUs: the decision says the
+// island is advisory there. On NVSwitch nodes (Lab16) it says nothing.
+func TestNVLinkIslandsAdvisoryOnPairs(t *testing.T) {
+	c := topotest.SingleNode(topotest.PCIeEightGPU("pcie1"))
+	d, err := New(DefaultPolicy(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Decide(Job{TresPerJob: "gres:gpu:2", GangTopology: "nvlink"}, occupancy.New(c), 1, place.New(c, place.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "(advisory on pcie1: it has 4 NVLink islands, and which of its GPUs the job gets is Slurm's choice)"; !strings.Contains(res.Decision.Text, want) {
+		t.Errorf("decision %q, want it to say %q", res.Decision.Text, want)
+	}
+	ld, s := decideFixture(t, nil, map[string]int{})
+	if r := decide(t, ld, s, Job{TresPerJob: "gres:gpu:2", GangTopology: "nvlink"}); strings.Contains(r.Decision.Text, "advisory") {
+		t.Errorf("NVSwitch node: %q", r.Decision.Text)
+	}
+}

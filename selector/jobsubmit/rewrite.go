@@ -44,7 +44,7 @@ import (
 func (dc *Decider) placed(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
 	c := dc.cluster
 	d := Decision{Verdict: VerdictPlaced, Request: o.String(), GPUs: req.GPUs, Snapshot: gen,
-		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message}
+		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message + dc.advisoryNote(req, res)}
 	if res.Widened {
 		d.Verdict = VerdictWider
 	}

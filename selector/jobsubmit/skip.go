@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // The jobs gangtopo does not place, and what it says about them.
@@ -107,4 +109,24 @@ func (dc *Decider) untouched(j Job, req string, gpus int, cause Cause, why strin
 		out.ErrMsg = fmt.Sprintf("gangtopo: %s is not applied: %s; the job is queued as submitted", opt, why)
 	}
 	return dc.withDecision(j, out, d)
+}
+
+// advisoryNote says, for a placement on nodes with several NVLink islands
+// (NVLink-bridged pairs in a PCIe box), that the islands are advice there:
+// the rewrite can hold a job to one node (-N 1) or to a domain, but which
+// GPUs of a node the job gets is Slurm's choice (lowest free indices, Links=
+// in gres.conf), and no job field Slurm 22.05 honours names GPU indices.
+// On NVSwitch nodes the node is one island, so nothing is lost.
+func (dc *Decider) advisoryNote(req request.Request, res place.Result) string {
+	if req.EffectiveTier() != topology.TierNVLink && req.Slice <= 1 {
+		return ""
+	}
+	c := dc.cluster
+	for _, na := range res.Alloc.Nodes {
+		if len(c.Nodes[na.Node].Islands) > 1 {
+			return fmt.Sprintf(" (advisory on %s: it has %d NVLink islands, and which of its GPUs the job gets is Slurm's choice)",
+				c.Nodes[na.Node].Name, len(c.Nodes[na.Node].Islands))
+		}
+	}
+	return ""
 }

@@ -139,6 +139,14 @@ func (l *Lab) Restart(ctx context.Context, plugins Plugins) error {
 	return l.WaitNodesIdle(ctx, 30*time.Second)
 }
 
+// SetPlugins rewrites the configuration for other plugins without telling
+// slurmctld: the caller runs `scontrol reconfigure` itself (the documented
+// way to switch gangtopo on or off).
+func (l *Lab) SetPlugins(plugins Plugins) error {
+	l.opts.Plugins = plugins
+	return l.writeConfig()
+}
+
 // Reconfigure rewrites the configuration for other plugins and runs
 // `scontrol reconfigure` (0.2 s, where Restart takes seconds). slurmctld
 // loads or drops job_submit/gangtopo when JobSubmitPlugins changes; the
