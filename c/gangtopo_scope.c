@@ -47,7 +47,8 @@ static int listed(const char *list, const char *w, size_t wl)
  * asks_gpus says whether a TRES list ("gres:gpu:h100:8,gres:nic:1") has a
  * GPU entry with a count other than 0, as jobsubmit.parseGPUTres reads it:
  * "gpu", "gpu:TYPE", "gpu:N", "gpu:TYPE:N" or "gpu=N", with or without
- * "gres:" or "gres/" in front.
+ * "gres:" or "gres/" in front; or a GPU share, "shard[:N]" (jobsubmit's
+ * shardCount).
  */
 static int asks_gpus(const char *tres)
 {
@@ -62,6 +63,18 @@ static int asks_gpus(const char *tres)
 			item += 5, len -= 5;
 		else if (len >= 5 && !strncmp(item, "gres/", 5))
 			item += 5, len -= 5;
+		if (len >= 5 && !strncmp(item, "shard", 5) && (len == 5 || item[5] == ':' || item[5] == '=')) {
+			const char *c;
+			int zero = 1, digits = len > 6;
+
+			for (c = item + 6; c < item + len; c++) {
+				digits &= *c >= '0' && *c <= '9';
+				zero &= *c == '0';
+			}
+			if (len == 5 || (digits && !zero))
+				return 1;	/* shardCount: "shard", or a count of at least 1 */
+			continue;
+		}
 		if (len < 3 || strncmp(item, "gpu", 3) || (len > 3 && item[3] != ':' && item[3] != '='))
 			continue;
 		for (last = item + len; last > item + 3 && last[-1] != ':' && last[-1] != '='; last--)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
@@ -56,6 +57,11 @@ type Result struct {
 type Decider struct {
 	policy  Policy
 	cluster *topology.Cluster
+
+	// unbindable's cache: the nodes of the last feature table seen
+	unbindMu    sync.Mutex
+	unbindKey   *[]string
+	unbindNodes []string
 }
 
 // New makes a decider. It fails when a domain of the cluster cannot be a
@@ -90,7 +96,18 @@ func (dc *Decider) Decide(j Job, s *occupancy.Snapshot, gen uint64, e *place.Eng
 	if p.Done {
 		return p.Final, nil
 	}
-	return dc.Rewrite(j, p, e.Place(s, p.Request), s, gen)
+	return dc.Rewrite(j, p, e.Place(s, dc.EngineRequest(p, s)), s, gen)
+}
+
+// EngineRequest is the request the engine places for a prepared job on
+// snapshot s: the job's own, with the nodes that cannot be bound excluded
+// (unbindable).
+func (dc *Decider) EngineRequest(p Prepared, s *occupancy.Snapshot) request.Request {
+	r := p.Request
+	if bad := dc.unbindable(s); len(bad) > 0 {
+		r.Excluded = append(append([]string(nil), r.Excluded...), bad...)
+	}
+	return r
 }
 
 // Prepare runs stages 1 and 2 of a decision.
@@ -109,7 +126,7 @@ func (dc *Decider) Prepare(j Job) Prepared {
 	if !inScope {
 		return Prepared{Done: true, Final: dc.outOfScope(j)}
 	}
-	req, err := buildRequest(j, opt)
+	req, err := dc.buildRequest(j, opt)
 	var unsupported *unsupportedError
 	switch {
 	case errors.As(err, &unsupported):
@@ -134,7 +151,7 @@ func (dc *Decider) Rewrite(j Job, p Prepared, res place.Result, s *occupancy.Sna
 	case place.Invalid, place.Impossible:
 		return dc.refuse(j, p.Option.String(), res.Message), nil
 	case place.NoFit:
-		return dc.waiting(j, p.Request, p.Option, res, gen), nil
+		return dc.waiting(j, p.Request, p.Option, res, s, gen), nil
 	case place.Placed:
 		return dc.placed(j, p.Request, p.Option, res, s, gen), nil
 	}
@@ -148,19 +165,43 @@ func (dc *Decider) scope(j Job) (request.Option, bool, error) {
 		if j.GangTopology != "" && !j.GangTopologyFromEnv {
 			return request.Option{}, false, errors.New("--gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)")
 		}
-		return request.Option{}, false, nil // a default from the environment does not apply
+		// a default from the environment does not apply to a CPU job
+		return request.Option{}, cpuJob(j) && dc.cpuInScope(j), nil
 	}
 	if !dc.partitionInScope(jobPartition(j)) {
 		return request.Option{}, false, nil
 	}
 	if j.GangTopology == "" {
-		return dc.policy.Default, dc.policy.Jobs == ScopeGPU, nil
+		return dc.policy.Default, dc.policy.Jobs == ScopeGPU || dc.policy.Jobs == ScopeAll, nil
 	}
 	o, err := request.ParseOption(j.GangTopology)
 	if err != nil {
 		return o, false, fmt.Errorf("%s: %v", optionName(j), err)
 	}
 	return o, true, nil
+}
+
+// cpuInScope says whether a job without GPUs is placed: under jobs: all,
+// when it runs in a partition of the cluster file. A job without a
+// partition goes to Slurm's default partition (jobPartition); when the
+// shim could not say which that is, it is placed only on a cluster file
+// without partitions (every node in one).
+func (dc *Decider) cpuInScope(j Job) bool {
+	part := jobPartition(j)
+	if dc.policy.Jobs != ScopeAll || !dc.partitionInScope(part) {
+		return false
+	}
+	if len(dc.cluster.Partitions) == 0 {
+		return true
+	}
+	// only where the cluster file describes: CPU jobs of other partitions
+	// are no business of gangtopo's, and are not "not covered"
+	for _, p := range request.SplitList(part) {
+		if _, ok := dc.cluster.PartitionByName(p); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (dc *Decider) partitionInScope(p string) bool {
@@ -243,4 +284,11 @@ func Failure(j Job, err error, gen uint64, refuse bool) Result {
 // log lines) and its user.
 func JobLabel(j Job) string {
 	return fmt.Sprintf("job %q of uid %d", j.Name, j.UserID)
+}
+
+// JobRequest is what job j asks for in the engine's terms, read as the
+// decision reads it, whatever its scope and option: the simulators use it
+// to read a rewritten job back.
+func (dc *Decider) JobRequest(j Job) (request.Request, error) {
+	return dc.buildRequest(j, request.Option{})
 }

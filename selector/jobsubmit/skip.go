@@ -54,9 +54,9 @@ func optionName(j Job) string {
 // explicit says the user gave --gang-topology on this job.
 func explicit(j Job) bool { return j.GangTopology != "" && !j.GangTopologyFromEnv }
 
-// asksGPUs says whether the job asks for at least one GPU. A TRES string
-// that does not parse counts as asking: buildRequest then says what is
-// wrong with it.
+// asksGPUs says whether the job asks for at least one GPU, or a GPU share
+// (gres/shard). A TRES string that does not parse counts as asking:
+// buildRequest then says what is wrong with it.
 func asksGPUs(j Job) bool {
 	for _, s := range []string{j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask} {
 		t, ok, err := parseGPUTres(s)
@@ -64,7 +64,25 @@ func asksGPUs(j Job) bool {
 			return true
 		}
 	}
-	return false
+	return hasShards(j)
+}
+
+// cpuJob says the job is a CPU job: no GRES at all, or only GPU entries
+// that count 0 (--gpus=0). A job with other GRES only (a NIC) is neither:
+// gangtopo knows nothing of them, and leaves it alone.
+func cpuJob(j Job) bool {
+	for _, s := range []string{j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask} {
+		for _, item := range strings.Split(s, ",") {
+			if strings.TrimSpace(item) == "" {
+				continue
+			}
+			t, ok, err := parseGPUTres(item)
+			if err != nil || !ok || t.Count != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // outOfScope is the answer for a job scope passed over.

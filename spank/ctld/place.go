@@ -35,7 +35,7 @@ func (g *Gate) place(j jobsubmit.Job, p jobsubmit.Prepared, now time.Time) jobsu
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
-	res, abandoned, err := g.runEngine(j, snap, p.Request)
+	res, abandoned, err := g.runEngine(j, snap, g.decider.EngineRequest(p, snap))
 	defer func() { g.store.Release(abandoned) }()
 	if err != nil {
 		return g.failure(j, err, info.Generation)
@@ -62,7 +62,7 @@ type engineOut struct {
 // before the next change, and the next call gets a fresh engine.
 func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, r request.Request) (place.Result, bool, error) {
 	if g.engine.e == nil || (g.engine.busy != nil && g.engine.busy.Load()) {
-		g.engine = engineSlot{e: place.New(g.Cluster(), place.Options{})}
+		g.engine = engineSlot{e: place.New(g.Cluster(), g.cfg.EngineOptions(nil))}
 	}
 	e, busy, hook := g.engine.e, &atomic.Bool{}, faultHook
 	busy.Store(true)

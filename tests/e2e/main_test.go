@@ -109,7 +109,7 @@ func startLab() (*slurmlab.Lab, error) {
 	return slurmlab.Start(context.Background(), slurmlab.Options{
 		Dir: dir, RemoveDir: true, Cluster: c, ClusterFile: clusterFile, Owner: os.Getpid(),
 		Plugins: gangtopoPlugins(plugins), Partitions: labPartitions,
-		Logf:    func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
+		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
 	})
 }
 

@@ -21,7 +21,7 @@ func TestFixedConfigurationLoadsWithoutRestart(t *testing.T) {
 	if err := lab.Restart(context.Background(), gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))); err != nil {
 		t.Fatal(err)
 	}
-	want := `jobs: "everything" is not allowed (want gang or gpu); jobs pass unchanged until it loads: the plugin watches ` + configFile
+	want := `jobs: "everything" is not allowed (want gang or gpu or all); jobs pass unchanged until it loads: the plugin watches ` + configFile
 	if logged := ctldLogSince(offset); !strings.Contains(logged, want) {
 		t.Errorf("slurmctld log after the start:\n%s\nwant %q", logged, want)
 	}
