@@ -25,6 +25,12 @@ func writeNodeFiles(c *topology.Cluster, dir string) error {
 	return nil
 }
 
+// RewriteNodeFiles writes the lab's node files into one node's directory
+// again (after a test replaced one).
+func (l *Lab) RewriteNodeFiles(node string) error {
+	return writeNodeFiles(l.Cluster, l.NodeFileDir(node))
+}
+
 func writeAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
 	if err != nil {

@@ -62,13 +62,14 @@ KillWait=5
 Waittime=0
 {{range .Nodes}}{{.}}
 {{end}}PartitionName=gpu Nodes={{.AllNodes}} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
-`))
+{{range .Partitions}}{{.}}
+{{end}}`))
 
 type confData struct {
 	Dir, Name, PluginDir, AllNodes string
 	Port, SlurmdPort               int
 	JobSubmit                      bool
-	Nodes                          []string
+	Nodes, Partitions              []string
 }
 
 // writeConfig writes slurm.conf, gres.conf, topology.conf and
@@ -80,7 +81,7 @@ func (l *Lab) writeConfig() error {
 		return err
 	}
 	d := confData{Dir: l.Dir, Name: "gtlab", Port: l.Port, SlurmdPort: l.Port + 1,
-		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit}
+		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions}
 	if l.opts.Plugins.Dir != "" {
 		d.PluginDir += ":" + l.opts.Plugins.Dir // a colon list works (SLURM-LAB.md)
 	}
