@@ -65,7 +65,8 @@ func mixedSequence(t *testing.T) mixedOutcome {
 		out.wholeFree = append(out.wholeFree, len(freeWholeNodes(t)))
 	}
 	for range 2 {
-		running(t, "-p", "gpu", "-n", "1", "-c", "40", "--mem=1000")
+		j := running(t, "-p", "gpu", "-n", "1", "-c", "40", "--mem=1000")
+		t.Logf("CPU-only job %s on %v (%s)", j.ID, j.Nodes, j.AdminComment)
 		step()
 	}
 	arrayRuns(t, 6, "-p", "gpu", "--array=0-5", "--gpus=1", "--cpus-per-gpu=1")
