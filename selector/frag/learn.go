@@ -109,3 +109,7 @@ func (l *Learner) Workload(coverage float64, prior Workload) (w Workload, ok boo
 	}
 	return w, true, nil
 }
+
+// TypicalCoverage is the share of the jobs a learned mix's single-node
+// shapes cover: FGD's podPopularityThreshold (95%).
+const TypicalCoverage = 0.95
