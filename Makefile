@@ -205,6 +205,7 @@ bench-slurm-throughput: slurm-packages plugins build
 bench-slurm-replay: slurm-packages plugins build
 	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
 	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench replay -runs $(BENCH_REPLAY_RUNS) -stock "$(BENCH_REPLAY_STOCK)"
+	$(GO) test ./selector/sim/deployed -run TestDeployedMatchesTheLab -count=1 -args -matchdoc $(CURDIR)/docs/benchmarks.md
 
 # The README's main command: a local 16-node Slurm GPU cluster with the
 # plugins, a mixed workload, the fragmentation report before and after.

@@ -2,6 +2,7 @@ package deployed
 
 import (
 	"encoding/csv"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 )
 
 // The deployed path is checked against a real slurmctld with the gangtopo
@@ -30,6 +32,7 @@ func TestDeployedMatchesTheLab(t *testing.T) {
 	pol := jobsubmit.DefaultPolicy()
 	pol.Jobs = jobsubmit.ScopeGPU // the bench's gangtopo.yaml
 	total, matched := 0, 0
+	var rows []string
 	for _, run := range []string{"plain", "pernode", "plain_off2", "pernode_off2"} {
 		p, err := New(c, Config{Policy: pol, Slurm: stockslurm.Options{Tree: true, NoCores: true}})
 		if err != nil {
@@ -39,9 +42,37 @@ func TestDeployedMatchesTheLab(t *testing.T) {
 		total += n
 		matched += ok
 		t.Logf("%s: %d of %d placements as the lab", run, ok, n)
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %.1f%% |", run, n, ok, 100*float64(ok)/float64(max(n, 1))))
+	}
+	if *matchDoc != "" {
+		writeMatchDoc(t, rows, total, matched)
 	}
 	if total == 0 || float64(matched) < 0.98*float64(total) {
 		t.Errorf("the deployed model predicts %d of %d placements of the real slurmctld with the plugins, want >= 98%%", matched, total)
+	}
+}
+
+var matchDoc = flag.String("matchdoc", "", "write the match table into this Markdown file's deployed-match section")
+
+// writeMatchDoc writes the table of TestDeployedMatchesTheLab into the
+// benchmarks document (make bench-slurm-replay runs it after recording).
+func writeMatchDoc(t *testing.T, rows []string, total, matched int) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("## The deployed-path model vs. a real slurmctld with the plugins\n\n")
+	b.WriteString("`selector/sim/deployed` (the `gangtopo-slurm` policy: the plugin's own decision code, then the stock Slurm model " +
+		"placing the rewritten job) replayed step by step on the states the lab recorded above (docs/bench/replay-*-gangtopo.csv: " +
+		"the reference sequences driven through slurmctld 22.05.8 with both plugins, `jobs: gpu`). A submission matches when the " +
+		"model starts it on the same nodes with the same GPU indices, or leaves it pending as the lab did. Target: at least 98%. " +
+		"Written by `make bench-slurm-replay`:\n\n")
+	b.WriteString("    go test ./selector/sim/deployed -run TestDeployedMatchesTheLab -count=1 -args -matchdoc $PWD/docs/benchmarks.md\n\n")
+	b.WriteString("| run | submissions | matched | share |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		b.WriteString(r + "\n")
+	}
+	fmt.Fprintf(&b, "| all | %d | %d | %.1f%% |\n\n", total, matched, 100*float64(matched)/float64(max(total, 1)))
+	if err := docsection.Replace(*matchDoc, "deployed-match", b.String()); err != nil {
+		t.Fatal(err)
 	}
 }
 
