@@ -54,8 +54,8 @@ CC               ?= cc
 HARDEN_CFLAGS    = -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
 HARDEN_LDFLAGS   = -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack
 PLUGIN_CFLAGS    = -std=gnu11 -O2 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -I$(SLURM_INCLUDE) -Ic
-SPANK_SRC        = c/spank_gangtopo.c c/spank_client.c c/spank_remote.c c/gangtopo_option.c c/gangtopo_nodefile.c
-SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h
+SPANK_SRC        = c/spank_gangtopo.c c/spank_client.c c/spank_remote.c c/gangtopo_option.c c/gangtopo_nodefile.c c/gangtopo_quote.c
+SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h c/gangtopo_quote.h
 JOBSUBMIT_SRC    = c/job_submit_gangtopo.c c/gangtopo_channel.c c/gangtopo_scope.c c/gangtopo_quote.c
 JOBSUBMIT_HDR    = c/gangtopo_abi.h c/gangtopo_channel.h c/gangtopo_scope.h c/gangtopo_quote.h
 GO_CSHARED       = $(GO) build -buildmode=c-shared -trimpath \

@@ -33,11 +33,11 @@ static void test_option(void)
 		{ "", "empty value (want TIER[:MODE][,slice=S], e.g. leaf or nvlink:preferred,slice=8)", 0 },
 		{ "leaf:sometimes", "unknown mode \"sometimes\" (want required or preferred)", 0 },
 		{ "leaf:", "unknown mode \"\"", 0 },
-		{ "leaf,slice=0", "slice=0 is not a GPU count (want 1..576)", 0 },
-		{ "leaf,slice=577", "slice=577 is not a GPU count", 0 },
+		{ "leaf,slice=0", "slice=\"0\" is not a GPU count (want 1..576)", 0 },
+		{ "leaf,slice=577", "slice=\"577\" is not a GPU count", 0 },
 		{ "leaf,slice=99999999999999999999", "is not a GPU count", 0 },
-		{ "leaf,slice=x", "slice=x is not a GPU count", 0 },
-		{ "leaf,slice=", "slice= is not a GPU count", 0 },
+		{ "leaf,slice=x", "slice=\"x\" is not a GPU count", 0 },
+		{ "leaf,slice=", "slice=\"\" is not a GPU count", 0 },
 		{ "leaf,slices=8", "unknown setting \"slices=8\" (the only setting is slice=S)", 0 },
 		{ "leaf,slice=8,slice=4", "slice given twice", 0 },
 		{ "leaf,", "unknown setting \"\"", 0 },
@@ -56,6 +56,35 @@ static void test_option(void)
 		else
 			CHECK(strstr(err, cases[i].want) && !strncmp(err, "--gang-topology: ", 17),
 			      "option \"%s\": error \"%s\" lacks \"%s\"", cases[i].in, err, cases[i].want);
+	}
+}
+
+/* has_control says whether s holds an ASCII control byte. */
+static int has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
+/*
+ * Every refusal of the option parser, fed control characters where the
+ * message names the user's words: the message must quote them (a newline
+ * in a slurmd or slurmctld log line would forge a line).
+ */
+static void test_option_quotes(void)
+{
+	static const char *const in[] = {
+		"le\naf", "leaf:\x1brequired", "leaf:pre\rferred", "leaf,colour\n=1", "leaf,\x1b", "leaf,slice=1\nFAKE",
+		"leaf,slice=\x7f", "\x01\x02:\x03", "nvlink,slice=8\x01",
+	};
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		struct gt_option o;
+		char err[256] = "";
+
+		CHECK(gt_option_parse(in[i], &o, err, sizeof(err)) < 0, "option %zu: accepted", i);
+		CHECK(!has_control(err) && strchr(err, '\\'), "option %zu: message not quoted: %s", i, err);
 	}
 }
 
@@ -110,17 +139,32 @@ static void test_nodefile(void)
 	CHECK(gt_gpu_mask("a", &mask) < 0, "letters");
 }
 
-/* parse_stdin serves the Go parity tests (spank/ctld): one value per line in, "ok CANONICAL" or "err MESSAGE" out. */
+/* unhex decodes a hex-encoded line (so that it may hold newlines) into raw (n bytes). */
+static void unhex(const char *line, char *raw, size_t n)
+{
+	size_t k = 0;
+	unsigned b;
+
+	for (const char *p = line; p[0] && p[1] && k < n - 1 && sscanf(p, "%2x", &b) == 1; p += 2)
+		raw[k++] = (char)b;
+	raw[k] = '\0';
+}
+
+/*
+ * parse_stdin serves the Go parity tests (spank/ctld): one value per line
+ * in, hex-encoded, "ok CANONICAL" or "err MESSAGE" out.
+ */
 static int parse_stdin(void)
 {
-	char line[512];
+	char line[1024], raw[512];
 
 	while (fgets(line, sizeof(line), stdin)) {
 		struct gt_option o;
-		char err[256], out[128];
+		char err[512], out[128];
 
 		line[strcspn(line, "\n")] = '\0';
-		if (gt_option_parse(line, &o, err, sizeof(err)) == 0) {
+		unhex(line, raw, sizeof(raw));
+		if (gt_option_parse(raw, &o, err, sizeof(err)) == 0) {
 			gt_option_format(&o, out, sizeof(out));
 			printf("ok %s\n", out);
 		} else {
@@ -139,13 +183,8 @@ static int quote_stdin(void)
 	char line[1024], raw[512], out[2048];
 
 	while (fgets(line, sizeof(line), stdin)) {
-		size_t n = 0;
-		unsigned b;
-
 		line[strcspn(line, "\n")] = '\0';
-		for (const char *p = line; p[0] && p[1] && n < sizeof(raw) - 1 && sscanf(p, "%2x", &b) == 1; p += 2)
-			raw[n++] = (char)b;
-		raw[n] = '\0';
+		unhex(line, raw, sizeof(raw));
 		printf("%s\n", gt_quote(raw, out, sizeof(out)));
 	}
 	return 0;
@@ -245,6 +284,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--nodefile"))
 		return dump_nodefile(argv[2]);
 	test_option();
+	test_option_quotes();
 	test_nodefile();
 	test_scope(argc == 2 ? argv[1] : "c/tests/scope_cases.txt");
 	test_quote();

@@ -63,7 +63,7 @@ func TestBuildRequestRefusals(t *testing.T) {
 		{"gpus per socket", Job{TresPerSocket: "gres:gpu:1"}, "--gpus-per-socket is not handled", true},
 		{"node range", Job{TresPerJob: "gres:gpu:4", MinNodes: 2, MaxNodes: 3}, "a node count range (-N 2-3)", true},
 		{"gpus per task without tasks", Job{TresPerTask: "gres:gpu:2"}, "--gpus-per-task without -n", true},
-		{"two models", Job{TresPerJob: "gres:gpu:h100:8", TresPerNode: "gres:gpu:a100:8", MinNodes: 1}, "GPU models h100 and a100 differ", false},
+		{"two models", Job{TresPerJob: "gres:gpu:h100:8", TresPerNode: "gres:gpu:a100:8", MinNodes: 1}, `GPU models "h100" and "a100" differ`, false},
 		{"bad count", Job{TresPerJob: "gres:gpu:h100:x"}, `count "x" is not a number`, false},
 		{"bad node list", Job{TresPerJob: "gres:gpu:1", ReqNodes: "node[1-"}, `--nodelist "node[1-"`, false},
 	}
