@@ -8,17 +8,20 @@ import (
 	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
-// writeNodeFiles writes the node file of every node of c into dir (the
-// SPANK plugin's nodefile_dir=), built from the cluster file alone
-// (nodefile.FromCluster): the lab runs no node daemon. Each file is written
-// atomically (a temporary file renamed into place), mode 0644.
+// writeNodeFiles writes the node file of every node of c, built from the
+// cluster file alone (nodefile.FromCluster: the lab runs no node daemon),
+// each into a directory of its own, dir/<node>/<node>, as a real cluster
+// has them in each node's local /var/lib/gangtopo/nodes: the SPANK plugin
+// reads nodefile_dir=dir/%n, so a node sees no other node's file. Each file
+// is written atomically (a temporary file renamed into place), mode 0644.
 func writeNodeFiles(c *topology.Cluster, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	for i := range c.Nodes {
 		f := nodefile.FromCluster(c, topology.NodeID(i))
-		if err := writeAtomic(filepath.Join(dir, f.Node), f.Render()); err != nil {
+		local := filepath.Join(dir, f.Node)
+		if err := os.MkdirAll(local, 0o755); err != nil {
+			return err
+		}
+		if err := writeAtomic(filepath.Join(local, f.Node), f.Render()); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,8 @@ import (
 )
 
 // The lab writes one node file per node, FromCluster's text, mode 0644,
-// and leaves no temporary file behind; a second run replaces the files.
+// each alone in its node's directory, and leaves no temporary file behind;
+// a second run replaces the files.
 func TestWriteNodeFiles(t *testing.T) {
 	c := topotest.Lab16()
 	dir := filepath.Join(t.TempDir(), "nodes")
@@ -33,6 +34,10 @@ func TestWriteNodeFiles(t *testing.T) {
 	}
 	for _, e := range entries {
 		got = append(got, e.Name())
+		inside, err := os.ReadDir(filepath.Join(dir, e.Name()))
+		if err != nil || len(inside) != 1 || inside[0].Name() != e.Name() {
+			t.Errorf("%s/: %v, %v; want only the file %s", e.Name(), inside, err, e.Name())
+		}
 	}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -40,7 +45,7 @@ func TestWriteNodeFiles(t *testing.T) {
 	}
 	for i := range c.Nodes {
 		f := nodefile.FromCluster(c, topology.NodeID(i))
-		path := filepath.Join(dir, f.Node)
+		path := filepath.Join(dir, f.Node, f.Node)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

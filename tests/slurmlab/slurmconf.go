@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/template"
 
@@ -174,7 +175,8 @@ func (l *Lab) plugstack() []byte {
 	if !p.Spank || p.Dir == "" {
 		return nil
 	}
-	line := "required " + p.Dir + "/spank_gangtopo.so nodefile_dir=" + l.Path("nodes")
+	// one directory per node (writeNodeFiles): %n is the node's name
+	line := "required " + p.Dir + "/spank_gangtopo.so nodefile_dir=" + filepath.Join(l.Path("nodes"), "%n")
 	if len(p.SpankArgs) > 0 {
 		line += " " + strings.Join(p.SpankArgs, " ")
 	}
