@@ -26,12 +26,13 @@ func main() {
 	ref := fs.String("ref", "../shared/data/slurm-22.05-reference", "the reference data directory")
 	doc := fs.String("doc", "docs/benchmarks.md", "the document to update")
 	ctldEnv := fs.String("ctld-env", "", "extra environment for slurmctld, NAME=value,... (e.g. GOMAXPROCS=1)")
+	label := fs.String("label", "as built", "the design a throughput run measures, its row in the every-run table (throughput)")
 	_ = fs.Parse(os.Args[2:])
 	extraEnv = split(*ctldEnv)
 	var err error
 	switch os.Args[1] {
 	case "throughput":
-		err = withLab(func(b *bench) error { return b.throughput(*n, *doc) })
+		err = withLab(func(b *bench) error { return b.throughput(*n, *doc, *label) })
 	case "replay":
 		err = withLab(func(b *bench) error { return b.replayAll(*ref, split(*runs), split(*stock), *doc) })
 	default:
