@@ -36,7 +36,7 @@ func controllerRole(shared *daemonFlags) daemonRole {
 				return nil, err
 			}
 			c, err := controller.New(controller.Config{
-				Topology: topology, Output: output, Poll: poll,
+				Topology: topology, Output: output, Poll: poll, FeaturePrefix: slurm.featurePrefix,
 				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},
 				Workload: frag.PhillyPrior(1),
 			}, d)

@@ -22,7 +22,7 @@ import (
 )
 
 // replayPolicies are the policies gangtopo replay knows, in report order.
-var replayPolicies = []string{"gangtopo", "slurm", "slurm-flat", queue.NaivePods}
+var replayPolicies = []string{"gangtopo", "gangtopo-slurm", "slurm", "slurm-flat", queue.NaivePods}
 
 type replayOptions struct {
 	topology, trace, traces string

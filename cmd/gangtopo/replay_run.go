@@ -9,10 +9,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/sim/deployed"
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
 	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 )
+
+// controllerCycle is the controller daemon's default poll interval
+// (seconds): how often the deployed path's pending jobs are re-bound.
+const controllerCycle = 5
 
 // replayPolicy replays one policy on one run's jobs.
 func replayPolicy(name string, set *replaySetup, jobs []queue.Job, cfg queue.Config) (*queue.Result, error) {
@@ -20,6 +26,14 @@ func replayPolicy(name string, set *replaySetup, jobs []queue.Job, cfg queue.Con
 	switch name {
 	case "gangtopo":
 		return queue.Replay(c, jobs, queue.NewGangTopo(c, place.Options{}), cfg)
+	case "gangtopo-slurm":
+		pol := jobsubmit.DefaultPolicy()
+		pol.Jobs = jobsubmit.ScopeGPU
+		q, err := deployed.NewQueue(c, deployed.Config{Policy: pol, Slurm: stockslurm.Options{Tree: true}}, controllerCycle)
+		if err != nil {
+			return nil, err
+		}
+		return queue.Replay(c, jobs, q, cfg)
 	case "slurm":
 		return queue.Replay(c, jobs, stockslurm.NewTree(c), cfg)
 	case "slurm-flat":

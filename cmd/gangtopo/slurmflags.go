@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 )
 
 // slurmFlags are the flags that say how to read Slurm's state, shared by
@@ -15,6 +16,7 @@ type slurmFlags struct {
 	nodesFrom, jobsFrom string
 	binDir              string
 	timeout             time.Duration
+	featurePrefix       string
 	files               [4]string // saved outputs, by slurmstate.Source
 	fs                  *pflag.FlagSet
 }
@@ -27,6 +29,7 @@ func (f *slurmFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.jobsFrom, "jobs-from", "squeue", "where jobs come from: squeue (squeue --json) or scontrol (scontrol -a -d show job)")
 	fs.StringVar(&f.binDir, "slurm-bin", "", "`directory` holding sinfo, squeue and scontrol (default: $PATH); they use $SLURM_CONF as usual")
 	fs.DurationVar(&f.timeout, "slurm-timeout", 15*time.Second, "kill a Slurm command that has not finished within this `time`")
+	fs.StringVar(&f.featurePrefix, "feature-prefix", jobsubmit.DefaultFeaturePrefix, "the plugin's feature_prefix: nodes whose features with it differ from the cluster file are reported (empty: no check)")
 	for _, src := range slurmstate.Sources() {
 		fs.StringVar(&f.files[src], savedOutputFlags[src], "", fmt.Sprintf("read `file`, saved output of %s, instead of running it", src))
 	}

@@ -83,7 +83,7 @@ func (o *snapshotOpts) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s, rep, err := slurmstate.BuildSnapshot(c, st, at)
+	s, rep, err := slurmstate.BuildSnapshot(c, st, at, o.slurm.featurePrefix)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package jobsubmit
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
@@ -55,6 +56,11 @@ type Result struct {
 type Decider struct {
 	policy  Policy
 	cluster *topology.Cluster
+
+	// unbindable's cache: the nodes of the last feature table seen
+	unbindMu    sync.Mutex
+	unbindKey   *[]string
+	unbindNodes []string
 }
 
 // New makes a decider. It fails when a domain of the cluster cannot be a
@@ -89,7 +95,18 @@ func (dc *Decider) Decide(j Job, s *occupancy.Snapshot, gen uint64, e *place.Eng
 	if p.Done {
 		return p.Final, nil
 	}
-	return dc.Rewrite(j, p, e.Place(s, p.Request), s, gen)
+	return dc.Rewrite(j, p, e.Place(s, dc.EngineRequest(p, s)), s, gen)
+}
+
+// EngineRequest is the request the engine places for a prepared job on
+// snapshot s: the job's own, with the nodes that cannot be bound excluded
+// (unbindable).
+func (dc *Decider) EngineRequest(p Prepared, s *occupancy.Snapshot) request.Request {
+	r := p.Request
+	if bad := dc.unbindable(s); len(bad) > 0 {
+		r.Excluded = append(append([]string(nil), r.Excluded...), bad...)
+	}
+	return r
 }
 
 // Prepare runs stages 1 and 2 of a decision.
@@ -108,7 +125,7 @@ func (dc *Decider) Prepare(j Job) Prepared {
 	if !inScope {
 		return Prepared{Done: true}
 	}
-	req, err := buildRequest(j, opt)
+	req, err := dc.buildRequest(j, opt)
 	var unsupported *unsupportedError
 	switch {
 	case errors.As(err, &unsupported):
@@ -133,7 +150,7 @@ func (dc *Decider) Rewrite(j Job, p Prepared, res place.Result, s *occupancy.Sna
 	case place.Invalid, place.Impossible:
 		return dc.refuse(j, p.Option.String(), res.Message), nil
 	case place.NoFit:
-		return dc.waiting(j, p.Request, p.Option, res, gen), nil
+		return dc.waiting(j, p.Request, p.Option, res, s, gen), nil
 	case place.Placed:
 		return dc.placed(j, p.Request, p.Option, res, s, gen), nil
 	}
@@ -147,24 +164,35 @@ func leftAsSubmitted(j Job, err error) Result {
 // scope reads the job's --gang-topology and says whether gangtopo handles
 // the job at all.
 func (dc *Decider) scope(j Job) (request.Option, bool, error) {
-	hasGPU := j.TresPerJob+j.TresPerNode+j.TresPerSocket+j.TresPerTask != ""
-	if !hasGPU {
+	if !hasTres(j) {
 		if j.GangTopology != "" {
 			return request.Option{}, false, errors.New("--gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)")
 		}
-		return request.Option{}, false, nil
+		return request.Option{}, dc.cpuInScope(j), nil
 	}
 	if !dc.partitionInScope(j.Partition) {
 		return request.Option{}, false, nil
 	}
 	if j.GangTopology == "" {
-		return dc.policy.Default, dc.policy.Jobs == ScopeGPU, nil
+		return dc.policy.Default, dc.policy.Jobs == ScopeGPU || dc.policy.Jobs == ScopeAll, nil
 	}
 	o, err := request.ParseOption(j.GangTopology)
 	if err != nil {
 		return o, false, fmt.Errorf("--gang-topology: %v", err)
 	}
 	return o, true, nil
+}
+
+// cpuInScope says whether a job without GPUs is placed: under jobs: all,
+// when it runs where the cluster file describes. A job without a
+// partition goes to Slurm's default partition, which the plugin does not
+// know: it is placed only on a cluster file without partitions (every
+// node in one).
+func (dc *Decider) cpuInScope(j Job) bool {
+	if dc.policy.Jobs != ScopeAll || !dc.partitionInScope(j.Partition) {
+		return false
+	}
+	return j.Partition != "" || len(dc.cluster.Partitions) == 0
 }
 
 func (dc *Decider) partitionInScope(p string) bool {
@@ -244,4 +272,11 @@ func Failure(j Job, err error, gen uint64, refuse bool) Result {
 // log lines) and its user.
 func JobLabel(j Job) string {
 	return fmt.Sprintf("job %q of uid %d", j.Name, j.UserID)
+}
+
+// JobRequest is what job j asks for in the engine's terms, read as the
+// decision reads it, whatever its scope and option: the simulators use it
+// to read a rewritten job back.
+func (dc *Decider) JobRequest(j Job) (request.Request, error) {
+	return dc.buildRequest(j, request.Option{})
 }

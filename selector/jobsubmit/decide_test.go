@@ -1,6 +1,8 @@
 package jobsubmit
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -205,6 +207,11 @@ func TestDecideScope(t *testing.T) {
 		{"partition outside the configured ones", func(c *Policy) { c.Partitions = []string{"train"} }, Job{TresPerJob: "gres:gpu:2", Partition: "debug"}, Keep, false},
 		{"partition outside the topology", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu"}, Keep, true},
 		{"gpus per socket", nil, Job{TresPerSocket: "gres:gpu:1", GangTopology: "leaf"}, Keep, true},
+		{"jobs: all places CPU jobs of the cluster's partitions", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, Partition: "gpu"}, Modify, true},
+		// the default partition is Slurm's to choose: unknown here
+		{"jobs: all leaves CPU jobs without a partition", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4}, Keep, false},
+		{"jobs: all leaves CPU jobs of other partitions", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, Partition: "cpu"}, Keep, true},
+		{"jobs: gpu leaves CPU jobs alone", nil, Job{MinCPUs: 4, Partition: "gpu"}, Keep, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,5 +221,111 @@ func TestDecideScope(t *testing.T) {
 				t.Errorf("action %v, log %q; want action %v, log %v", got.Action, got.Log, tc.want, tc.log)
 			}
 		})
+	}
+}
+
+// withFeatures makes the snapshot report that every node carries the
+// features gen features writes, but for those in missing ("node02" drops
+// all of node02's, "gt_node02" that one).
+func withFeatures(t *testing.T, s *occupancy.Snapshot, missing ...string) {
+	t.Helper()
+	fs, err := NodeFeatures(s.Cluster, DefaultFeaturePrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range missing {
+		if id, ok := s.Cluster.NodeByName(name); ok {
+			fs[id] = nil
+			continue
+		}
+		for i := range fs {
+			fs[i] = slices.DeleteFunc(fs[i], func(f string) bool { return f == name })
+		}
+	}
+	s.Features = fs
+}
+
+func TestDecideNodeBinding(t *testing.T) {
+	tests := []struct {
+		name    string
+		busy    map[string]int
+		missing []string // nodes without their gangtopo features
+		bind    int
+		job     Job
+		want    rewrite
+	}{
+		{
+			// node02 has 2 GPUs free, node06 3, the rest are whole: the
+			// engine fills node02's hole first, then node06's; whole nodes
+			// rank last, in node order.
+			name: "a one-node job is bound to the engine's ranked nodes",
+			busy: with(with(full("node01", "node03", "node04"), "node02", 6), "node06", 5),
+			bind: 4,
+			job:  Job{TresPerJob: "gres:gpu:1"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: "[gt_node02|gt_node06|gt_node05|gt_node07]", Prefer: u,
+				ExcNodes: u, TresPerJob: u, TresPerNode: u, MinNodes: 1, MaxNodes: 1, Domain: "node02/nvl0"},
+		},
+		{
+			name: "the user's constraint is kept",
+			busy: with(full("node01", "node03", "node04"), "node02", 6),
+			bind: 2,
+			job:  Job{TresPerJob: "gres:gpu:1", Features: "ib"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: "(ib)&[gt_node02|gt_node05]", Prefer: u,
+				ExcNodes: u, TresPerJob: u, TresPerNode: u, MinNodes: 1, MaxNodes: 1, Domain: "node02/nvl0"},
+		},
+		{
+			// the engine's node lacks its feature: never send the job
+			// elsewhere; keep the whole nodes whole instead
+			name:    "the chosen node without its feature falls back to exclusions",
+			busy:    with(full("node01", "node03", "node04"), "node02", 6),
+			missing: []string{"gt_node02"},
+			bind:    4,
+			job:     Job{TresPerJob: "gres:gpu:1"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[05-16]",
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0"},
+		},
+		{
+			name: "bind_nodes 0 keeps the exclusions",
+			busy: with(full("node01", "node03", "node04"), "node02", 6),
+			job:  Job{TresPerJob: "gres:gpu:1"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[05-16]",
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0"},
+		},
+		{
+			// leaf3's nodes lack their features: Slurm would refuse a job
+			// naming gt_leaf3, so it is left out of the list, and the
+			// engine does not place there (leaf4 is the free leaf left)
+			name:    "domains whose feature no node carries are not listed",
+			busy:    full("node01", "node05"),
+			missing: []string{"node09", "node10", "node11", "node12"},
+			job:     Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: "[gt_leaf4|gt_leaf1|gt_leaf2]", Prefer: u,
+				ExcNodes: u, TresPerJob: "", TresPerNode: "gres:gpu:8", MinNodes: 4, MaxNodes: 4, Domain: "leaf4", Shape: "4x8"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, s := decideFixture(t, func(p *Policy) { p.BindNodes = tc.bind }, tc.busy)
+			withFeatures(t, s, tc.missing...)
+			got := summarize(decide(t, d, s, tc.job))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Slurm holds at most 64 alternatives in a matching OR: a cluster of 80
+// leaves binds a leaf gang to the 64 best.
+func TestDecideCapsAlternatives(t *testing.T) {
+	c := topotest.FatTree(2, 40, 2, topotest.DGXH100)
+	d, err := New(DefaultPolicy(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := occupancy.New(c)
+	res := decide(t, d, s, Job{TresPerJob: "gres:gpu:16", GangTopology: "leaf"})
+	if n := strings.Count(*res.Features, "|") + 1; n != 64 {
+		t.Errorf("%d alternatives in %q, want 64", n, *res.Features)
 	}
 }

@@ -19,9 +19,10 @@ var featureName = regexp.MustCompile(`^[A-Za-z0-9_.+-]+$`)
 func ValidFeature(s string) bool { return featureName.MatchString(s) }
 
 // featureTiers are the tiers whose domains become Slurm node features: the
-// multi-node domains a gang can be bound to. Nodes and NVLink islands need
-// no feature (a node is named directly; an island is inside one node).
-var featureTiers = []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine}
+// multi-node domains a gang can be bound to, and the node itself, which a
+// one-node job is bound to by rank (nodebind.go). NVLink islands need no
+// feature (an island is inside one node).
+var featureTiers = []topology.Tier{topology.TierSpine, topology.TierLeaf, topology.TierBlock, topology.TierNode}
 
 // DomainFeature is the Slurm node feature that marks membership of a
 // domain: the prefix and the domain's name as the cluster file spells it
@@ -29,7 +30,7 @@ var featureTiers = []topology.Tier{topology.TierBlock, topology.TierLeaf, topolo
 func DomainFeature(prefix, domain string) string { return prefix + domain }
 
 // NodeFeatures lists, for every node of c, the features of the domains above
-// it (block, leaf, spine, in that order). It fails when a domain's name
+// it and its own (spine, leaf, block, node, in that order). It fails when a domain's name
 // cannot be a Slurm feature.
 func NodeFeatures(c *topology.Cluster, prefix string) ([][]string, error) {
 	if err := checkFeatureNames(c, prefix); err != nil {

@@ -1,6 +1,8 @@
 package jobsubmit
 
 import (
+	"github.com/gangtopo/gangtopo/selector/frag"
+	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -12,6 +14,10 @@ type Scope string
 const (
 	ScopeGang Scope = "gang" // only jobs with --gang-topology (or GANGTOPO_TOPOLOGY)
 	ScopeGPU  Scope = "gpu"  // every job that asks for GPUs
+	// ScopeAll adds jobs without GPUs that run on the nodes of the
+	// cluster file: their CPUs and memory cost GPUs too (a GPU left
+	// without CPUs is lost), so they are placed where they cost least.
+	ScopeAll Scope = "all"
 )
 
 // DecisionField values: where the decision line goes.
@@ -35,7 +41,18 @@ type Policy struct {
 	// DecisionField is where the one-line decision goes: FieldAdminComment
 	// or FieldComment.
 	DecisionField string
+	// BindNodes is how many of the engine's ranked nodes a one-node job is
+	// bound to (nodebind.go); 0 turns node binding off.
+	BindNodes int
+	// ShardsPerGPU is gres.conf's shard count per GPU (Name=shard
+	// Count=...): a --gres=shard:N job asks N/ShardsPerGPU of one GPU.
+	// 0: shard jobs are left to Slurm.
+	ShardsPerGPU int
 }
+
+// DefaultBindNodes is how many ranked nodes a one-node job is bound to
+// by default: the engine's default candidate count.
+const DefaultBindNodes = 8
 
 // DefaultPolicy is the policy of a gangtopo.yaml that sets none of its
 // keys: jobs with --gang-topology only, any:preferred for GPU jobs under
@@ -46,5 +63,13 @@ func DefaultPolicy() Policy {
 		Default:       request.Option{Tier: topology.TierCluster, Mode: request.Preferred},
 		FeaturePrefix: DefaultFeaturePrefix,
 		DecisionField: FieldAdminComment,
+		BindNodes:     DefaultBindNodes,
 	}
+}
+
+// EngineOptions are the engine options the decision needs: enough ranked
+// candidates for the node binding, and the workload fragmentation is
+// measured against (nil: the engine's default mix).
+func (p Policy) EngineOptions(w *frag.Workload) place.Options {
+	return place.Options{Workload: w, MaxCandidates: max(p.BindNodes, 8)}
 }

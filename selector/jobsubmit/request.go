@@ -2,6 +2,7 @@ package jobsubmit
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gangtopo/gangtopo/selector/hostlist"
@@ -20,9 +21,12 @@ func (e *unsupportedError) Error() string { return e.what + " is not handled by 
 // GPUs: --gpus=G (tres_per_job) is a gang of G; --gpus-per-node=g or
 // --gres=gpu:g (tres_per_node) with -N n is n x g; --gpus-per-task=t with
 // -n k is k*t GPUs split as the engine likes. The typed GRES (h100) is the
-// model. CPUs come from --cpus-per-gpu, else from the task counts; memory
-// from --mem-per-gpu or --mem (per node).
-func buildRequest(j Job, o request.Option) (request.Request, error) {
+// model, or a constraint naming GPU model features (gt_a100|gt_h100, as
+// gen features writes them) is the set of models. --gres=shard:N is a
+// share of one GPU (N of shardsPerGPU). A job without GPUs (jobs: all) is
+// a CPU-only request on one node. CPUs come from --cpus-per-gpu, else
+// from the task counts; memory from --mem-per-gpu or --mem (per node).
+func (dc *Decider) buildRequest(j Job, o request.Option) (request.Request, error) {
 	var r request.Request
 	o.Apply(&r)
 	if j.TresPerSocket != "" {
@@ -31,14 +35,25 @@ func buildRequest(j Job, o request.Option) (request.Request, error) {
 	if j.MaxNodes > j.MinNodes && j.MinNodes > 0 {
 		return r, &unsupportedError{fmt.Sprintf("a node count range (-N %d-%d)", j.MinNodes, j.MaxNodes)}
 	}
-	if err := gpusOf(j, &r); err != nil {
+	var err error
+	switch {
+	case !hasTres(j):
+		err = cpuOnly(j, &r)
+	case dc.policy.ShardsPerGPU > 0 && hasShards(j):
+		err = shardsOf(j, dc.policy.ShardsPerGPU, &r)
+	default:
+		err = gpusOf(j, &r)
+	}
+	if err != nil {
 		return r, err
+	}
+	if len(r.Models) == 0 {
+		r.Models = dc.modelConstraint(j.Features)
 	}
 	if err := resourcesOf(j, &r); err != nil {
 		return r, err
 	}
 	r.Partitions = request.SplitList(j.Partition)
-	var err error
 	if r.Allowed, err = expandNodes("--nodelist", j.ReqNodes); err != nil {
 		return r, err
 	}
@@ -91,6 +106,93 @@ func gpusOf(j Job, r *request.Request) error {
 		return &unsupportedError{"a GPU request of 0 GPUs"}
 	}
 	return nil
+}
+
+// hasTres says whether the job asks for any GRES at all.
+func hasTres(j Job) bool {
+	return j.TresPerJob+j.TresPerNode+j.TresPerSocket+j.TresPerTask != ""
+}
+
+// cpuOnly fills a request for a job without GPUs: one node (a CPU job
+// over several is left to Slurm).
+func cpuOnly(j Job, r *request.Request) error {
+	if j.MinNodes > 1 {
+		return &unsupportedError{fmt.Sprintf("a CPU-only job over %d nodes", j.MinNodes)}
+	}
+	r.Nodes = 1
+	return nil
+}
+
+// hasShards says whether the job asks for GPU shares (gres/shard).
+func hasShards(j Job) bool {
+	for _, s := range []string{j.TresPerJob, j.TresPerNode} {
+		if _, ok := shardCount(s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// shardCount finds "gres:shard:N" (or gres/shard=N) in a TRES list.
+func shardCount(s string) (int, bool) {
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimPrefix(strings.TrimSpace(item), "gres:")
+		item = strings.TrimPrefix(item, "gres/")
+		rest, ok := strings.CutPrefix(item, "shard")
+		if !ok {
+			continue
+		}
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, ":"), "=")
+		if rest == "" {
+			return 1, true
+		}
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 1 {
+			return 0, false
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// shardsOf fills a request for --gres=shard:N: a share of one GPU on one
+// node, N shards of perGPU.
+func shardsOf(j Job, perGPU int, r *request.Request) error {
+	n, _ := shardCount(j.TresPerNode)
+	if n == 0 {
+		n, _ = shardCount(j.TresPerJob)
+	}
+	if j.MinNodes > 1 {
+		return &unsupportedError{fmt.Sprintf("GPU shards on %d nodes", j.MinNodes)}
+	}
+	if n > perGPU {
+		return &unsupportedError{fmt.Sprintf("%d shards, more than one GPU's %d", n, perGPU)}
+	}
+	r.GPUs, r.Nodes, r.Milli = 1, 1, (n*1000+perGPU-1)/perGPU
+	return nil
+}
+
+// modelConstraint reads a constraint that only chooses among GPU models:
+// one or several GPU model features (the prefix and a model name of the
+// cluster, as gen features writes them) joined by |. Anything else says
+// nothing about models (nil): Slurm enforces it as written.
+func (dc *Decider) modelConstraint(features string) []string {
+	if features == "" || strings.ContainsAny(features, "&()[]*") {
+		return nil
+	}
+	var models []string
+	for _, f := range strings.Split(features, "|") {
+		name, ok := strings.CutPrefix(strings.TrimSpace(f), dc.policy.FeaturePrefix)
+		if !ok || dc.policy.FeaturePrefix == "" {
+			return nil
+		}
+		m, found := dc.cluster.ModelByName(name)
+		if !found {
+			return nil
+		}
+		models = append(models, dc.cluster.ModelName(m))
+	}
+	return models
 }
 
 // resourcesOf fills CPUMilli and MemMiB (job totals).

@@ -39,10 +39,21 @@ func TestBuildRequest(t *testing.T) {
 		{"--gpus=8 -p gpu,big -w node[01-02] -x node03", Job{TresPerJob: "gres:gpu:8", Partition: "gpu,big", ReqNodes: "node[01-02]", ExcNodes: "node03"},
 			request.Request{GPUs: 8, CPUMilli: 1000, Tier: topology.TierLeaf, Partitions: []string{"gpu", "big"},
 				Allowed: []string{"node01", "node02"}, Excluded: []string{"node03"}}},
+		// jobs: all: 4 tasks x 2 CPUs, 1000 MiB per CPU
+		{"CPU-only -n4 -c2 --mem-per-cpu=1000", Job{NumTasks: 4, CPUsPerTask: 2, PnMinMemory: memPerCPU | 1000, MinCPUs: 8},
+			request.Request{Nodes: 1, CPUMilli: 8000, MemMiB: 8000, Tier: topology.TierLeaf}},
+		// 47 of 100 shards per GPU: 470 milli of one GPU
+		{"--gres=shard:47", Job{TresPerNode: "gres:shard:47", MinCPUs: 2},
+			request.Request{GPUs: 1, Nodes: 1, Milli: 470, CPUMilli: 2000, Tier: topology.TierLeaf}},
+		{"a constraint of GPU model features", Job{TresPerJob: "gres:gpu:2", Features: "gt_H100|gt_h100"},
+			request.Request{GPUs: 2, Models: []string{"h100", "h100"}, CPUMilli: 1000, Tier: topology.TierLeaf}},
+		{"a constraint that is not only models says nothing of models", Job{TresPerJob: "gres:gpu:2", Features: "gt_h100&ib"},
+			request.Request{GPUs: 2, CPUMilli: 1000, Tier: topology.TierLeaf}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := buildRequest(tc.job, leaf)
+			d, _ := decideFixture(t, func(p *Policy) { p.ShardsPerGPU = 100 }, nil)
+			got, err := d.buildRequest(tc.job, leaf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,10 +77,13 @@ func TestBuildRequestRefusals(t *testing.T) {
 		{"two models", Job{TresPerJob: "gres:gpu:h100:8", TresPerNode: "gres:gpu:a100:8", MinNodes: 1}, `GPU models "h100" and "a100" differ`, false},
 		{"bad count", Job{TresPerJob: "gres:gpu:h100:x"}, `count "x" is not a number`, false},
 		{"bad node list", Job{TresPerJob: "gres:gpu:1", ReqNodes: "node[1-"}, `--nodelist "node[1-"`, false},
+		{"CPU-only over two nodes", Job{MinNodes: 2, MaxNodes: 2, NumTasks: 2}, "a CPU-only job over 2 nodes", true},
+		{"more shards than a GPU has", Job{TresPerNode: "gres:shard:150"}, "150 shards, more than one GPU's 100", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := buildRequest(tc.job, request.Option{Tier: topology.TierLeaf})
+			d, _ := decideFixture(t, func(p *Policy) { p.ShardsPerGPU = 100 }, nil)
+			_, err := d.buildRequest(tc.job, request.Option{Tier: topology.TierLeaf})
 			var u *unsupportedError
 			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &u) != tc.unsupported {
 				t.Errorf("got %v, want an error containing %q (unsupported: %v)", err, tc.want, tc.unsupported)

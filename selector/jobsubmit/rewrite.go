@@ -49,8 +49,15 @@ func (dc *Decider) placed(j Job, req request.Request, o request.Option, res plac
 		d.Verdict = VerdictWider
 	}
 	out := Result{Action: Modify}
-	bound := dc.bind(j, req, o, res, &out)
-	d.Bound = bound
+	if nodes := dc.onOneNode(j, res, s); nodes != nil {
+		// one node: the ranked nodes, which lie inside any domain the
+		// request names
+		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(nodes)))
+		out.MinNodes, out.MaxNodes = 1, 1
+		d.Bound = nodes
+		return dc.withDecision(j, out, d)
+	}
+	d.Bound = dc.bind(j, req, o, res, s, &out)
 	if shape := dc.shape(j, req, res, &out); shape != "" {
 		d.Shape = shape
 	}
@@ -60,13 +67,23 @@ func (dc *Decider) placed(j Job, req request.Request, o request.Option, res plac
 	return dc.withDecision(j, out, d)
 }
 
+// onOneNode is the node binding of a one-node placement (nodebind.go),
+// nil when it does not apply: the user named nodes, or nodes cannot be
+// bound.
+func (dc *Decider) onOneNode(j Job, res place.Result, s *occupancy.Snapshot) []string {
+	if j.ReqNodes != "" {
+		return nil
+	}
+	return dc.nodeBinding(res, s)
+}
+
 // waiting builds the rewrite for a valid gang that has no room now: it is
 // bound like a placed one (so it starts in the first domain that frees) and
 // pends with Slurm's own reason; the decision says why.
-func (dc *Decider) waiting(j Job, req request.Request, o request.Option, res place.Result, gen uint64) Result {
+func (dc *Decider) waiting(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
 	d := Decision{Verdict: VerdictWaiting, Request: o.String(), GPUs: req.GPUs, Snapshot: gen, Text: res.Message}
 	out := Result{Action: Modify}
-	d.Bound = dc.bind(j, req, o, res, &out)
+	d.Bound = dc.bind(j, req, o, res, s, &out)
 	if len(d.Bound) > 0 {
 		d.Text += "; it starts in the first of " + strings.Join(d.Bound, ", ") + " that has room"
 	}
@@ -81,7 +98,7 @@ func (dc *Decider) waiting(j Job, req request.Request, o request.Option, res pla
 // the job is left free to start wider. Slurm's own --prefer is not used:
 // in 22.05 a job whose preferred nodes exist but are busy waits for them
 // (reason Priority), which is what required means, not preferred.
-func (dc *Decider) bind(j Job, req request.Request, o request.Option, res place.Result, out *Result) []string {
+func (dc *Decider) bind(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, out *Result) []string {
 	if o.Mode == request.Preferred && (res.Status != place.Placed || res.Widened) {
 		return nil
 	}
@@ -98,7 +115,7 @@ func (dc *Decider) bind(j Job, req request.Request, o request.Option, res place.
 	if t == topology.TierCluster {
 		return nil
 	}
-	names := dc.rankedDomains(req, t, res)
+	names := dc.rankedDomains(req, t, res, s)
 	if len(names) > 0 {
 		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(names)))
 	}
@@ -121,13 +138,16 @@ func (dc *Decider) nvlinkBlocks(t topology.Tier) bool {
 
 // rankedDomains lists the domains of tier t that could ever hold the gang:
 // the one holding the engine's placement, those holding its alternatives,
-// then the rest in tree order.
-func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, res place.Result) []string {
+// then the rest in tree order; at most maxAlternatives (Slurm's limit),
+// and only domains whose feature a node carries when the snapshot reports
+// features (Slurm refuses a job bound to a feature no node has).
+func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, res place.Result, s *occupancy.Snapshot) []string {
 	c := dc.cluster
 	seen := map[topology.DomainID]bool{}
 	var out []string
 	add := func(d topology.DomainID) {
-		if d == topology.NoDomain || seen[d] || c.Domains[d].Tier != t || !dc.couldHold(d, req) {
+		if d == topology.NoDomain || seen[d] || c.Domains[d].Tier != t || len(out) >= maxAlternatives ||
+			!dc.couldHold(d, req) || !dc.carried(s, d) {
 			return
 		}
 		seen[d] = true
@@ -143,6 +163,23 @@ func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, res place
 		add(d)
 	}
 	return out
+}
+
+// carried says whether Slurm's nodes carry domain d's feature: a node of
+// d has it, or the snapshot does not report features (the cluster file is
+// then trusted).
+func (dc *Decider) carried(s *occupancy.Snapshot, d topology.DomainID) bool {
+	if s == nil || s.Features == nil {
+		return true
+	}
+	dom := &dc.cluster.Domains[d]
+	f := DomainFeature(dc.policy.FeaturePrefix, dom.Name)
+	for n := dom.NodeLo; n < dom.NodeHi; n++ {
+		if has, _ := s.HasFeature(n, f); has {
+			return true
+		}
+	}
+	return false
 }
 
 // ancestor is d's enclosing domain of tier t (d itself if it has tier t).
@@ -248,8 +285,8 @@ func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot
 		}
 	}
 	for i := range c.Nodes {
-		if s.IsWholeNodeFree(topology.NodeID(i)) {
-			excl[c.Nodes[i].Name] = true
+		if c.Nodes[i].NumGPUs() > 0 && s.IsWholeNodeFree(topology.NodeID(i)) {
+			excl[c.Nodes[i].Name] = true // a node without GPUs has none to keep whole
 		}
 	}
 	names := make([]string, 0, len(excl))

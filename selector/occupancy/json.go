@@ -40,6 +40,9 @@ type fileNode struct {
 	// GPUFreeMilli lists each GPU's free share by local index. When absent
 	// it is derived from the jobs on the node.
 	GPUFreeMilli []int `json:"gpu_free_milli,omitempty"`
+	// Features are the node's active Slurm features; absent on every node
+	// means the snapshot does not report them.
+	Features *[]string `json:"features,omitempty"`
 }
 
 type fileJob struct {
@@ -191,6 +194,12 @@ func (s *Snapshot) readNode(i int, fn fileNode, seen []bool, derive []deriveMask
 		return fmt.Errorf("node %s: %w", fn.Name, err)
 	}
 	s.State[id] = st
+	if fn.Features != nil {
+		if s.Features == nil {
+			s.Features = make([][]string, len(c.Nodes))
+		}
+		s.Features[id] = append([]string{}, *fn.Features...)
+	}
 	node := &c.Nodes[id]
 	if fn.FreeCPUs == nil {
 		derive[id] |= deriveCPU
@@ -326,6 +335,10 @@ func (s *Snapshot) toFile(source string) file {
 			GPUFreeMilli: make([]int, n.NumGPUs())}
 		for g := range fn.GPUFreeMilli {
 			fn.GPUFreeMilli[g] = int(s.FreeMilli[n.GPU(g)])
+		}
+		if s.Features != nil {
+			fs := append([]string{}, s.Features[i]...)
+			fn.Features = &fs
 		}
 		f.Nodes = append(f.Nodes, fn)
 	}

@@ -114,6 +114,41 @@ func TestJSONRoundTrip(t *testing.T) {
 	if got.Generation != 7 || got.NodeSig(node(t, c, "node06")) != s.NodeSig(node(t, c, "node06")) {
 		t.Error("generation or signatures differ after round trip")
 	}
+	if got.Features != nil {
+		t.Errorf("features %v from a snapshot that reports none", got.Features)
+	}
+}
+
+// Node features survive a round trip; a snapshot that lists them for some
+// nodes reports the others as carrying none, not as unknown.
+func TestJSONFeatures(t *testing.T) {
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	s.Features = make([][]string, len(c.Nodes))
+	s.Features[node(t, c, "node01")] = []string{"gt_leaf1", "gt_node01"}
+	var buf bytes.Buffer
+	if err := s.Encode(&buf, "test"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := occupancy.Decode(&buf, "snap.json", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has, ok := got.HasFeature(node(t, c, "node01"), "gt_node01"); !has || !ok {
+		t.Errorf("node01 gt_node01: has %v, known %v", has, ok)
+	}
+	if has, ok := got.HasFeature(node(t, c, "node02"), "gt_leaf1"); has || !ok {
+		t.Errorf("node02 gt_leaf1: has %v, known %v; want false, true", has, ok)
+	}
+	doc := `{"version":"v1","cluster":"lab16","generation":1,"time":"2026-12-01T00:00:00Z",
+ "nodes":[{"name":"node01","state":"idle","features":["gt_leaf1"]},{"name":"node02","state":"idle"}]}`
+	partial, err := occupancy.Decode(strings.NewReader(doc), "s.json", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has, ok := partial.HasFeature(node(t, c, "node02"), "gt_leaf1"); has || !ok {
+		t.Errorf("node02 of a partial list: has %v, known %v; want false, true", has, ok)
+	}
 }
 
 // A hand-written snapshot may list only jobs: the free GPUs, CPUs and memory

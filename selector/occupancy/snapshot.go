@@ -58,6 +58,11 @@ type Snapshot struct {
 	FreeMemMiB   []int64     // by NodeID
 	State        []NodeState // by NodeID
 	Jobs         []Job
+	// Features, by NodeID, are the node features Slurm reports for each
+	// node (sinfo's active features), so that the plugin binds jobs only
+	// to features nodes really carry. nil when the snapshot does not say.
+	// Shared between clones: replace, do not modify.
+	Features [][]string
 
 	wholeFree []uint8  // by NodeID: GPUs with FreeMilli == WholeGPU
 	idle      []int32  // by NodeID: sum of FreeMilli over the node's GPUs
@@ -113,6 +118,20 @@ func (s *Snapshot) Clone() *Snapshot {
 	c.idle = append([]int32(nil), s.idle...)
 	c.sig = append([]uint64(nil), s.sig...)
 	return &c
+}
+
+// HasFeature reports whether Slurm says node n carries feature f; ok is
+// false when the snapshot does not report features at all.
+func (s *Snapshot) HasFeature(n topology.NodeID, f string) (has, ok bool) {
+	if s.Features == nil {
+		return false, false
+	}
+	for _, x := range s.Features[n] {
+		if x == f {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // WholeFree is the number of entirely free GPUs on a node.

@@ -61,6 +61,9 @@ type Engine struct {
 	// leafGangsOnly says the workload's gang shapes are all leaf-tier.
 	gangMemo      []float64
 	leafGangsOnly bool
+	// scarce rates each GPU model by what constrained jobs need of it
+	// (scarcity.go), the tie-break after the fill model.
+	scarce scarcity
 }
 
 // New returns an engine for cluster c.
@@ -105,6 +108,7 @@ func New(c *topology.Cluster, opts Options) *Engine {
 	e.gangMemo = make([]float64, 2*len(c.ByTier[topology.TierLeaf]))
 	e.leafGangsOnly = !e.meter.HasGangs(topology.TierBlock) && !e.meter.HasGangs(topology.TierSpine)
 	e.multiGPU = multiGPUMeter(c, opts.Workload)
+	e.scarce = newScarcity(c, opts.Workload)
 	return e
 }
 
@@ -134,6 +138,12 @@ func (e *Engine) Meter() *frag.Meter { return e.meter }
 func (e *Engine) Place(s *occupancy.Snapshot, r request.Request) Result {
 	if s.Cluster != e.c {
 		return Result{Status: Invalid, Message: "snapshot is of another topology than the engine"}
+	}
+	if r.GPUs == 0 {
+		if err := r.Validate(); err != nil {
+			return Result{Status: Invalid, Message: err.Error()}
+		}
+		return e.placeCPU(s, &r)
 	}
 	p, err := e.resolve(s, &r)
 	if err != nil {

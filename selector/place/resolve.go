@@ -72,17 +72,7 @@ func (e *Engine) resolve(s *occupancy.Snapshot, r *request.Request) (*plan, erro
 	if !c.HasTier(r.EffectiveTier()) {
 		return nil, fmt.Errorf("cluster %s has no %s domains (tiers here: %s)", c.Name, r.EffectiveTier(), tierList(c))
 	}
-	if len(r.Partitions) > 0 {
-		p.partOK = make([]bool, len(c.Partitions))
-		for _, name := range r.Partitions {
-			i, ok := c.PartitionByName(name)
-			if !ok {
-				return nil, fmt.Errorf("unknown partition %q (partitions here: %s)", name, strings.Join(c.Partitions, ", "))
-			}
-			p.partOK[i] = true
-		}
-	}
-	if err := p.resolveNodes(); err != nil {
+	if err := p.resolveFilters(); err != nil {
 		return nil, err
 	}
 	p.cpuPerGPU = ceilDiv(r.CPUMilli, int64(r.GPUs))
@@ -111,6 +101,22 @@ func (p *plan) resolveModels() error {
 		p.passes = []topology.ModelSet{all}
 	}
 	return nil
+}
+
+// resolveFilters resolves the request's partitions and node lists.
+func (p *plan) resolveFilters() error {
+	c := p.e.c
+	if len(p.req.Partitions) > 0 {
+		p.partOK = make([]bool, len(c.Partitions))
+		for _, name := range p.req.Partitions {
+			i, ok := c.PartitionByName(name)
+			if !ok {
+				return fmt.Errorf("unknown partition %q (partitions here: %s)", name, strings.Join(c.Partitions, ", "))
+			}
+			p.partOK[i] = true
+		}
+	}
+	return p.resolveNodes()
 }
 
 func (p *plan) resolveNodes() error {

@@ -13,6 +13,9 @@ package place
 //	            shapes, rounded to 80 milli; FGD's F_n for the nodes of a
 //	            gang) plus GangFrag (per leaf or block:
 //	            whole free nodes usable by typical gangs)
+//	Scarcity    how much constrained jobs need the chosen GPU model
+//	            (single-node jobs; scarcity.go): lower, so jobs that may
+//	            use any model leave the scarce ones to those that cannot
 //	Links       NVLinks inside the chosen GPU set (single-node jobs): more
 //	DomainIdle  idle milli-GPUs left in the candidate's leaf (or domain):
 //	            lower, so busy leaves fill first and empty ones stay empty
@@ -26,6 +29,7 @@ type Score struct {
 	FragDelta  float64
 	NodeFrag   float64
 	GangFrag   float64
+	Scarcity   float64
 	Links      int
 	DomainIdle int64
 	FreeAfter  int
@@ -44,6 +48,10 @@ func (a *Score) Better(b *Score) bool {
 	case a.FragDelta < b.FragDelta-fragEpsilon:
 		return true
 	case a.FragDelta > b.FragDelta+fragEpsilon:
+		return false
+	case a.Scarcity < b.Scarcity-fragEpsilon:
+		return true
+	case a.Scarcity > b.Scarcity+fragEpsilon:
 		return false
 	case a.Links != b.Links:
 		return a.Links > b.Links

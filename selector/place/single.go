@@ -36,6 +36,7 @@ func (p *plan) singleNode(t topology.Tier, ms topology.ModelSet) {
 			}
 		}
 		sc := p.scoreNode(n, g, u)
+		sc.Scarcity = p.e.scarce.of(c.Nodes[n].Models & ms)
 		if !p.wouldKeep(&sc) {
 			continue
 		}

@@ -142,7 +142,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"version":          func(v *yaml.Node, k string) { p.str(v, k, &c.Version) },
 		"topology":         func(v *yaml.Node, k string) { p.str(v, k, &c.Topology) },
 		"snapshot":         func(v *yaml.Node, k string) { p.str(v, k, &c.Snapshot) },
-		"jobs":             func(v *yaml.Node, k string) { p.enum(v, k, (*string)(&c.Jobs), "gang", "gpu") },
+		"jobs":             func(v *yaml.Node, k string) { p.enum(v, k, (*string)(&c.Jobs), "gang", "gpu", "all") },
 		"default_topology": func(v *yaml.Node, k string) { p.str(v, k, &c.DefaultTopology) },
 		"on_failure":       func(v *yaml.Node, k string) { p.enum(v, k, (*string)(&c.OnFailure), "open", "closed") },
 		"max_snapshot_age": func(v *yaml.Node, k string) { p.duration(v, k, time.Second, 24*time.Hour, &c.MaxSnapshotAge) },
@@ -156,6 +156,8 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"partitions":     func(v *yaml.Node, k string) { p.partitions(v, k, &c.Partitions) },
 		"trusted_uids":   func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
 		"go_max_procs":   func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
+		"bind_nodes":     func(v *yaml.Node, k string) { p.count(v, k, 0, jobsubmit.MaxBindNodes, &c.BindNodes) },
+		"shards_per_gpu": func(v *yaml.Node, k string) { p.count(v, k, 0, maxShardsPerGPU, &c.ShardsPerGPU) },
 	}
 }
 
@@ -266,6 +268,9 @@ func (p *configParser) partitions(v *yaml.Node, key string, dst *[]string) {
 		*dst = append(*dst, s)
 	}
 }
+
+// maxShardsPerGPU bounds shards_per_gpu: far above any gres.conf.
+const maxShardsPerGPU = 1 << 20
 
 // maxGoMaxProcs bounds go_max_procs: a typo must not start thousands of
 // threads inside slurmctld.

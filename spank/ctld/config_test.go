@@ -33,6 +33,7 @@ feature_prefix: topo_
 partitions: [gpu, big]
 trusted_uids: [64030]
 go_max_procs: 0
+bind_nodes: 4
 `
 	got, err := ParseConfig(strings.NewReader(in), "gangtopo.yaml")
 	if err != nil {
@@ -40,7 +41,7 @@ go_max_procs: 0
 	}
 	want := Config{Version: "v1", Topology: "/etc/slurm/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
 		Policy: jobsubmit.Policy{Jobs: jobsubmit.ScopeGPU, Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
-			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}},
+			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4},
 		DefaultTopology: "leaf:preferred", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -67,7 +68,7 @@ func TestParseConfigErrors(t *testing.T) {
 		name, in, want string
 	}{
 		{"unknown key", base + "jobz: gpu\n", "g.yaml:4: jobz: unknown key (want one of "},
-		{"bad enum", base + "jobs: all\n", `g.yaml:4: jobs: "all" is not allowed (want gang or gpu)`},
+		{"bad enum", base + "jobs: every\n", `g.yaml:4: jobs: "every" is not allowed (want gang or gpu or all)`},
 		{"bad duration", base + "deadline: soon\n", `g.yaml:4: deadline: "soon" is not a duration`},
 		{"duration out of range", base + "deadline: 1h\n", "g.yaml:4: deadline: 1h0m0s out of range (want 1ms..5s)"},
 		{"missing version", "topology: /t.yaml\nsnapshot: /s.json\n", "version: missing (want `version: v1`)"},

@@ -45,7 +45,7 @@ func NewWithCluster(cfg Config, c *topology.Cluster) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gate{cfg: cfg, decider: d, store: NewStore(cfg, c), engine: engineSlot{e: place.New(c, place.Options{})}}, nil
+	return &Gate{cfg: cfg, decider: d, store: NewStore(cfg, c), engine: engineSlot{e: place.New(c, cfg.EngineOptions(nil))}}, nil
 }
 
 func loadTopology(cfg Config) (*topology.Cluster, error) {

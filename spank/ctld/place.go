@@ -72,7 +72,7 @@ func (g *Gate) place(j jobsubmit.Job, p jobsubmit.Prepared, now time.Time) jobsu
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
-	res, abandoned, err := g.runEngine(j, snap, p.Request)
+	res, abandoned, err := g.runEngine(j, snap, g.decider.EngineRequest(p, snap))
 	defer func() { g.store.Release(abandoned) }()
 	if err != nil {
 		return g.failure(j, err, info.Generation)
@@ -103,7 +103,7 @@ func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, r request.Reque
 		return place.Result{}, false, fmt.Errorf("%d placements are still running past their deadline: none is started until one returns", n)
 	}
 	if g.engine.e == nil || (g.engine.busy != nil && g.engine.busy.Load()) {
-		g.engine = engineSlot{e: place.New(g.Cluster(), place.Options{})}
+		g.engine = engineSlot{e: place.New(g.Cluster(), g.cfg.EngineOptions(nil))}
 	}
 	e, busy, hook, run := g.engine.e, &atomic.Bool{}, faultHook, &engineRun{}
 	busy.Store(true)

@@ -136,7 +136,9 @@ func (p *publisher) publish(cfg ctld.Config) {
 	pp := (*C.struct_gt_params)(b.alloc(C.sizeof_struct_gt_params))
 	pp.deadline_us = C.uint32_t(cfg.Deadline.Microseconds())
 	pp.fail_closed = boolU32(cfg.OnFailure == ctld.FailClosed)
-	pp.jobs_gpu = boolU32(cfg.Jobs == jobsubmit.ScopeGPU)
+	// GPU jobs without the option are in scope under jobs: gpu and all; the
+	// shim never refuses a job without GPUs (c/gangtopo_scope.c)
+	pp.jobs_gpu = boolU32(cfg.Jobs == jobsubmit.ScopeGPU || cfg.Jobs == jobsubmit.ScopeAll)
 	pp.partitions = b.put(&parts)
 	p.mu.Lock()
 	defer p.mu.Unlock()

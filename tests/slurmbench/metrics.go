@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gangtopo/gangtopo/selector/place"
 	"os"
 	"path/filepath"
 	"sort"
@@ -156,7 +157,7 @@ func writeSteps(dir string, r *runRec, label string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("step,phase,action,job_id,gpus,flags,state,reason,nodes,leaves,whole_free_nodes_after,free_gpus_after\n")
+	b.WriteString("step,phase,action,job_id,gpus,flags,state,reason,nodes,leaves,whole_free_nodes_after,free_gpus_after,gpu_idx_per_node\n")
 	for i, st := range r.steps {
 		leaves := map[int]bool{}
 		for n := range st.alloc {
@@ -167,9 +168,25 @@ func writeSteps(dir string, r *runRec, label string) (string, error) {
 			ls = append(ls, fmt.Sprintf("leaf%d", l))
 		}
 		sort.Strings(ls)
-		fmt.Fprintf(&b, "%d,%s,%s,%s,%d,%s,%s,%s,%s,%s,%d,%d\n", st.step, st.phase, st.action, st.jobID, st.gpus,
-			st.flags, st.state, st.reason, describe(st.alloc), strings.Join(ls, " "), wholeNodes(r.free[i+1]), freeGPUs(r.free[i+1]))
+		fmt.Fprintf(&b, "%d,%s,%s,%s,%d,%s,%s,%s,%s,%s,%d,%d,%s\n", st.step, st.phase, st.action, st.jobID, st.gpus,
+			st.flags, st.state, st.reason, describe(st.alloc), strings.Join(ls, " "), wholeNodes(r.free[i+1]), freeGPUs(r.free[i+1]),
+			idxList(st.alloc))
 	}
 	path := filepath.Join(dir, "replay-"+r.name+"-"+label+".csv")
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// idxList writes an allocation as the reference data does:
+// "node01:0-3;node02:0-1", nodes in order.
+func idxList(alloc map[string][]int) string {
+	var names []string
+	for n := range alloc {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, n+":"+place.IndexList(alloc[n]))
+	}
+	return strings.Join(parts, ";")
 }

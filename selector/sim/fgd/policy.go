@@ -73,7 +73,7 @@ func Names() []string {
 	defer registryMu.RUnlock()
 	out := append([]string(nil), order...)
 	paper := map[string]int{}
-	for i, n := range append(append([]string(nil), PaperPolicies...), "slurm", "gangtopo") {
+	for i, n := range append(append([]string(nil), PaperPolicies...), "slurm", "gangtopo", "gangtopo-slurm") {
 		paper[n] = i
 	}
 	sort.SliceStable(out, func(a, b int) bool {
@@ -102,4 +102,5 @@ func init() {
 	Register("FGD", kubeFactory("FGD", newFGD))
 	Register("slurm", newSlurm)
 	Register("gangtopo", newGangtopo)
+	Register("gangtopo-slurm", newDeployed)
 }

@@ -67,6 +67,7 @@ type reservation struct {
 
 // schedule runs one pass at time t.
 func (g *gangSim) schedule(t float64, released bool, firstNew int) {
+	g.now = t
 	if len(g.queue) == 0 {
 		g.resv.valid = false
 		return
@@ -119,6 +120,10 @@ func (g *gangSim) place(j int32, masked bool) (occupancy.Allocation, topology.Ti
 	g.res.PlaceCalls++
 	a, ok := g.pol.Place(g.s, g.request(j))
 	if !ok {
+		if g.rebind != nil {
+			// on the state the policy saw (reserved nodes hidden)
+			g.rebind.declined(g, g.now, j)
+		}
 		return a, 0, false
 	}
 	if err := g.checkAlloc(j, a); err != nil {
@@ -273,6 +278,10 @@ func (g *gangSim) backfillOne(t float64, j int32, bf *backfillPass) bool {
 	gpus := job.GPUs
 	if gpus > g.free || gpus >= bf.minU && gpus >= bf.minM {
 		return false
+	}
+	if g.rebind != nil {
+		// fit depends on each job's binding, not on its size alone
+		defer func() { bf.minU, bf.minM = math.MaxInt, math.MaxInt }()
 	}
 	// The run time is known once placed; at slowdown 1 it is the least.
 	if gpus < bf.minU && g.before(t, t+job.Duration*g.cfg.LimitFactor) {

@@ -54,6 +54,12 @@ type gangSim struct {
 	undo   []int32                  // scratch for reserve
 	most   int                      // GPUs of the largest node
 	honors bool                     // the policy keeps Required gangs inside their tier
+	// jobReqs, for a Deciding policy, is each job's own request (nil
+	// otherwise: requests are shared by size), and rebind models the
+	// controller that re-decides stale bindings.
+	jobReqs []*request.Request
+	rebind  *rebinder
+	now     float64 // the time of the pass in progress
 	// onPlan, when set (tests), sees every planned reservation.
 	onPlan func(job int32, at float64)
 	done   int
@@ -70,12 +76,15 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 	if th, ok := p.(TierHonoring); ok {
 		g.honors = th.HonorsTier()
 	}
+	if g.rebind = newRebinder(p); g.rebind != nil {
+		g.jobReqs = make([]*request.Request, len(jobs))
+	}
 	return g
 }
 
 func (g *gangSim) run() (*Result, error) {
 	next, n := 0, len(g.jobs)
-	for g.err == nil && (next < n || len(g.ends) > 0) {
+	for g.err == nil && (next < n || len(g.ends) > 0 || !math.IsInf(g.rebind.nextEvent(), 1)) {
 		t := math.Inf(1)
 		if next < n {
 			t = g.jobs[next].Submit
@@ -83,7 +92,15 @@ func (g *gangSim) run() (*Result, error) {
 		if at, ok := g.ends.next(); ok && at <= t {
 			t = at
 		}
+		tick := g.rebind.nextEvent()
+		if tick < t {
+			t = tick
+		}
 		released := false
+		if tick == t {
+			g.rebind.cycle(g, t)
+			released = true // a full pass: bindings changed
+		}
 		for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
 			g.finish(g.ends.pop().job)
 			released = true
@@ -105,8 +122,16 @@ func (g *gangSim) run() (*Result, error) {
 	return g.res, nil
 }
 
-// request returns the (shared, read-only) request of a job of gpus GPUs.
+// request returns the (shared, read-only) request of a job of gpus GPUs,
+// or, for a Deciding policy, the job's own.
 func (g *gangSim) request(j int32) *request.Request {
+	if g.jobReqs != nil {
+		if g.jobReqs[j] == nil {
+			v := g.cfg.Request(&g.jobs[j])
+			g.jobReqs[j] = &v
+		}
+		return g.jobReqs[j]
+	}
 	gpus := g.jobs[j].GPUs
 	r, ok := g.reqs[gpus]
 	if !ok {
@@ -132,6 +157,9 @@ func (g *gangSim) admit(j int32) {
 		g.out[j].Rejected = true
 		g.jobDone()
 		return
+	}
+	if g.rebind != nil {
+		g.rebind.pol.Submit(g.s, g.request(j))
 	}
 	g.queue = append(g.queue, j)
 }

@@ -62,12 +62,18 @@ type Summary struct {
 	PeakHeldIdle     int
 	Deadlocks        int
 	Timeouts         int
+	// Rebinds, SelfWaitHours, SelfWaitsOverCycle: a deciding policy's
+	// controller (Result).
+	Rebinds            int
+	SelfWaitHours      float64
+	SelfWaitsOverCycle int
 }
 
 // Summarize computes a result's summary.
 func Summarize(r *Result) Summary {
 	s := Summary{Policy: r.Policy, HeldIdleGPUHours: r.HeldIdleGPUSeconds / 3600, PeakHeldIdle: r.PeakHeldIdle,
-		Deadlocks: r.Deadlocks, Timeouts: r.Timeouts}
+		Deadlocks: r.Deadlocks, Timeouts: r.Timeouts,
+		Rebinds: r.Rebinds, SelfWaitHours: r.SelfWaitSeconds / 3600, SelfWaitsOverCycle: r.SelfWaitsOverCycle}
 	var acc summaryAcc
 	acc.init(r)
 	for i := range r.Jobs {

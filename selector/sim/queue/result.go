@@ -54,6 +54,15 @@ type Result struct {
 	Timeouts int
 	// Work done, for the record: scheduling passes and Place calls.
 	Passes, PlaceCalls int
+	// Deciding policies (the deployed path): Rebinds counts the
+	// controller's re-decisions of pending jobs; SelfWaitSeconds sums the
+	// time jobs waited only because of their binding, from when a pass
+	// found it so to the controller cycle that re-bound them;
+	// SelfWaitsOverCycle counts those waits longer than one cycle (the
+	// invariant: 0).
+	Rebinds            int
+	SelfWaitSeconds    float64
+	SelfWaitsOverCycle int
 }
 
 func newResult(name string, c *topology.Cluster, jobs []Job) *Result {

@@ -102,7 +102,7 @@ func (e *eval) nodeAvail(i int, a *nodeAvail) {
 	node := &e.m.c.Nodes[id]
 	*a = nodeAvail{}
 	p := &e.p
-	if !e.s.State[id].Usable() || !e.allowed(node) {
+	if !e.s.State[id].Usable() || !e.mask[i] {
 		return
 	}
 	if p.gres > 0 && p.share == 0 && e.s.WholeFree(id) < max(1, p.gres*btoi(!p.perJob)) {
@@ -221,25 +221,4 @@ func (e *eval) socketFreeCores(i int, id topology.NodeID) []int {
 		free[s] = max(hw.coresPerSock-int(used), 0)
 	}
 	return free
-}
-
-// allowed applies the partition, node-list and exclusion filters.
-func (e *eval) allowed(node *topology.Node) bool {
-	j := e.job
-	if len(j.Partitions) > 0 && !inPartitions(e.m.c, node, j.Partitions) {
-		return false
-	}
-	if len(j.Allowed) > 0 && !slices.Contains(j.Allowed, node.Name) {
-		return false
-	}
-	return !slices.Contains(j.Excluded, node.Name)
-}
-
-func inPartitions(c *topology.Cluster, node *topology.Node, parts []string) bool {
-	for _, name := range parts {
-		if pi, ok := c.PartitionByName(name); ok && slices.Contains(node.Partitions, pi) {
-			return true
-		}
-	}
-	return false
 }

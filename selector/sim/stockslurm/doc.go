@@ -101,8 +101,15 @@
 //     the GPUs a node can give (mem_per_gres), so allocations always fit.
 //   - Request.Allowed restricts nodes like a partition; -w (required
 //     nodes) is not modelled.
+//   - --constraint (Job.Constraint) is read in the source, not in the
+//     recorded data: & and | left to right, parentheses, and one
+//     matching-OR group whose alternatives are tried in the order written,
+//     the first that starts the job now winning (constraint.go). Node
+//     counts (name*N) are not modelled. The checks against a real
+//     slurmctld with gangtopo's rewrites are in docs/benchmarks.md.
 //
-// Not modelled: preemption, reservations, features, --exclusive and
+// Not modelled: preemption, reservations, node counts in features,
+// --exclusive and
 // OverSubscribe, CR_Socket/CR_CPU, LLN, pack_serial_at_end,
 // TopologyParam=TopoOptional, dragonfly, --contiguous, --gpus-per-socket
 // and --gpus-per-task, MPS, node states other than usable or not.

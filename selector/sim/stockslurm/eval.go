@@ -15,6 +15,9 @@ type eval struct {
 	job *Job
 	p   params
 	av  []nodeAvail // by Slurm node index
+	// mask says which nodes the job may use at all (by Slurm index):
+	// partitions, node lists, the constraint's node set.
+	mask []bool
 
 	availCPU  []int    // avail_cpu_per_node
 	reqSock   [][]bool // sockets the job's cores may use on a node (nil: all)
@@ -38,7 +41,7 @@ type eval struct {
 
 // newEval takes scratch space from the model's pool and evaluates every
 // node for j. Give it back with release.
-func (m *Model) newEval(s *occupancy.Snapshot, j *Job) *eval {
+func (m *Model) newEval(s *occupancy.Snapshot, j *Job, mask []bool) *eval {
 	e, _ := m.pool.Get().(*eval)
 	if e == nil {
 		n := len(m.order)
@@ -47,7 +50,7 @@ func (m *Model) newEval(s *occupancy.Snapshot, j *Job) *eval {
 			gpuArena: make([]int, len(m.c.GPUs)), sockArena: make([]int, m.sockTotal),
 			reqArena: make([]bool, m.sockTotal)}
 	}
-	e.s, e.job, e.p = s, j, m.params(j)
+	e.s, e.job, e.p, e.mask = s, j, m.params(j), mask
 	for i := range e.av {
 		e.nodeAvail(i, &e.av[i])
 	}
@@ -55,7 +58,7 @@ func (m *Model) newEval(s *occupancy.Snapshot, j *Job) *eval {
 }
 
 func (e *eval) release() {
-	e.s, e.job = nil, nil
+	e.s, e.job, e.mask = nil, nil, nil
 	e.m.pool.Put(e)
 }
 

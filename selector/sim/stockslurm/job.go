@@ -35,6 +35,9 @@ type Job struct {
 	Models []string
 	// Partitions, Allowed and Excluded filter nodes as the request does.
 	Partitions, Allowed, Excluded []string
+	// Constraint is --constraint, Slurm's feature expression (constraint.go
+	// says which forms are modelled); "" for none.
+	Constraint string
 	// CPUMilli and MemMiB are the job's totals, split over the chosen
 	// nodes in proportion to their GPUs in the returned allocation.
 	CPUMilli int64

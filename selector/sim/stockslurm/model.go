@@ -31,6 +31,10 @@ type Options struct {
 	// cluster file are then not known to Slurm, so no GPU has socket
 	// affinity (and, per the above, Links= are not used either).
 	NoCores bool
+	// NodeFeatures, by NodeID, are the features slurm.conf gives each node
+	// (what a job's --constraint is matched against). nil: the cluster
+	// file's node features.
+	NodeFeatures [][]string
 }
 
 // Model is stock Slurm 22.05's choice of nodes and GPU indices for one
@@ -47,8 +51,9 @@ type Model struct {
 	// scratch arrays of an evaluation; sockTotal sizes them.
 	sockOff   []int
 	sockTotal int
-	pool      sync.Pool // *eval scratch space, reused across decisions
-	ablate    ablation  // rules switched off by tests; always 0 otherwise
+	pool      sync.Pool         // *eval scratch space, reused across decisions
+	feat      []map[string]bool // node features by Slurm index
+	ablate    ablation          // rules switched off by tests; always 0 otherwise
 }
 
 // ablation switches single rules of the model off, so that the reference
@@ -90,6 +95,14 @@ func New(c *topology.Cluster, opts Options) *Model {
 	}
 	if opts.Tree {
 		m.sw = newSwitchTable(c, m.idx)
+	}
+	m.feat = make([]map[string]bool, len(c.Nodes))
+	for i, id := range m.order {
+		fs := c.Nodes[id].Features
+		if opts.NodeFeatures != nil {
+			fs = opts.NodeFeatures[id]
+		}
+		m.feat[i] = setOf(fs)
 	}
 	return m
 }

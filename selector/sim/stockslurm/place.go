@@ -2,6 +2,7 @@ package stockslurm
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
@@ -11,11 +12,14 @@ import (
 // the job would stay pending; the error is for a job the model cannot
 // express or a snapshot of another cluster.
 //
-// Pipeline: (1) per node, what can_job_run_on_node finds (usable GPUs,
+// Pipeline: (0) the nodes the job may use: partitions, node lists and
+// the constraint, one node set per alternative of a matching-OR group,
+// tried in the order written (_pick_best_nodes' feature loop); then, per
+// node set: (1) per node, what can_job_run_on_node finds (usable GPUs,
 // CPUs, the scheduling weight); (2) choose_nodes with topology/tree or the
 // flat best fit; (3) --switches; (4) GPU indices per node; (5) the
 // allocation, CPUs and memory split in proportion to GPUs, checked against
-// the snapshot.
+// the snapshot. The first node set that starts the job wins.
 func (m *Model) PlaceJob(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, bool, error) {
 	if s.Cluster != m.c {
 		return occupancy.Allocation{}, false, errors.New("stockslurm: snapshot belongs to another cluster")
@@ -23,10 +27,29 @@ func (m *Model) PlaceJob(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, b
 	if err := j.check(); err != nil {
 		return occupancy.Allocation{}, false, err
 	}
-	e := m.newEval(s, j)
+	c, err := parseConstraint(j.Constraint)
+	if err != nil {
+		return occupancy.Allocation{}, false, fmt.Errorf("stockslurm: %w", err)
+	}
+	base := m.baseMask(j)
+	mask := make([]bool, len(base))
+	for alt := 0; alt < c.passes(); alt++ {
+		if !m.featureMask(&c, alt, base, mask) {
+			continue
+		}
+		if a, ok := m.placeOn(s, j, mask); ok {
+			return a, true, nil
+		}
+	}
+	return occupancy.Allocation{}, false, nil
+}
+
+// placeOn is steps 1-5 of PlaceJob on the nodes of mask (by Slurm index).
+func (m *Model) placeOn(s *occupancy.Snapshot, j *Job, mask []bool) (occupancy.Allocation, bool) {
+	e := m.newEval(s, j, mask)
 	defer e.release()
 	if !e.chooseNodes() {
-		return occupancy.Allocation{}, false, nil
+		return occupancy.Allocation{}, false
 	}
 	var nodes []int
 	for i, ok := range e.chosen {
@@ -35,17 +58,17 @@ func (m *Model) PlaceJob(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, b
 		}
 	}
 	if e.p.switches > 0 && m.sw != nil && m.leafCount(nodes) > e.p.switches {
-		return occupancy.Allocation{}, false, nil // waits for a tighter fit
+		return occupancy.Allocation{}, false // waits for a tighter fit
 	}
 	picks, ok := e.pickGPUs(nodes)
 	if !ok {
-		return occupancy.Allocation{}, false, nil
+		return occupancy.Allocation{}, false
 	}
 	a := e.allocation(nodes, picks)
 	if s.Fits(a) != nil {
-		return occupancy.Allocation{}, false, nil
+		return occupancy.Allocation{}, false
 	}
-	return a, true, nil
+	return a, true
 }
 
 // leafCount is the number of leaf switches an allocation touches.

@@ -164,7 +164,7 @@ func BenchmarkBuildSnapshot4096(b *testing.B) {
 		c, st := parsedLab(b, sc)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := slurmstate.BuildSnapshot(c, st, time.Now()); err != nil {
+			if _, _, err := slurmstate.BuildSnapshot(c, st, time.Now(), ""); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -176,7 +176,7 @@ func BenchmarkBuildSnapshot4096(b *testing.B) {
 func BenchmarkPublish4096(b *testing.B) {
 	eachInput(b, func(b *testing.B, sc *scaled) {
 		c, st := parsedLab(b, sc)
-		s, _, err := slurmstate.BuildSnapshot(c, st, time.Now())
+		s, _, err := slurmstate.BuildSnapshot(c, st, time.Now(), "")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func BenchmarkPublish4096(b *testing.B) {
 func BenchmarkFragMetrics4096(b *testing.B) {
 	eachInput(b, func(b *testing.B, sc *scaled) {
 		c, st := parsedLab(b, sc)
-		s, _, err := slurmstate.BuildSnapshot(c, st, time.Now())
+		s, _, err := slurmstate.BuildSnapshot(c, st, time.Now(), "")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,6 +27,9 @@ type Config struct {
 	// Workload is the typical request mix the fragmentation gauges measure
 	// against.
 	Workload frag.Workload
+	// FeaturePrefix is the plugin's feature_prefix: nodes whose features
+	// with it differ from the cluster file are reported ("": no check).
+	FeaturePrefix string
 }
 
 // Controller polls and publishes; it is not safe for concurrent cycles
@@ -117,7 +120,7 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 		}
 		return "build", err
 	}
-	s, rep, err := slurmstate.BuildSnapshot(c.topo.Cluster, st, start)
+	s, rep, err := slurmstate.BuildSnapshot(c.topo.Cluster, st, start, c.cfg.FeaturePrefix)
 	if err != nil {
 		return "build", err
 	}

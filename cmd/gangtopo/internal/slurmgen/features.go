@@ -5,12 +5,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // FeaturePrefix starts every feature gangtopo owns, so its features never
-// collide with an administrator's.
-const FeaturePrefix = "gt_"
+// collide with an administrator's: the plugin's default prefix.
+const FeaturePrefix = jobsubmit.DefaultFeaturePrefix
 
 // The formats Features can write.
 const (
@@ -19,38 +20,37 @@ const (
 )
 
 // NodeFeatures lists a node's features: its own from the cluster file,
-// then gt_<spine>, gt_<leaf>, gt_<block> for the domains above it and
-// gt_<model> for each GPU model it has. The job_submit plugin binds a gang
-// to one domain by rewriting its constraint to a matching-OR of these
-// ([gt_leaf1|gt_leaf2]).
+// then the features the job_submit plugin binds jobs with
+// (jobsubmit.NodeFeatures: gt_<spine>, gt_<leaf>, gt_<block> for the
+// domains above it and gt_<node> for itself), and gt_<model> for each GPU
+// model it has. The plugin binds a gang to one domain by rewriting its
+// constraint to a matching-OR of these ([gt_leaf1|gt_leaf2]), and a
+// one-node job to its ranked nodes ([gt_node07|gt_node03]).
 func NodeFeatures(c *topology.Cluster, n *topology.Node) ([]string, error) {
 	out := append([]string(nil), n.Features...)
 	seen := map[string]bool{}
 	for _, f := range out {
 		seen[f] = true
 	}
-	add := func(kind, name string) error {
-		f := FeaturePrefix + name
-		if err := checkName(kind, f); err != nil {
-			return err
-		}
+	add := func(f string) {
 		if !seen[f] {
 			seen[f] = true
 			out = append(out, f)
 		}
-		return nil
 	}
-	for _, t := range []topology.Tier{topology.TierSpine, topology.TierLeaf, topology.TierBlock} {
-		if d := n.Up[t]; d != topology.NoDomain {
-			if err := add(t.String(), c.Domains[d].Name); err != nil {
-				return nil, err
-			}
-		}
+	bound, err := jobsubmit.NodeFeatures(c, FeaturePrefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range bound[n.ID] {
+		add(f)
 	}
 	for _, m := range c.ModelNames(n.Models) {
-		if err := add("GPU model", m); err != nil {
+		f := FeaturePrefix + m
+		if err := checkName("GPU model", f); err != nil {
 			return nil, err
 		}
+		add(f)
 	}
 	return out, nil
 }

@@ -236,8 +236,8 @@ func TestNodeFeatures(t *testing.T) {
 		node string
 		want []string
 	}{
-		{"a100-01", []string{"gt_spine1", "gt_leaf-a100", "gt_a100-80g"}},
-		{"t4x2-03", []string{"gt_spine2", "gt_leaf-infer", "gt_t4"}},
+		{"a100-01", []string{"gt_spine1", "gt_leaf-a100", "gt_a100-01", "gt_a100-80g"}},
+		{"t4x2-03", []string{"gt_spine2", "gt_leaf-infer", "gt_t4x2-03", "gt_t4"}},
 	}
 	for _, tc := range tests {
 		id, _ := c.NodeByName(tc.node)
@@ -252,7 +252,7 @@ func TestNodeFeatures(t *testing.T) {
 	nvl := example(t, "gb200-nvl72")
 	id, _ := nvl.NodeByName("gb02-05")
 	got, _ := NodeFeatures(nvl, &nvl.Nodes[id])
-	if diff := cmp.Diff([]string{"gt_leaf1", "gt_rack02", "gt_b200"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"gt_leaf1", "gt_rack02", "gt_gb02-05", "gt_b200"}, got); diff != "" {
 		t.Errorf("block member (-want +got):\n%s", diff)
 	}
 }

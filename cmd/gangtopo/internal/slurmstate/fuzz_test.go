@@ -133,7 +133,7 @@ func FuzzBuildFromScontrol(f *testing.F) {
 			return
 		}
 		checkJobs(t, jobs)
-		s, _, err := BuildSnapshot(c, &State{Nodes: nodes, Jobs: jobs, Unreadable: bad}, testTime)
+		s, _, err := BuildSnapshot(c, &State{Nodes: nodes, Jobs: jobs, Unreadable: bad}, testTime, "")
 		if err != nil {
 			t.Fatal(err)
 		}

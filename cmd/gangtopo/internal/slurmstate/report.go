@@ -25,6 +25,7 @@ const (
 	JobOffTopology                      // a job holds a node or GPU index the topology lacks
 	JobNotConfirmed                     // a job read from scontrol's text claims what its node does not show; left out
 	JobUnreadable                       // a job record of scontrol's text does not parse; left out
+	FeaturesDiffer                      // the node's gangtopo features are not its domains' in the cluster file
 	numProblemKinds
 )
 
@@ -39,6 +40,7 @@ var problemNames = [numProblemKinds]string{
 	"job outside the topology",
 	"job left out: scontrol's text claims what the node does not show",
 	"job left out: its scontrol record does not parse",
+	"gangtopo node features differ from the cluster file, rewrite them with gangtopo gen features",
 }
 
 // String names the kind.
@@ -52,7 +54,7 @@ func (k ProblemKind) String() string {
 // Label is a short metric label for the kind.
 func (k ProblemKind) Label() string {
 	return [numProblemKinds]string{"not_in_topology", "not_in_slurm", "gpu_count", "gpu_model",
-		"cpu_count", "memory", "unattributed_gpus", "job_off_topology", "job_unconfirmed", "job_unreadable"}[k]
+		"cpu_count", "memory", "unattributed_gpus", "job_off_topology", "job_unconfirmed", "job_unreadable", "features"}[k]
 }
 
 // ProblemKinds lists every kind, for metrics.

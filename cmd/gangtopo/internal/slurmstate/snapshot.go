@@ -43,10 +43,15 @@ import (
 // left out and records that did not parse are reported.
 //
 // Every disagreement with the topology goes into the Report.
-func BuildSnapshot(c *topology.Cluster, st *State, at time.Time) (*occupancy.Snapshot, Report, error) {
+func BuildSnapshot(c *topology.Cluster, st *State, at time.Time, featurePrefix string) (*occupancy.Snapshot, Report, error) {
 	var rep Report
 	s := occupancy.New(c)
 	s.Time = at
+	s.Features = make([][]string, len(c.Nodes))
+	bound, err := boundFeatures(c, featurePrefix)
+	if err != nil {
+		return nil, rep, err
+	}
 	onNode := jobsByNode(c, st.Jobs, &rep)
 	slurm := make(map[string]*Node, len(st.Nodes))
 	for i := range st.Nodes {
@@ -66,6 +71,10 @@ func BuildSnapshot(c *topology.Cluster, st *State, at time.Time) (*occupancy.Sna
 			continue
 		}
 		compareNode(c, tn, sn, &rep)
+		s.Features[id] = sn.Features
+		if bound != nil {
+			compareFeatures(c, featurePrefix, bound[id], sn.Features, tn.Name, &rep)
+		}
 		u := nodeUsage(tn, sn, onNode[id], &rep)
 		if err := s.Allocate(u.allocation(id)); err != nil {
 			return nil, rep, fmt.Errorf("node %s: %w", tn.Name, err) // cannot happen: usage is capped at capacity

@@ -90,7 +90,7 @@ func mustNode(t testing.TB, c *topology.Cluster, name string) topology.NodeID {
 // GPUs and node02's 0-3, one CPU on each; nothing disagrees.
 func TestBuildSnapshotSamples(t *testing.T) {
 	c := lab8(t)
-	s, rep, err := BuildSnapshot(c, stateFromJSON(t, "sinfo.json", "squeue.json"), testTime)
+	s, rep, err := BuildSnapshot(c, stateFromJSON(t, "sinfo.json", "squeue.json"), testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestBuildSnapshotSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, _, err := BuildSnapshot(c, st, testTime)
+	s2, _, err := BuildSnapshot(c, st, testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +130,11 @@ func TestBuildSnapshotSamples(t *testing.T) {
 // scontrol versions describe the same cluster and must agree.
 func TestBuildSnapshotHandmade(t *testing.T) {
 	c := lab8(t)
-	fromJSON, rep, err := BuildSnapshot(c, stateFromJSON(t, "sinfo_handmade.json", "squeue_handmade.json"), testTime)
+	fromJSON, rep, err := BuildSnapshot(c, stateFromJSON(t, "sinfo_handmade.json", "squeue_handmade.json"), testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromText, rep2, err := BuildSnapshot(c, stateFromScontrol(t, "scontrol_nodes_handmade.txt", "scontrol_jobs_handmade.txt"), testTime)
+	fromText, rep2, err := BuildSnapshot(c, stateFromScontrol(t, "scontrol_nodes_handmade.txt", "scontrol_jobs_handmade.txt"), testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestBuildSnapshotReconciles(t *testing.T) {
 			if tc.jobs != nil {
 				st.Jobs = []Job{{ID: "7", State: "RUNNING", Nodes: tc.jobs}}
 			}
-			s, rep, err := BuildSnapshot(c, st, testTime)
+			s, rep, err := BuildSnapshot(c, st, testTime, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +238,7 @@ func TestBuildSnapshotReconciles(t *testing.T) {
 // missing from Slurm and CPU/memory sizes differ; all of it is reported.
 func TestBuildSnapshotAgainstWrongTopology(t *testing.T) {
 	c := topotest.Lab16()
-	s, rep, err := BuildSnapshot(c, stateFromJSON(t, "sinfo.json", "squeue.json"), testTime)
+	s, rep, err := BuildSnapshot(c, stateFromJSON(t, "sinfo.json", "squeue.json"), testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestBuildSnapshotAgainstWrongTopology(t *testing.T) {
 // text commands give the same snapshot.
 func TestBuildSnapshotLab16(t *testing.T) {
 	c := topotest.Lab16()
-	fromJSON, rep, err := BuildSnapshot(c, stateFromJSON(t, "lab16_sinfo.json", "lab16_squeue.json"), testTime)
+	fromJSON, rep, err := BuildSnapshot(c, stateFromJSON(t, "lab16_sinfo.json", "lab16_squeue.json"), testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestBuildSnapshotLab16(t *testing.T) {
 	}
 	got := encode(t, fromJSON)
 	checkGolden(t, "lab16.json", got)
-	fromText, _, err := BuildSnapshot(c, stateFromScontrol(t, "lab16_scontrol_nodes.txt", "lab16_scontrol_jobs.txt"), testTime)
+	fromText, _, err := BuildSnapshot(c, stateFromScontrol(t, "lab16_scontrol_nodes.txt", "lab16_scontrol_jobs.txt"), testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,14 +345,14 @@ func TestScontrolNodesMultiLine(t *testing.T) {
 // JSON snapshot's.
 func TestScontrolTextCannotForgeJobs(t *testing.T) {
 	c := topotest.Lab16()
-	fromJSON, rep, err := BuildSnapshot(c, stateFromJSON(t, "lab16_forged_sinfo.json", "lab16_forged_squeue.json"), testTime)
+	fromJSON, rep, err := BuildSnapshot(c, stateFromJSON(t, "lab16_forged_sinfo.json", "lab16_forged_squeue.json"), testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Problems) != 0 {
 		t.Errorf("JSON problems: %v", rep.Lines())
 	}
-	fromText, rep, err := BuildSnapshot(c, stateFromScontrol(t, "lab16_forged_scontrol_nodes.txt", "lab16_forged_scontrol_jobs.txt"), testTime)
+	fromText, rep, err := BuildSnapshot(c, stateFromScontrol(t, "lab16_forged_scontrol_nodes.txt", "lab16_forged_scontrol_jobs.txt"), testTime, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,104 @@
+package place
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// placeCPU places a CPU-only request (no GPUs) on one node.
+//
+// A CPU-only job on a GPU node costs GPUs even though it takes none: the
+// CPUs and memory it holds may be the ones a later GPU job would have
+// needed there. So the node is chosen by the fill model's own measure
+// (frag.FillModel via Meter.Waste): the growth of the GPU capacity the
+// node's remaining CPUs could no longer feed, at the engine's resolution
+// (fillTie), the lowest Slurm node order among equals. Nodes without GPUs
+// cost nothing by this measure and win when the job may go there.
+//
+// Only one-node requests are placed; a multi-node CPU job is Invalid (the
+// plugin leaves it to Slurm).
+func (e *Engine) placeCPU(s *occupancy.Snapshot, r *request.Request) Result {
+	if r.Nodes > 1 {
+		return Result{Status: Invalid, Message: fmt.Sprintf("a CPU-only job over %d nodes is left to Slurm (gangtopo places CPU-only jobs on one node)", r.Nodes)}
+	}
+	p := &plan{e: e, s: s, req: r}
+	if err := p.resolveFilters(); err != nil {
+		return Result{Status: Invalid, Message: err.Error()}
+	}
+	res := Result{Status: NoFit, Domain: topology.NoDomain}
+	p.res = &res
+	p.filterNodes()
+	cpu := int32(min(r.CPUMilli, math.MaxInt32))
+	for i := range e.c.Nodes {
+		n := topology.NodeID(i)
+		if !p.eligible[n] {
+			continue
+		}
+		if s.FreeCPUMilli[n] < cpu {
+			p.rejected.add(ReasonCPU)
+			continue
+		}
+		if s.FreeMemMiB[n] < r.MemMiB {
+			p.rejected.add(ReasonMemory)
+			continue
+		}
+		d := e.meter.WasteAfter(n, s.NodeFree(n), s.FreeCPUMilli[n]-cpu) - e.meter.Waste(s, n)
+		sc := Score{Nodes: 1, Spans: 1, NodeFrag: math.Round(d/fillTie) * fillTie, Order: e.c.Nodes[n].Order}
+		sc.FragDelta = sc.NodeFrag
+		if !p.wouldKeep(&sc) {
+			continue
+		}
+		p.offer(Candidate{Domain: e.c.Nodes[n].Up[topology.TierNode], Tier: topology.TierNode,
+			Nodes: []NodeShare{{Node: n}}, Score: sc})
+	}
+	res.Rejected = p.rejected.toMap()
+	if len(p.top) == 0 {
+		if e.cpuNever(r) {
+			res.Status = Impossible
+			res.Message = fmt.Sprintf("no node of cluster %s can ever hold %s", e.c.Name, cpuJob(r))
+		} else {
+			res.Message = fmt.Sprintf("no node has room now for %s", cpuJob(r))
+		}
+		return res
+	}
+	best := p.top[0]
+	n := best.Nodes[0].Node
+	res.Status, res.Tier, res.Domain = Placed, topology.TierNode, best.Domain
+	res.Alloc = occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: n, CPUMilli: cpu, MemMiB: r.MemMiB}}}
+	res.Candidates = append([]Candidate(nil), p.top...)
+	for _, a := range p.top[1:] {
+		res.Alternatives = append(res.Alternatives, a.Domain)
+	}
+	res.Message = fmt.Sprintf("placed %s on %s", cpuJob(r), e.c.Nodes[n].Name)
+	return res
+}
+
+// cpuNever says whether no eligible node could hold the job even empty.
+func (e *Engine) cpuNever(r *request.Request) bool {
+	p := &plan{e: e, s: e.empty, req: r, ignoreState: true}
+	if p.resolveFilters() != nil {
+		return true
+	}
+	p.filterNodes()
+	for i := range e.c.Nodes {
+		n := &e.c.Nodes[i]
+		cpuOK := n.CPUs == 0 || int64(n.CPUs)*1000 >= r.CPUMilli
+		memOK := n.MemoryMiB == 0 || n.MemoryMiB >= r.MemMiB
+		if p.eligible[i] && cpuOK && memOK {
+			return false
+		}
+	}
+	return true
+}
+
+func cpuJob(r *request.Request) string {
+	s := fmt.Sprintf("a CPU-only job of %g CPUs", float64(r.CPUMilli)/1000)
+	if r.MemMiB > 0 {
+		s += fmt.Sprintf(" and %d MiB", r.MemMiB)
+	}
+	return s
+}

@@ -1,0 +1,91 @@
+package deployed
+
+import (
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Queue is the deployed path as a policy of the time-based replay
+// (selector/sim/queue, which calls it through its Deciding interface):
+// the plugin decides about each job when it is submitted, on the state of
+// that moment; Slurm starts the rewritten job when its scheduler gets to
+// it, wherever the rewrite lets it; and the controller re-decides a
+// pending job whose binding has gone stale (it waits while a new decision
+// would start it now), RebindInterval after it was found so at the most.
+type Queue struct {
+	p        *Path
+	prefix   string
+	interval float64
+	jobs     map[string]jobsubmit.Job // the rewritten jobs, by name
+}
+
+// NewQueue makes the replay policy; interval is the controller's cycle in
+// seconds (0: no re-binding, decisions made at submit stay).
+func NewQueue(c *topology.Cluster, cfg Config, interval float64) (*Queue, error) {
+	p, err := New(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{p: p, prefix: cfg.Policy.FeaturePrefix, interval: interval, jobs: map[string]jobsubmit.Job{}}, nil
+}
+
+// Name is "gangtopo-slurm".
+func (q *Queue) Name() string { return "gangtopo-slurm" }
+
+// HonorsTier is true: a required tier binds the job to its domains.
+func (q *Queue) HonorsTier() bool { return true }
+
+// RebindInterval is the controller's cycle.
+func (q *Queue) RebindInterval() float64 { return q.interval }
+
+// Place is where Slurm starts the job of r now, as decided. A job not
+// submitted yet (the replay asks whether a size fits the empty cluster at
+// all) is decided on s first.
+func (q *Queue) Place(s *occupancy.Snapshot, r *request.Request) (occupancy.Allocation, bool) {
+	j, ok := q.jobs[r.JobID]
+	if !ok {
+		var decided bool
+		if j, decided = q.decide(s, r); !decided {
+			return occupancy.Allocation{}, false
+		}
+	}
+	a, ok, err := q.p.Start(s, j, nil)
+	return a, ok && err == nil
+}
+
+// Submit decides about the job of r at its submission.
+func (q *Queue) Submit(s *occupancy.Snapshot, r *request.Request) {
+	if j, ok := q.decide(s, r); ok {
+		q.jobs[r.JobID] = j
+	}
+}
+
+// Stale says whether a new decision on s would start the job now.
+func (q *Queue) Stale(s *occupancy.Snapshot, r *request.Request) bool {
+	j, ok := q.decide(s, r)
+	if !ok {
+		return false
+	}
+	_, starts, err := q.p.Start(s, j, nil)
+	return starts && err == nil
+}
+
+// Rebind replaces the job's decision with one made on s, as the
+// controller's update of a pending job does.
+func (q *Queue) Rebind(s *occupancy.Snapshot, r *request.Request) { q.Submit(s, r) }
+
+// decide is the plugin's rewrite of the job of r on s; false when the job
+// cannot be submitted or the plugin refuses it.
+func (q *Queue) decide(s *occupancy.Snapshot, r *request.Request) (jobsubmit.Job, bool) {
+	job, err := SbatchJob(r, q.prefix)
+	if err != nil {
+		return jobsubmit.Job{}, false
+	}
+	res, err := q.p.Submit(s, job)
+	if err != nil || res.Action == jobsubmit.Reject {
+		return jobsubmit.Job{}, false
+	}
+	return Apply(job, res), true
+}

@@ -1,0 +1,92 @@
+package queue
+
+import (
+	"math"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/request"
+)
+
+// Deciding is implemented by policies that decide about a job when it is
+// submitted and have Slurm carry the decision out when it schedules the
+// job: the job_submit plugin (selector/sim/deployed). For such a policy
+// the replay
+//
+//   - gives every job its own request (JobID is the job's name), since two
+//     jobs of one size may be bound to different places, and drops the
+//     shortcuts that assume fit depends on the size alone;
+//   - calls Submit when the job is submitted, on the state of that moment;
+//   - models the controller that keeps decisions fresh: when Place
+//     declines a queued job that Stale says a new decision would start
+//     now (its binding alone keeps it waiting: a self-inflicted wait), the
+//     controller's next cycle (every RebindInterval seconds of replay time)
+//     calls Rebind, and a scheduling pass follows.
+type Deciding interface {
+	Submit(s *occupancy.Snapshot, r *request.Request)
+	Stale(s *occupancy.Snapshot, r *request.Request) bool
+	Rebind(s *occupancy.Snapshot, r *request.Request)
+	// RebindInterval is the controller's cycle in seconds; 0 turns the
+	// controller's re-binding off.
+	RebindInterval() float64
+}
+
+// rebinder is the replay's model of the controller's re-binding: the jobs
+// found waiting only because of their binding, since when, and the next
+// controller cycle.
+type rebinder struct {
+	pol      Deciding
+	interval float64
+	stale    map[int32]float64 // job -> when it was first found stale
+	next     float64           // next cycle with work; +Inf when none
+}
+
+func newRebinder(p Policy) *rebinder {
+	d, ok := p.(Deciding)
+	if !ok {
+		return nil
+	}
+	return &rebinder{pol: d, interval: d.RebindInterval(), stale: map[int32]float64{}, next: math.Inf(1)}
+}
+
+// declined notes that job j could not start at t; a stale binding books
+// the next controller cycle.
+func (rb *rebinder) declined(g *gangSim, t float64, j int32) {
+	if rb.interval <= 0 {
+		return
+	}
+	if _, seen := rb.stale[j]; seen {
+		return
+	}
+	if !rb.pol.Stale(g.s, g.request(j)) {
+		return
+	}
+	rb.stale[j] = t
+	rb.next = min(rb.next, math.Floor(t/rb.interval)*rb.interval+rb.interval)
+}
+
+// cycle is the controller's cycle at t: every job still waiting on a
+// stale binding is decided again on the state of now.
+func (rb *rebinder) cycle(g *gangSim, t float64) {
+	rb.next = math.Inf(1)
+	for j, since := range rb.stale {
+		delete(rb.stale, j)
+		if !math.IsNaN(g.out[j].Start) {
+			continue // started meanwhile
+		}
+		rb.pol.Rebind(g.s, g.request(j))
+		g.res.Rebinds++
+		g.res.SelfWaitSeconds += t - since
+		if t-since > rb.interval {
+			g.res.SelfWaitsOverCycle++
+		}
+	}
+}
+
+// nextEvent is the next controller cycle with work (+Inf when none, or
+// when the policy has no controller).
+func (rb *rebinder) nextEvent() float64 {
+	if rb == nil {
+		return math.Inf(1)
+	}
+	return rb.next
+}
