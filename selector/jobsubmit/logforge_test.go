@@ -83,16 +83,17 @@ func TestRefusalsQuoteUserValues(t *testing.T) {
 // The same property for any job: whatever the user's strings hold, no
 // line gangtopo hands to Slurm holds a control character.
 func FuzzDecisionLinesHoldNoControlCharacters(f *testing.F) {
-	f.Add("train\nx", "leaf,slice=1\nFAKE", "gres:gpu:8", "", "", "")
-	f.Add("a", "leaf", "gres:gpu:h\x1b100:8", "gres:gpu:a\r:8", "node[01\n", "p\n")
-	f.Add("b", "nvlink:\x00", "gres:gpu:8", "", "", "")
-	f.Fuzz(func(t *testing.T, name, option, perJob, perNode, nodes, partition string) {
+	f.Add("train\nx", "leaf,slice=1\nFAKE", "gres:gpu:8", "", "", "", "")
+	f.Add("a", "leaf", "gres:gpu:h\x1b100:8", "gres:gpu:a\r:8", "node[01\n", "p\n", "gt_h100|gt_\n")
+	f.Add("b", "nvlink:\x00", "gres:gpu:8", "gres:shard:\n3", "", "", "")
+	f.Fuzz(func(t *testing.T, name, option, perJob, perNode, nodes, partition, features string) {
 		if strings.Contains(nodes, "[") {
 			t.Skip("ranges: a million names take a second to expand (hostlist has its own fuzz target)")
 		}
 		d, s := decideFixture(t, nil, nil)
 		j := Job{UserID: 1, Name: name, GangTopology: option, TresPerJob: perJob, TresPerNode: perNode,
-			ReqNodes: nodes, ExcNodes: nodes, Partition: partition, CPUsPerTres: perNode, MemPerTres: perJob}
+			ReqNodes: nodes, ExcNodes: nodes, Partition: partition, CPUsPerTres: perNode, MemPerTres: perJob,
+			Features: features, Comment: features}
 		checkNoControl(t, "fuzz", decide(t, d, s, j))
 	})
 }
