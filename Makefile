@@ -185,6 +185,9 @@ bench-simulate:
 # (BENCH_REPLAY_RUNS, BENCH_REPLAY_STOCK: which runs to replay, and to replay
 # without the plugins too).
 BENCH_REPLAY_RUNS  ?= plain,pernode,plain_off2,pernode_off2
+# BENCH_LABEL names the design a throughput run measures: its row in the
+# every-run table (docs/bench/slurm-throughput-runs.csv).
+BENCH_LABEL        ?= as built
 BENCH_REPLAY_STOCK ?= plain
 GATE_BENCH = $(GO) test -run '^$$' -bench Submit1000Nodes -benchmem -count 5 -cpu 2 ./spank/ctld
 
@@ -200,7 +203,7 @@ bench-slurm-gate:
 
 bench-slurm-throughput: slurm-packages plugins build
 	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
-	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench throughput -n 500
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench throughput -n 500 -label "$(BENCH_LABEL)"
 
 bench-slurm-replay: slurm-packages plugins build
 	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench

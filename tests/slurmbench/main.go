@@ -16,7 +16,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay [flags]")
+		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay|runs [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -33,6 +33,8 @@ func main() {
 	switch os.Args[1] {
 	case "throughput":
 		err = withLab(func(b *bench) error { return b.throughput(*n, *doc, *label) })
+	case "runs": // the every-run table from the runs file alone (after merging two files' rows, say)
+		err = renderRuns(*doc)
 	case "replay":
 		err = withLab(func(b *bench) error { return b.replayAll(*ref, split(*runs), split(*stock), *doc) })
 	default:

@@ -146,18 +146,26 @@ func spread(xs []float64, prec int) string {
 
 // recordRun appends the run and rewrites the section from every run.
 func recordRun(doc string, r runRecord) error {
+	if err := appendRun(runsPath(doc), r); err != nil {
+		return err
+	}
+	return renderRuns(doc)
+}
+
+// renderRuns rewrites the section from the runs file (none yet: says so).
+func renderRuns(doc string) error {
 	path := runsPath(doc)
-	if err := appendRun(path, r); err != nil {
-		return err
-	}
+	var runs []runRecord
 	f, err := os.Open(path)
-	if err != nil {
+	switch {
+	case os.IsNotExist(err):
+	case err != nil:
 		return err
-	}
-	defer f.Close()
-	runs, err := readRuns(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	default:
+		defer f.Close()
+		if runs, err = readRuns(f); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	return writeSection(doc, "slurm-throughput-runs", runsReport(path, runs))
 }
