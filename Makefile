@@ -56,7 +56,12 @@ e2e:
 # Built against the installed Slurm headers; a plugin only loads into the
 # Slurm release series it was built for (22.05 here): see docs/admin.md.
 SLURM_INCLUDE    ?= /usr/include
-SLURM_PLUGIN_DIR ?= /usr/lib/x86_64-linux-gnu/slurm-wlm
+# Where Slurm loads plugins from: slurm.conf's PluginDir, which differs
+# between builds (Debian's packages: /usr/lib/x86_64-linux-gnu/slurm-wlm; a
+# source build: <prefix>/lib/slurm). Taken from the running cluster's
+# configuration unless given; install-plugins stops when neither says.
+# (Expanded once, on first use: make test never asks.)
+SLURM_PLUGIN_DIR ?= $(eval SLURM_PLUGIN_DIR := $(shell timeout 10 scontrol show config 2>/dev/null | awk '$$1 == "PluginDir" { split($$3, d, ":"); print d[1] }'))$(SLURM_PLUGIN_DIR)
 PLUGIN_BUILD     ?= $(BUILD)/plugins
 CC               ?= cc
 HARDEN_CFLAGS    = -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
@@ -120,8 +125,11 @@ slurm-packages:
 	  slurmctld slurmd slurm-client libslurm-dev munge gcc libc6-dev; }
 
 # the plugins: libgangtopo.so goes next to job_submit_gangtopo.so (found
-# through its $$ORIGIN run path)
+# through its $$ORIGIN run path). install(1) replaces each file by a new one
+# (the old is unlinked, not overwritten), so a running slurmctld keeps the
+# objects it has loaded; never cp over a loaded .so.
 install-plugins: plugins
+	@test -n "$(SLURM_PLUGIN_DIR)" || { echo "install-plugins: SLURM_PLUGIN_DIR is not set and scontrol show config does not say: give your Slurm's PluginDir, e.g. make install-plugins SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm"; exit 2; }
 	install -D -m 0755 $(PLUGIN_BUILD)/spank_gangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_gangtopo.so
 	install -D -m 0755 $(PLUGIN_BUILD)/job_submit_gangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/job_submit_gangtopo.so
 	install -D -m 0755 $(PLUGIN_BUILD)/libgangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/libgangtopo.so

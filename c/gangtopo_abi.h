@@ -61,7 +61,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define GT_ABI_VERSION 2
+#define GT_ABI_VERSION 3
 
 /*
  * GT_REPLY_MARGIN_MS: how long past the deadline the shim waits for an
@@ -96,7 +96,9 @@ enum gt_log_level {
 struct gt_job {
 	uint32_t user_id;
 	const char *name;
-	const char *partition;
+	const char *partition;		/* as submitted: NULL without -p */
+	const char *default_partition;	/* slurmctld's default partition, where
+					 * Slurm puts a job without -p */
 	const char *gang_topology;	/* GANG_TOPOLOGY from spank_job_env */
 	const char *tres_per_job;	/* e.g. "gres:gpu:h100:16" */
 	const char *tres_per_node;
@@ -109,6 +111,12 @@ struct gt_job {
 	const char *req_nodes;
 	const char *exc_nodes;
 	const char *comment;
+	const char *admin_comment;	/* set by an administrator or an earlier
+					 * job_submit plugin; the decision is
+					 * appended to it */
+	uint32_t gang_topology_from_env; /* 1: gang_topology is the user's
+					 * $GANGTOPO_TOPOLOGY default, not an
+					 * explicit --gang-topology */
 	uint32_t min_nodes;
 	uint32_t max_nodes;
 	uint32_t num_tasks;
@@ -127,7 +135,9 @@ struct gt_result {
 	int action;			/* enum gt_action */
 	int log_level;			/* enum gt_log_level */
 	char *log;			/* one line for slurmctld's log */
-	char *err_msg;			/* GT_REJECT: the message for the user */
+	char *err_msg;			/* for the user: GT_REJECT's reason; with
+					 * GT_KEEP/GT_MODIFY a note that sbatch,
+					 * salloc and srun print as info */
 	char *features;
 	char *prefer;
 	char *req_nodes;
@@ -178,7 +188,12 @@ int gt_abi_version(void);
  * /etc/slurm/gangtopo.yaml when NULL) and the topology, starts the
  * background snapshot reload and the goroutine that answers on resp_fd
  * what it reads on req_fd (both fds become libgangtopo's, see above), and
- * stores the current struct gt_params into *params. On GT_ERR *err holds a
+ * stores the current struct gt_params into *params. When the configuration
+ * (or the cluster file it names) does not load, gt_init still returns GT_OK
+ * with *err set to a malloc()ed message: *params stays NULL (jobs pass
+ * unchanged, the shim does not ask), and libgangtopo keeps watching both
+ * files, publishing *params once an edit loads, so a fix takes effect
+ * without restarting slurmctld. On GT_ERR (an internal failure) *err holds a
  * malloc()ed message and the fds are closed. *background (when background
  * is not NULL) gets what the first snapshot load reported, as
  * gt_result.background, or NULL. A second call replaces the first

@@ -51,9 +51,10 @@ int gt_channel_is_open(const struct gt_channel *ch)
 /* job_strings lists the string fields of a job, for packing. */
 static void job_strings(struct gt_job *j, const char **out[], size_t *n)
 {
-	const char **f[] = { &j->name, &j->partition, &j->gang_topology, &j->tres_per_job, &j->tres_per_node,
-			     &j->tres_per_socket, &j->tres_per_task, &j->cpus_per_tres, &j->mem_per_tres,
-			     &j->features, &j->prefer, &j->req_nodes, &j->exc_nodes, &j->comment };
+	const char **f[] = { &j->name, &j->partition, &j->default_partition, &j->gang_topology, &j->tres_per_job,
+			     &j->tres_per_node, &j->tres_per_socket, &j->tres_per_task, &j->cpus_per_tres,
+			     &j->mem_per_tres, &j->features, &j->prefer, &j->req_nodes, &j->exc_nodes, &j->comment,
+			     &j->admin_comment };
 
 	*n = sizeof(f) / sizeof(f[0]);
 	memcpy(out, f, sizeof(f));
@@ -61,7 +62,7 @@ static void job_strings(struct gt_job *j, const char **out[], size_t *n)
 
 struct gt_job *gt_job_pack(const struct gt_job *job)
 {
-	const char **fields[16];
+	const char **fields[24];
 	struct gt_job tmp = *job, *out;
 	size_t n, size = sizeof(*out);
 	char *p;

@@ -43,19 +43,63 @@ static int listed(const char *list, const char *w, size_t wl)
 	return 0;
 }
 
+/*
+ * asks_gpus says whether a TRES list ("gres:gpu:h100:8,gres:nic:1") has a
+ * GPU entry with a count other than 0, as jobsubmit.parseGPUTres reads it:
+ * "gpu", "gpu:TYPE", "gpu:N", "gpu:TYPE:N" or "gpu=N", with or without
+ * "gres:" or "gres/" in front; or a GPU share, "shard[:N]" (jobsubmit's
+ * shardCount).
+ */
+static int asks_gpus(const char *tres)
+{
+	const char *item;
+	size_t len;
+
+	while ((item = next_name(&tres, &len))) {
+		const char *last, *c;
+		int zero = 1;
+
+		if (len >= 5 && !strncmp(item, "gres:", 5))
+			item += 5, len -= 5;
+		else if (len >= 5 && !strncmp(item, "gres/", 5))
+			item += 5, len -= 5;
+		if (len >= 5 && !strncmp(item, "shard", 5) && (len == 5 || item[5] == ':' || item[5] == '=')) {
+			const char *c;
+			int zero = 1, digits = len > 6;
+
+			for (c = item + 6; c < item + len; c++) {
+				digits &= *c >= '0' && *c <= '9';
+				zero &= *c == '0';
+			}
+			if (len == 5 || (digits && !zero))
+				return 1;	/* shardCount: "shard", or a count of at least 1 */
+			continue;
+		}
+		if (len < 3 || strncmp(item, "gpu", 3) || (len > 3 && item[3] != ':' && item[3] != '='))
+			continue;
+		for (last = item + len; last > item + 3 && last[-1] != ':' && last[-1] != '='; last--)
+			;
+		for (c = last; c < item + len; c++)
+			zero &= *c == '0';
+		if (last == item + 3 || last == item + len || !zero)
+			return 1;	/* no count (1), a type, or a count other than 0 */
+	}
+	return 0;
+}
+
 int gt_in_scope(const struct gt_job *j, const struct gt_params *p)
 {
-	const char *parts = p->partitions, *w;
+	const char *parts = p->partitions, *w, *part = given(j->partition) ? j->partition : j->default_partition;
 	size_t wl;
 	int found = 1;
 
-	if (!given(j->tres_per_job) && !given(j->tres_per_node) && !given(j->tres_per_socket) &&
-	    !given(j->tres_per_task))
+	if (!asks_gpus(j->tres_per_job) && !asks_gpus(j->tres_per_node) && !asks_gpus(j->tres_per_socket) &&
+	    !asks_gpus(j->tres_per_task))
 		return 0;
 	if (given(parts)) {
 		found = 0;
 		while (!found && (w = next_name(&parts, &wl)))
-			found = listed(j->partition, w, wl);
+			found = listed(part, w, wl);
 	}
 	return found && (given(j->gang_topology) || p->jobs_gpu);
 }

@@ -40,7 +40,17 @@ extern void slurm_info(const char *fmt, ...);
 extern void slurm_error(const char *fmt, ...);
 extern void slurm_debug(const char *fmt, ...);
 
-#define GT_CONTROL_PREFIX "GANG_TOPOLOGY="
+#define GT_CONTROL_VAR "GANG_TOPOLOGY"
+#define GT_SOURCE_VAR "GANG_TOPOLOGY_SOURCE"	/* "environment": a default, see spank_client.c */
+
+/*
+ * slurmctld's default partition, where Slurm puts a job submitted without
+ * -p (src/slurmctld/partition_mgr.c; slurmctld exports its symbols to
+ * plugins). job_submit runs with the partition read lock held, and
+ * reconfigure replaces the name under the write lock, so reading it here is
+ * safe. Weak: a process without it (the C tests) sees NULL.
+ */
+extern char *default_part_name __attribute__((weak));
 
 /*
  * The pipes to libgangtopo, and what it published for deciding alone.
@@ -52,15 +62,23 @@ static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_channel chan = { .req_w = -1, .resp_r = -1 };
 static struct gt_params *params;
 
-static const char *spank_value(const job_desc_msg_t *jd)
+/* spank_value finds NAME=value in the job's SPANK control environment. */
+static const char *spank_value(const job_desc_msg_t *jd, const char *name)
 {
+	size_t len = strlen(name);
+
 	for (uint32_t i = 0; jd->spank_job_env && i < jd->spank_job_env_size; i++) {
 		const char *kv = jd->spank_job_env[i];
 
-		if (kv && !strncmp(kv, GT_CONTROL_PREFIX, strlen(GT_CONTROL_PREFIX)))
-			return kv + strlen(GT_CONTROL_PREFIX);
+		if (kv && !strncmp(kv, name, len) && kv[len] == '=')
+			return kv + len + 1;
 	}
 	return NULL;
+}
+
+static const char *default_partition(void)
+{
+	return &default_part_name ? default_part_name : NULL;
 }
 
 static uint32_t u32(uint32_t v) { return v == NO_VAL || v == INFINITE ? 0 : v; }
@@ -72,7 +90,13 @@ static void copy_job(const job_desc_msg_t *jd, uint32_t uid, struct gt_job *j)
 	j->user_id = uid;
 	j->name = jd->name;
 	j->partition = jd->partition;
-	j->gang_topology = spank_value(jd);
+	j->default_partition = default_partition();
+	j->gang_topology = spank_value(jd, GT_CONTROL_VAR);
+	if (j->gang_topology) {
+		const char *src = spank_value(jd, GT_SOURCE_VAR);
+
+		j->gang_topology_from_env = src && !strcmp(src, "environment");
+	}
 	j->tres_per_job = jd->tres_per_job;
 	j->tres_per_node = jd->tres_per_node;
 	j->tres_per_socket = jd->tres_per_socket;
@@ -84,6 +108,7 @@ static void copy_job(const job_desc_msg_t *jd, uint32_t uid, struct gt_job *j)
 	j->req_nodes = jd->req_nodes;
 	j->exc_nodes = jd->exc_nodes;
 	j->comment = jd->comment;
+	j->admin_comment = jd->admin_comment;
 	j->min_nodes = u32(jd->min_nodes);
 	j->max_nodes = u32(jd->max_nodes);
 	j->num_tasks = u32(jd->num_tasks);
@@ -200,14 +225,18 @@ static int init_locked(void)
 	chan.late_hook = log_late;
 	chan.breaker_hook = log_breaker;
 	if (gt_init(NULL, req_r, resp_w, &params, &err, &background) != GT_OK) {
-		/* fail open: a broken configuration must not stop slurmctld */
+		/* fail open: an internal failure must not stop slurmctld */
 		slurm_error("%s: %s; jobs pass unchanged", plugin_type, err ? err : "init failed");
 		free(err);
 		free(background);
 		gt_channel_close(&chan);
 		return SLURM_SUCCESS;
 	}
-	slurm_info("%s: loaded", plugin_type);
+	if (err)	/* the configuration did not load: libgangtopo watches it */
+		slurm_error("%s: %s", plugin_type, err);
+	else
+		slurm_info("%s: loaded", plugin_type);
+	free(err);
 	log_background(background);
 	free(background);
 	return SLURM_SUCCESS;
@@ -256,15 +285,39 @@ static int no_answer(const struct gt_job *j, const struct gt_params *p, const ch
 	return SLURM_SUCCESS;
 }
 
+/*
+ * tell_user hands msg to the user through *err_msg: the reason of a
+ * refusal, or a note sbatch/salloc/srun print on success. An earlier
+ * job_submit plugin's message is kept, ours goes on the next line.
+ */
+static void tell_user(char **err_msg, const char *msg)
+{
+	char *both;
+	size_t len;
+
+	if (!err_msg || !msg || !*msg)
+		return;
+	if (!*err_msg) {
+		*err_msg = slurm_xstrdup(msg);
+		return;
+	}
+	len = strlen(*err_msg) + strlen(msg) + 2;
+	both = malloc(len);
+	if (!both)
+		return;	/* keep the earlier message */
+	snprintf(both, len, "%s\n%s", *err_msg, msg);
+	slurm_xfree((void **)err_msg);
+	*err_msg = slurm_xstrdup(both);
+	free(both);
+}
+
 static int apply_answer(job_desc_msg_t *job_desc, const struct gt_result *res, char **err_msg)
 {
 	log_background(res->background);
 	log_result(res);
-	if (res->action == GT_REJECT) {
-		if (err_msg && res->err_msg)
-			*err_msg = slurm_xstrdup(res->err_msg);
+	tell_user(err_msg, res->err_msg);
+	if (res->action == GT_REJECT)
 		return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
-	}
 	if (res->action == GT_MODIFY)
 		apply(job_desc, res);
 	return SLURM_SUCCESS;

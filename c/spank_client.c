@@ -6,7 +6,10 @@
  * 255 with our message) rather than pending a job that can never start.
  * The value travels to slurmctld as job control environment
  * GANG_TOPOLOGY=<canonical form>, where job_submit/gangtopo reads it from
- * job_desc->spank_job_env.
+ * job_desc->spank_job_env. A value that came from $GANGTOPO_TOPOLOGY rather
+ * than the command line also sends GANG_TOPOLOGY_SOURCE=environment: a
+ * default applies to the jobs it fits, so job_submit/gangtopo refuses no
+ * job for it (a CPU job, say) and leaves such jobs alone quietly.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,9 @@ int gt_client_option(const char *optarg)
 	return 0;
 }
 
+/* from_env: gt_opt came from $GANGTOPO_TOPOLOGY, not --gang-topology. */
+static int from_env;
+
 /* apply_env_default takes $GANGTOPO_TOPOLOGY when no option was given. */
 static int apply_env_default(void)
 {
@@ -39,6 +45,7 @@ static int apply_env_default(void)
 		return -1;
 	}
 	gt_opt_set = 1;
+	from_env = 1;
 	return 0;
 }
 
@@ -53,6 +60,8 @@ int gt_client_post_opt(spank_t sp)
 		return 0;
 	gt_option_format(&gt_opt, value, sizeof(value));
 	rc = spank_job_control_setenv(sp, GT_CONTROL_VAR, value, 1);
+	if (rc == ESPANK_SUCCESS && from_env)
+		rc = spank_job_control_setenv(sp, GT_SOURCE_VAR, GT_SOURCE_ENV, 1);
 	if (rc != ESPANK_SUCCESS && spank_context() == S_CTX_ALLOCATOR) {
 		slurm_error("%s: cannot pass --gang-topology to slurmctld: %s", GT_PLUGIN, spank_strerror(rc));
 		return -1;

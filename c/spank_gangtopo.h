@@ -11,6 +11,8 @@
 #define GT_PLUGIN "gangtopo"
 #define GT_ENV_DEFAULT "GANGTOPO_TOPOLOGY"	/* user default, like SBATCH_* */
 #define GT_CONTROL_VAR "GANG_TOPOLOGY"		/* job control env: slurmctld sees GANG_TOPOLOGY=... */
+#define GT_SOURCE_VAR "GANG_TOPOLOGY_SOURCE"	/* and, for a default, GANG_TOPOLOGY_SOURCE=environment */
+#define GT_SOURCE_ENV "environment"
 #define GT_NODEFILE_DIR "/var/lib/gangtopo/nodes"
 
 /* The option as given on the command line (or from the environment). */

@@ -386,27 +386,28 @@ static void test_scope(const char *path)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		char *field[6], *s = line;
+		char *field[7], *s = line;
 		int k = 0;
 
 		line[strcspn(line, "\n")] = 0;
 		if (line[0] == '#' || !line[0])
 			continue;
-		for (; k < 6 && s; k++) {
+		for (; k < 7 && s; k++) {
 			field[k] = s;
 			if ((s = strchr(s, '|')))
 				*s++ = 0;
 		}
-		CHECK(k == 6 && !s, "%s: \"%s\" does not have 6 fields", path, line);
-		if (k != 6)
+		CHECK(k == 7 && !s, "%s: \"%s\" does not have 7 fields", path, line);
+		if (k != 7)
 			continue;
-		struct gt_job j = { .partition = strcmp(field[1], "-") ? field[1] : NULL, .gang_topology = field[2],
-				    .tres_per_job = field[3] };
-		struct gt_params p = { .partitions = field[0], .jobs_gpu = field[4][0] == '1' };
-		int got = gt_in_scope(&j, &p), want = field[5][0] == '1';
+		struct gt_job j = { .partition = strcmp(field[1], "-") ? field[1] : NULL,
+				    .default_partition = strcmp(field[2], "-") ? field[2] : NULL,
+				    .gang_topology = field[3], .tres_per_job = field[4] };
+		struct gt_params p = { .partitions = field[0], .jobs_gpu = field[5][0] == '1' };
+		int got = gt_in_scope(&j, &p), want = field[6][0] == '1';
 
-		CHECK(got == want, "%s: partitions \"%s\", job in \"%s\", --gang-topology \"%s\", tres \"%s\", jobs_gpu %s: got %d, want %d",
-		      path, field[0], field[1], field[2], field[3], field[4], got, want);
+		CHECK(got == want, "%s: partitions \"%s\", job in \"%s\" (default \"%s\"), --gang-topology \"%s\", tres \"%s\", jobs_gpu %s: got %d, want %d",
+		      path, field[0], field[1], field[2], field[3], field[4], field[5], got, want);
 		n++;
 	}
 	fclose(f);

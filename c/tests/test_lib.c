@@ -89,6 +89,30 @@ int main(int argc, char **argv)
 	stop();
 	usleep(1200 * 1000);	/* the stalled call ends and cleans up */
 
+	/* a configuration broken at start: no parameters (jobs pass), and the
+	 * fixed file is loaded without another gt_init */
+	f = fopen(config, "w");
+	fprintf(f, "version: v1\ntopology: %s\nsnapshot: %s/none.json\njobs: everything\n", argv[1], dir);
+	fclose(f);
+	{
+		char *err = NULL, *bg = NULL;
+		int req_r, resp_w, waited = 0;
+
+		CHECK(gt_channel_open(&ch, &req_r, &resp_w) == 0, "pipes");
+		CHECK(gt_init(config, req_r, resp_w, &params, &err, &bg) == GT_OK && err && strstr(err, "everything") &&
+		      !params, "broken configuration: err %s, params %p", err ? err : "(none)", (void *)params);
+		free(err);
+		free(bg);
+		f = fopen(config, "w");
+		fprintf(f, "version: v1\ntopology: %s\nsnapshot: %s/none.json\njobs: gpu\n", argv[1], dir);
+		fclose(f);
+		while (!__atomic_load_n(&params, __ATOMIC_ACQUIRE) && waited++ < 50)
+			usleep(100 * 1000);
+		CHECK(params && params->jobs_gpu, "the fixed configuration was not published after %d ms", waited * 100);
+		CHECK(call("fixed", 2000, log, sizeof(log)) == GT_OK && strstr(log, "\"fixed\""), "fixed: %s", log);
+		stop();
+	}
+
 	unlink(config);
 	rmdir(dir);
 	if (failures) {

@@ -26,12 +26,12 @@ func nodeRole(shared *daemonFlags) daemonRole {
 		addFlags: func(cmd *cobra.Command) {
 			o.addFlags(cmd)
 			f := cmd.Flags()
-			f.StringVar(&mapDir, "node-map-dir", "", "node: directory the node map is published to, as <node>.json (shared with the controller)")
-			f.StringVar(&nodeFileDir, "node-file-dir", "/var/lib/gangtopo/nodes", "node: directory of node files for the SPANK plugin (its nodefile_dir; \"\" writes none)")
+			f.StringVar(&mapDir, "node-map-dir", "", "node: directory the node map is published to as <node>.json, for `topology build` (optional; its failure does not stop the node file)")
+			f.StringVar(&nodeFileDir, "node-file-dir", "/var/lib/gangtopo/nodes", "node: local directory of the node file for the SPANK plugin (its nodefile_dir; \"\" writes none)")
 		},
 		start: func(d *daemon.Daemon) (func(context.Context) error, error) {
-			if mapDir == "" {
-				return nil, usagef("daemon --role node: --node-map-dir is required (where the controller reads node maps)")
+			if mapDir == "" && nodeFileDir == "" {
+				return nil, usagef("daemon --role node: nothing to publish: --node-file-dir is empty and no --node-map-dir given")
 			}
 			if d.Interval() < time.Second {
 				return nil, usagef("daemon --role node: --interval %v: want at least 1s", d.Interval())

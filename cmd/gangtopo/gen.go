@@ -65,7 +65,7 @@ func newGenGresCmd() *cobra.Command {
 	o.addFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&g.DevDir, "dev-dir", "/dev", "directory of the nvidia<N> device files")
-	f.IntVar(&g.ThreadsPerCore, "threads-per-core", 1, "hardware threads per core: the cluster file's cpus divided by this are Slurm's cores")
+	f.IntVar(&g.ThreadsPerCore, "threads-per-core", 0, "hardware threads per core: the cluster file's cpus divided by this are Slurm's cores (0: each node's threads_per_core from the cluster file, 1 when absent)")
 	f.IntVar(&g.NUMANodes, "numa-nodes", 0, "NUMA nodes per node (0: one more than the highest NUMA id of its GPUs and NICs)")
 	f.BoolVar(&g.NoAutoDetectLine, "no-autodetect-line", false, "leave out AutoDetect=off (when appending to an existing gres.conf)")
 	return cmd

@@ -41,6 +41,7 @@ func TestGoldenDiscovery(t *testing.T) {
 		{"topology-build-both-sources", []string{"topology", "build", "--node-maps", "x", "--topology-conf", "a", "--ibnetdiscover", "b"}},
 		{"topology-build-bad-model", []string{"topology", "build", "--node-maps", "x", "--topology-conf", "a", "--model", "h100"}},
 		{"daemon-controller", []string{"daemon", "--role", "controller"}},
+		{"topology-hash", []string{"topology", "hash", lab, nvl}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,5 +100,32 @@ func TestDaemonNodeOnce(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `"message":"node map published (changed)"`) {
 		t.Errorf("want a JSON log line for the publish, got %q", stderr.String())
+	}
+}
+
+// TestBuildThenGresOnSMT follows the documented path on nodes with two
+// threads per core (testdata/nodemaps: 2 x 56 cores, 224 CPUs, GPUs 0-3 on
+// NUMA 0 and 4-7 on NUMA 1): `topology build` keeps threads_per_core in the
+// cluster file and `gen gres` then writes Slurm's core ids, 0-55 and
+// 56-111, not the logical CPUs' 0-111 and 112-223.
+func TestBuildThenGresOnSMT(t *testing.T) {
+	defer stubWorld(t)()
+	cluster := filepath.Join(t.TempDir(), "cluster.yaml")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"topology", "build", "--node-maps", filepath.Join("testdata", "nodemaps"),
+		"--topology-conf", filepath.Join("testdata", "topology.conf"), "--name", "lab", "--partition", "gpu", "-o", cluster}, &stdout, &stderr); code != 0 {
+		t.Fatalf("topology build: exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"gen", "gres", "--topology", cluster}, &stdout, &stderr); code != 0 {
+		t.Fatalf("gen gres: exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"File=/dev/nvidia0 Links=-1,18,18,18,18,18,18,18 Cores=0-55", "File=/dev/nvidia7 Links=18,18,18,18,18,18,18,-1 Cores=56-111"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("gres.conf:\n%s\nwant a line with %q", stdout.String(), want)
+		}
+	}
+	if strings.Contains(stdout.String(), "112-223") {
+		t.Errorf("gres.conf has logical CPU ids as cores:\n%s", stdout.String())
 	}
 }

@@ -36,6 +36,7 @@ func TestGolden(t *testing.T) {
 		{"why-waiting", []string{"why", "5", "--job-file", "testdata/job-waiting.txt", "--topology", lab, "--state", busy}},
 		{"why-placed", []string{"why", "5", "--job-file", "testdata/job-placed.txt", "--topology", lab}},
 		{"why-wider", []string{"why", "7", "--job-file", "testdata/job-wider.txt", "--topology", lab}},
+		{"why-untouched", []string{"why", "8", "--job-file", "testdata/job-untouched.txt"}},
 		{"why-no-such-job", []string{"why", "99", "--job-file", "testdata/job-placed.txt"}},
 		{"unknown-command", []string{"fragment"}},
 	}

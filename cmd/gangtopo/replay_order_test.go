@@ -27,7 +27,7 @@ func TestReplayOrderings(t *testing.T) {
 		needs.Skip(t, "no Philly trace: %v", err)
 	}
 	o := replayOptions{topology: filepath.Join("..", "..", "docs", "examples", "dgx-h100-256.yaml"),
-		traces: dir, policies: "gangtopo,slurm,slurm-flat,naive-pods", from: "2017-09-25", to: "2017-10-09",
+		traces: dir, policies: "gangtopo,gangtopo-slurm,slurm,slurm-flat,naive-pods", from: "2017-09-25", to: "2017-10-09",
 		peakLoad: "1.5", slowdown: "default", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
 		cpusPerGPU: 4, rendezvous: 600e9, output: "table"}
 	set, err := o.setup()
@@ -78,5 +78,16 @@ func TestReplayOrderings(t *testing.T) {
 	}
 	if g.HeldIdleGPUHours != 0 || sl.HeldIdleGPUHours != 0 {
 		t.Errorf("all-or-nothing policies held GPUs idle: gangtopo %.1f, slurm %.1f GPU-h", g.HeldIdleGPUHours, sl.HeldIdleGPUHours)
+	}
+	// The deployed path: the plugin's decision, carried out by Slurm.
+	d := s["gangtopo-slurm"]
+	t.Logf("deployed path: 16+ wait / slurm %.2f, 1-GPU %.0f vs %.0f s, tightest %.1f%%, %d rebinds, %.2f h self-inflicted wait",
+		d.Wait16/sl.Wait16, d.Classes[0].MeanWait, sl.Classes[0].MeanWait, 100*d.Tight, d.Rebinds, d.SelfWaitHours)
+	if d.Tight < 0.95 || d.Classes[0].MeanWait > sl.Classes[0].MeanWait || d.Wait16 > sl.Wait16 {
+		t.Errorf("deployed path: tightest %.1f%%, 1-GPU wait %.0f s, 16+ wait %.0f s; want >= 95%% and no more than slurm's %.0f and %.0f s",
+			100*d.Tight, d.Classes[0].MeanWait, d.Wait16, sl.Classes[0].MeanWait, sl.Wait16)
+	}
+	if d.SelfWaitsOverCycle != 0 {
+		t.Errorf("deployed path: %d jobs waited on a stale binding longer than one controller cycle", d.SelfWaitsOverCycle)
 	}
 }

@@ -27,6 +27,7 @@ func newRootCmd() *cobra.Command {
 		newDaemonCmd(),
 		newReplayCmd(),
 		newWhyCmd(),
+		newUnbindCmd(),
 	)
 	return root
 }

@@ -60,7 +60,7 @@ The traces are read from --traces, else $GANGTOPO_TRACES, else
 	fl.StringVarP(&f.output, "output", "o", "table", "output format: table or csv")
 	fl.StringVar(&f.svg, "svg", "", "also write an SVG plot of unallocated GPU % against arrived workload to this file")
 	fl.StringVar(&f.markdown, "markdown", "", "rewrite the simulator section of this benchmarks file (docs/benchmarks.md)")
-	fl.StringVar(&f.heldout, "heldout-seeds", "", "with --markdown: also compare FGD and gangtopo on these seeds")
+	fl.StringVar(&f.heldout, "heldout-seeds", "", "with --markdown: also compare FGD, slurm, gangtopo and gangtopo-slurm on these seeds")
 	fl.IntVar(&f.refuse, "refuse-share", 0, "what-if: single-GPU pods asking for exactly this many milli-GPUs fail on arrival under every policy (1-999)")
 	return cmd
 }
@@ -123,7 +123,7 @@ func (f *simulateFlags) writeMarkdown(cmd *cobra.Command, cfg sweep.Config, sw *
 			return usagef("--heldout-seeds %q: %v", f.heldout, err)
 		}
 		h := cfg
-		h.Seeds, h.Policies, h.Progress = seeds, []string{"FGD", "gangtopo"}, nil
+		h.Seeds, h.Policies, h.Progress = seeds, []string{"FGD", "slurm", "gangtopo", "gangtopo-slurm"}, nil
 		if r.HeldOut, err = sweep.Execute(h); err != nil {
 			return err
 		}

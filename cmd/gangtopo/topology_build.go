@@ -25,11 +25,36 @@ type topologyBuildOptions struct {
 func newTopologyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topology",
-		Short: "Build the cluster file from discovered node maps and the switch topology",
+		Short: "Build the cluster file from discovered node maps and the switch topology; print a cluster file's hash",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newTopologyBuildCmd())
+	cmd.AddCommand(newTopologyBuildCmd(), newTopologyHashCmd())
 	return cmd
+}
+
+// newTopologyHashCmd prints what a snapshot records of the cluster file it
+// was made against: the controller's and the plugin's copies must agree.
+func newTopologyHashCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "hash FILE...",
+		Short: "Print each cluster file's name and hash (the controller's and the plugin's copies must print the same)",
+		Long: `Hash prints, for each cluster file, the cluster's name and the hash of its
+content, as an occupancy snapshot records it. The job_submit plugin refuses a
+snapshot made against another hash, so the cluster file the controller daemon
+reads (--topology) and the one gangtopo.yaml names (topology:) must print the
+same line; compare them on both hosts after every copy.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, p := range args {
+				c, err := loadCluster(p)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s\n", c.Hash, c.Name, p)
+			}
+			return nil
+		},
+	}
 }
 
 func newTopologyBuildCmd() *cobra.Command {
@@ -85,6 +110,9 @@ func runTopologyBuild(stdout, stderr io.Writer, o topologyBuildOptions) error {
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "gangtopo: warning: %s\n", w)
+	}
+	if len(o.partitions) == 0 {
+		fmt.Fprintln(stderr, "gangtopo: warning: no --partition: the cluster file lists no partitions, so the job_submit plugin places a job of any partition over all of its nodes; give --partition NAME (repeatable) for the partitions these nodes are in, or edit partitions: per node group where partitions cover different nodes")
 	}
 	header := fmt.Sprintf("Cluster %s: built by gangtopo %s from %d node maps in %s and %s.", o.name, version, len(maps), o.nodeMaps, source)
 	var buf bytes.Buffer

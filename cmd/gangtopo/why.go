@@ -51,6 +51,7 @@ a pending job, it asks the engine whether the gang would fit now.`,
 type slurmJob struct {
 	id, state, reason, nodes       string
 	features, prefer, comment, adm string
+	excluded                       string // ExcNodeList
 }
 
 func runWhy(w io.Writer, id string, o whyOptions) error {
@@ -68,7 +69,7 @@ func runWhy(w io.Writer, id string, o whyOptions) error {
 		d, err = jobsubmit.ParseDecision(j.comment)
 	}
 	if err != nil {
-		fmt.Fprintln(w, "gangtopo: no decision recorded: the job was submitted without the gangtopo job_submit plugin, or outside its scope (jobs: gang and no --gang-topology)")
+		fmt.Fprintln(w, "gangtopo: no decision recorded: the job asks for no GPUs, or is outside gangtopo.yaml's scope without an explicit --gang-topology (jobs: gang and no option, or a partition outside partitions:), or gangtopo could not decide (see slurmctld's log), or it was submitted without the gangtopo job_submit plugin")
 		return nil
 	}
 	printDecision(w, d, j)
@@ -135,7 +136,8 @@ func parseSlurmJob(text, id string) (slurmJob, error) {
 			return ""
 		}
 		return slurmJob{id: id, state: f["JobState"], reason: f["Reason"], nodes: null("NodeList"),
-			features: null("Features"), prefer: null("Prefer"), comment: null("Comment"), adm: null("AdminComment")}, nil
+			features: null("Features"), prefer: null("Prefer"), comment: null("Comment"), adm: null("AdminComment"),
+			excluded: null("ExcNodeList")}, nil
 	}
 	return slurmJob{}, fmt.Errorf("job %s: not found in scontrol's output", id)
 }
@@ -169,9 +171,15 @@ func printDecision(w io.Writer, d jobsubmit.Decision, j slurmJob) {
 		jobsubmit.VerdictUntouched: "left the job as submitted (gangtopo could not decide; Slurm places it alone)",
 		jobsubmit.VerdictRefused:   "refused the job",
 	}[d.Verdict]
+	if d.Verdict == jobsubmit.VerdictUntouched && d.Cause != "" {
+		head = "left the job as submitted (" + causeWords[d.Cause] + "; Slurm places it alone)"
+	}
 	fmt.Fprintf(w, "gangtopo: %s\n", head)
-	if d.Request != "" {
+	switch {
+	case d.Request != "" && d.GPUs > 0:
 		fmt.Fprintf(w, "  request:   --gang-topology=%s, %d GPUs\n", d.Request, d.GPUs)
+	case d.Request != "":
+		fmt.Fprintf(w, "  request:   --gang-topology=%s\n", d.Request)
 	}
 	if d.Shape != "" {
 		fmt.Fprintf(w, "  shape:     %s (nodes x GPUs per node)\n", d.Shape)
@@ -189,6 +197,13 @@ func printDecision(w io.Writer, d jobsubmit.Decision, j slurmJob) {
 	if d.Snapshot > 0 {
 		fmt.Fprintf(w, "  snapshot:  generation %d\n", d.Snapshot)
 	}
+}
+
+// causeWords says why a job was left as submitted.
+var causeWords = map[jobsubmit.Cause]string{
+	jobsubmit.CauseNotCovered:  "the cluster file does not cover its partition or nodes",
+	jobsubmit.CauseUnsupported: "gangtopo does not translate its request",
+	jobsubmit.CauseOutOfScope:  "its partition is outside gangtopo.yaml's partitions",
 }
 
 // spanOf names the tightest domain holding the job's nodes.

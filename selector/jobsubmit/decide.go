@@ -3,6 +3,7 @@ package jobsubmit
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
@@ -123,20 +124,20 @@ func (dc *Decider) Prepare(j Job) Prepared {
 		return Prepared{Done: true, Final: dc.refuse(j, "", err.Error())}
 	}
 	if !inScope {
-		return Prepared{Done: true}
+		return Prepared{Done: true, Final: dc.outOfScope(j)}
 	}
 	req, err := dc.buildRequest(j, opt)
 	var unsupported *unsupportedError
 	switch {
 	case errors.As(err, &unsupported):
-		return Prepared{Done: true, Final: leftAsSubmitted(j, err)}
+		return Prepared{Done: true, Final: dc.leftAsSubmitted(j, opt, req.GPUs, CauseUnsupported, err)}
 	case err != nil:
 		return Prepared{Done: true, Final: dc.refuse(j, opt.String(), err.Error())}
 	}
-	if err := dc.covered(req); err != nil {
-		return Prepared{Done: true, Final: leftAsSubmitted(j, err)}
+	if err := dc.covered(&req); err != nil {
+		return Prepared{Done: true, Final: dc.leftAsSubmitted(j, opt, req.GPUs, CauseNotCovered, err)}
 	}
-	if msg := dc.checkRequest(req, opt); msg != "" {
+	if msg := dc.checkRequest(j, req, opt); msg != "" {
 		return Prepared{Done: true, Final: dc.refuse(j, opt.String(), msg)}
 	}
 	return Prepared{Request: req, Option: opt}
@@ -157,20 +158,17 @@ func (dc *Decider) Rewrite(j Job, p Prepared, res place.Result, s *occupancy.Sna
 	return Result{}, fmt.Errorf("engine returned status %v", res.Status)
 }
 
-func leftAsSubmitted(j Job, err error) Result {
-	return Result{LogLevel: LogInfo, Log: fmt.Sprintf("%s: left as submitted: %v", JobLabel(j), err)}
-}
-
 // scope reads the job's --gang-topology and says whether gangtopo handles
 // the job at all.
 func (dc *Decider) scope(j Job) (request.Option, bool, error) {
-	if !hasTres(j) {
-		if j.GangTopology != "" {
+	if !asksGPUs(j) {
+		if j.GangTopology != "" && !j.GangTopologyFromEnv {
 			return request.Option{}, false, errors.New("--gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)")
 		}
-		return request.Option{}, dc.cpuInScope(j), nil
+		// a default from the environment does not apply to a CPU job
+		return request.Option{}, cpuJob(j) && dc.cpuInScope(j), nil
 	}
-	if !dc.partitionInScope(j.Partition) {
+	if !dc.partitionInScope(jobPartition(j)) {
 		return request.Option{}, false, nil
 	}
 	if j.GangTopology == "" {
@@ -178,21 +176,32 @@ func (dc *Decider) scope(j Job) (request.Option, bool, error) {
 	}
 	o, err := request.ParseOption(j.GangTopology)
 	if err != nil {
-		return o, false, fmt.Errorf("--gang-topology: %v", err)
+		return o, false, fmt.Errorf("%s: %v", optionName(j), err)
 	}
 	return o, true, nil
 }
 
 // cpuInScope says whether a job without GPUs is placed: under jobs: all,
-// when it runs where the cluster file describes. A job without a
-// partition goes to Slurm's default partition, which the plugin does not
-// know: it is placed only on a cluster file without partitions (every
-// node in one).
+// when it runs in a partition of the cluster file. A job without a
+// partition goes to Slurm's default partition (jobPartition); when the
+// shim could not say which that is, it is placed only on a cluster file
+// without partitions (every node in one).
 func (dc *Decider) cpuInScope(j Job) bool {
-	if dc.policy.Jobs != ScopeAll || !dc.partitionInScope(j.Partition) {
+	part := jobPartition(j)
+	if dc.policy.Jobs != ScopeAll || !dc.partitionInScope(part) {
 		return false
 	}
-	return j.Partition != "" || len(dc.cluster.Partitions) == 0
+	if len(dc.cluster.Partitions) == 0 {
+		return true
+	}
+	// only where the cluster file describes: CPU jobs of other partitions
+	// are no business of gangtopo's, and are not "not covered"
+	for _, p := range request.SplitList(part) {
+		if _, ok := dc.cluster.PartitionByName(p); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (dc *Decider) partitionInScope(p string) bool {
@@ -212,13 +221,13 @@ func (dc *Decider) partitionInScope(p string) bool {
 // checkRequest refuses what can never work on this cluster before the
 // snapshot is consulted: an inconsistent request, a tier the cluster does
 // not have, a GPU model it does not have.
-func (dc *Decider) checkRequest(r request.Request, o request.Option) string {
+func (dc *Decider) checkRequest(j Job, r request.Request, o request.Option) string {
 	if err := r.Validate(); err != nil {
 		return err.Error()
 	}
 	c := dc.cluster
 	if t := r.EffectiveTier(); !c.HasTier(t) {
-		return fmt.Sprintf("--gang-topology=%s: cluster %s has no %s domains (its tiers: %s)", o, c.Name, t, tierList(c))
+		return fmt.Sprintf("%s=%s: cluster %s has no %s domains (its tiers: %s)", optionName(j), o, c.Name, t, tierList(c))
 	}
 	for _, m := range r.Models {
 		if _, ok := c.ModelByName(m); !ok {
@@ -231,16 +240,19 @@ func (dc *Decider) checkRequest(r request.Request, o request.Option) string {
 // covered says whether the topology describes the partitions and nodes the
 // job names; Slurm may have more (CPU partitions, nodes gangtopo does not
 // manage), and such jobs are left to Slurm.
-func (dc *Decider) covered(r request.Request) error {
+func (dc *Decider) covered(r *request.Request) error {
 	c := dc.cluster
+	if len(c.Partitions) == 0 {
+		r.Partitions = nil // a cluster file without partitions covers them all
+	}
 	for _, p := range r.Partitions {
 		if _, ok := c.PartitionByName(p); !ok {
-			return &unsupportedError{fmt.Sprintf("partition %q (not in topology %s)", p, c.Name)}
+			return fmt.Errorf("partition %q is not in the cluster file of %s (its partitions: %s)", p, c.Name, strings.Join(c.Partitions, ", "))
 		}
 	}
 	for _, n := range append(append([]string(nil), r.Allowed...), r.Excluded...) {
 		if _, ok := c.NodeByName(n); !ok {
-			return &unsupportedError{fmt.Sprintf("node %q (not in topology %s)", n, c.Name)}
+			return fmt.Errorf("node %q is not in the cluster file of %s", n, c.Name)
 		}
 	}
 	return nil

@@ -77,6 +77,7 @@ type rewrite struct {
 	Features, Prefer, ExcNodes, TresPerJob, TresPerNode string
 	MinNodes, MaxNodes                                  uint32
 	Domain, Shape                                       string
+	Excluded                                            string // what the decision says gangtopo excluded
 	ErrMsg                                              string
 }
 
@@ -89,7 +90,7 @@ func summarize(r Result) rewrite {
 	}
 	return rewrite{Action: r.Action, Verdict: r.Decision.Verdict, Features: s(r.Features), Prefer: s(r.Prefer),
 		ExcNodes: s(r.ExcNodes), TresPerJob: s(r.TresPerJob), TresPerNode: s(r.TresPerNode),
-		MinNodes: r.MinNodes, MaxNodes: r.MaxNodes, Domain: r.Decision.Domain, Shape: r.Decision.Shape, ErrMsg: r.ErrMsg}
+		MinNodes: r.MinNodes, MaxNodes: r.MaxNodes, Domain: r.Decision.Domain, Shape: r.Decision.Shape, Excluded: r.Decision.Excluded, ErrMsg: r.ErrMsg}
 }
 
 const u = "<unchanged>"
@@ -163,7 +164,16 @@ func TestDecideRewrites(t *testing.T) {
 			busy: with(full("node01", "node03", "node04"), "node02", 6),
 			job:  Job{TresPerJob: "gres:gpu:1"},
 			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[05-16]",
-				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0"},
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0", Excluded: "node[05-16]"},
+		},
+		{
+			// the user's own --exclude=node16 stays; the decision records
+			// only what gangtopo added, for gangtopo unbind
+			name: "small job keeps the user's exclusions apart from gangtopo's",
+			busy: with(full("node01", "node03", "node04"), "node02", 6),
+			job:  Job{TresPerJob: "gres:gpu:1", ExcNodes: "node16"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[05-16]",
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0", Excluded: "node[05-15]"},
 		},
 		{
 			name: "impossible size is refused with what would work",
@@ -193,34 +203,146 @@ func mustOption(t *testing.T, s string) request.Option {
 	return o
 }
 
+// scopeAnswer is what the scope tests compare: what happens to the job,
+// how loudly it is logged, the decision recorded in it, the user's note.
+type scopeAnswer struct {
+	Action  Action
+	Level   LogLevel
+	Verdict Verdict
+	Cause   Cause
+	Note    string
+}
+
 func TestDecideScope(t *testing.T) {
+	gpuOnly := func(c *Policy) { c.Partitions = []string{"gpu"} }
+	gang := func(c *Policy) { c.Jobs = ScopeGang }
+	placed := scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictPlaced}
 	tests := []struct {
 		name string
 		edit func(*Policy)
 		job  Job
-		want Action
-		log  bool
+		want scopeAnswer
 	}{
-		{"no GPUs", nil, Job{MinCPUs: 4}, Keep, false},
-		{"gang scope skips jobs without the option", func(c *Policy) { c.Jobs = ScopeGang }, Job{TresPerJob: "gres:gpu:2"}, Keep, false},
-		{"gpu scope takes them", nil, Job{TresPerJob: "gres:gpu:2"}, Modify, true},
-		{"partition outside the configured ones", func(c *Policy) { c.Partitions = []string{"train"} }, Job{TresPerJob: "gres:gpu:2", Partition: "debug"}, Keep, false},
-		{"partition outside the topology", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu"}, Keep, true},
-		{"gpus per socket", nil, Job{TresPerSocket: "gres:gpu:1", GangTopology: "leaf"}, Keep, true},
-		{"jobs: all places CPU jobs of the cluster's partitions", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, Partition: "gpu"}, Modify, true},
-		// the default partition is Slurm's to choose: unknown here
-		{"jobs: all leaves CPU jobs without a partition", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4}, Keep, false},
-		{"jobs: all leaves CPU jobs of other partitions", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, Partition: "cpu"}, Keep, true},
-		{"jobs: gpu leaves CPU jobs alone", nil, Job{MinCPUs: 4, Partition: "gpu"}, Keep, false},
+		{"no GPUs", nil, Job{MinCPUs: 4}, scopeAnswer{}},
+		{"gang scope skips jobs without the option", gang, Job{TresPerJob: "gres:gpu:2"},
+			scopeAnswer{Level: LogDebug}},
+		{"gpu scope takes them", nil, Job{TresPerJob: "gres:gpu:2"}, placed},
+		// jobs submitted without -p reach job_submit without a partition;
+		// Slurm puts them into its default partition later
+		{"default partition in scope", gpuOnly, Job{TresPerJob: "gres:gpu:2", GangTopology: "leaf", DefaultPartition: "gpu"}, placed},
+		{"default partition out of scope", gpuOnly, Job{TresPerJob: "gres:gpu:2", GangTopology: "leaf", DefaultPartition: "debug"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseOutOfScope,
+				Note: `gangtopo: --gang-topology=leaf:required is not applied: partition "debug" (Slurm's default) is not in gangtopo.yaml's partitions (gpu); the job is queued as submitted`}},
+		{"no partition and no default known", gpuOnly, Job{TresPerJob: "gres:gpu:2"}, scopeAnswer{Level: LogDebug}},
+		{"partition outside the configured ones, no option", func(c *Policy) { c.Partitions = []string{"train"} },
+			Job{TresPerJob: "gres:gpu:2", Partition: "debug"}, scopeAnswer{Level: LogDebug}},
+		{"partition outside the configured ones, default from the environment", gpuOnly,
+			Job{TresPerJob: "gres:gpu:2", Partition: "debug", GangTopology: "leaf:preferred", GangTopologyFromEnv: true}, scopeAnswer{Level: LogDebug}},
+		{"partition outside the topology", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseNotCovered}},
+		{"partition outside the topology, explicit option", nil, Job{TresPerJob: "gres:gpu:2", Partition: "cpu", GangTopology: "leaf"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseNotCovered,
+				Note: `gangtopo: --gang-topology=leaf:required is not applied: partition "cpu" is not in the cluster file of lab16 (its partitions: gpu); the job is queued as submitted`}},
+		{"node outside the topology, explicit option", nil, Job{TresPerJob: "gres:gpu:2", ExcNodes: "login1", GangTopology: "leaf"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseNotCovered,
+				Note: `gangtopo: --gang-topology=leaf:required is not applied: node "login1" is not in the cluster file of lab16; the job is queued as submitted`}},
+		{"gpus per socket", nil, Job{TresPerSocket: "gres:gpu:1", GangTopology: "leaf"},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseUnsupported,
+				Note: "gangtopo: --gang-topology=leaf:required is not applied: --gpus-per-socket is not handled by gangtopo; the job is queued as submitted"}},
+		{"node count range, default from the environment: no note", nil,
+			Job{TresPerJob: "gres:gpu:4", MinNodes: 2, MaxNodes: 3, GangTopology: "leaf", GangTopologyFromEnv: true},
+			scopeAnswer{Action: Modify, Level: LogInfo, Verdict: VerdictUntouched, Cause: CauseUnsupported}},
+		// $GANGTOPO_TOPOLOGY is a default: a CPU job does not get refused
+		{"default from the environment on a CPU job", nil, Job{MinCPUs: 4, GangTopology: "leaf:preferred", GangTopologyFromEnv: true},
+			scopeAnswer{Level: LogDebug}},
+		{"explicit option on a CPU job", nil, Job{MinCPUs: 4, GangTopology: "leaf"},
+			scopeAnswer{Action: Reject, Level: LogInfo, Verdict: VerdictRefused, Note: "gangtopo: --gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)"}},
+		{"explicit option with --gpus=0", nil, Job{TresPerJob: "gres:gpu:0", GangTopology: "leaf"},
+			scopeAnswer{Action: Reject, Level: LogInfo, Verdict: VerdictRefused, Note: "gangtopo: --gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)"}},
+		{"GRES that are not GPUs", nil, Job{TresPerNode: "gres:nic:1"}, scopeAnswer{}},
+		{"a tier the cluster lacks, from the environment", nil, Job{TresPerJob: "gres:gpu:2", GangTopology: "block", GangTopologyFromEnv: true},
+			scopeAnswer{Action: Reject, Level: LogInfo, Verdict: VerdictRefused,
+				Note: "gangtopo: $GANGTOPO_TOPOLOGY=block:required: cluster lab16 has no block domains (its tiers: nvlink, node, leaf, spine, any)"}},
+		// jobs: all (main): CPU jobs of the cluster file's partitions; one
+		// without -p is in Slurm's default partition
+		{"jobs: all places CPU jobs of the cluster's partitions", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, Partition: "gpu"}, placed},
+		{"jobs: all places CPU jobs of the default partition", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, DefaultPartition: "gpu"}, placed},
+		{"jobs: all leaves CPU jobs when the default partition is not known", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4}, scopeAnswer{}},
+		{"jobs: all leaves CPU jobs of other partitions alone, quietly", func(c *Policy) { c.Jobs = ScopeAll }, Job{MinCPUs: 4, Partition: "cpu"}, scopeAnswer{}},
+		{"jobs: gpu leaves CPU jobs alone", nil, Job{MinCPUs: 4, Partition: "gpu"}, scopeAnswer{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, s := decideFixture(t, tc.edit, map[string]int{})
-			got := decide(t, d, s, tc.job)
-			if got.Action != tc.want || (got.Log != "") != tc.log {
-				t.Errorf("action %v, log %q; want action %v, log %v", got.Action, got.Log, tc.want, tc.log)
+			r := decide(t, d, s, tc.job)
+			got := scopeAnswer{Action: r.Action, Level: r.LogLevel, Verdict: r.Decision.Verdict, Cause: r.Decision.Cause, Note: r.ErrMsg}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s\nlog: %s", diff, r.Log)
+			}
+			if (r.Action == Modify) != (r.AdminComment != nil) {
+				t.Errorf("action %v with AdminComment %v: a job gangtopo changes carries its decision, and only such a job", r.Action, r.AdminComment)
 			}
 		})
+	}
+}
+
+// The decision goes after what the field held: an AdminComment an earlier
+// job_submit plugin wrote, or the user's comment (decision_field: comment).
+func TestDecisionAppended(t *testing.T) {
+	d, s := decideFixture(t, nil, map[string]int{})
+	r := decide(t, d, s, Job{TresPerJob: "gres:gpu:2", AdminComment: "lua: site=x", Comment: "mine"})
+	if r.AdminComment == nil || !strings.HasPrefix(*r.AdminComment, "lua: site=x | gangtopo v1 placed ") || r.Comment != nil {
+		t.Errorf("AdminComment %v, Comment %v; want the decision appended to the AdminComment", r.AdminComment, r.Comment)
+	}
+	d, s = decideFixture(t, func(p *Policy) { p.DecisionField = FieldComment }, map[string]int{})
+	r = decide(t, d, s, Job{TresPerJob: "gres:gpu:2", AdminComment: "lua: site=x", Comment: "mine"})
+	if r.Comment == nil || !strings.HasPrefix(*r.Comment, "mine | gangtopo v1 placed ") || r.AdminComment != nil {
+		t.Errorf("Comment %v, AdminComment %v; want the decision appended to the comment", r.Comment, r.AdminComment)
+	}
+}
+
+// A cluster file built without partitions (`topology build` without
+// --partition) covers every partition: a job naming one is placed over the
+// file's nodes rather than left as submitted.
+func TestClusterWithoutPartitionsCoversThemAll(t *testing.T) {
+	spec := topotest.Lab16Spec()
+	for i := range spec.Nodes {
+		spec.Nodes[i].Partitions = nil
+	}
+	c := topotest.MustBuild(spec)
+	p := DefaultPolicy()
+	d, err := New(p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Decide(Job{TresPerJob: "gres:gpu:16", Partition: "gpu", GangTopology: "leaf"}, occupancy.New(c), 1, place.New(c, place.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Decision.Verdict != VerdictPlaced {
+		t.Errorf("verdict %q (%s), want placed", res.Decision.Verdict, res.Log)
+	}
+}
+
+// On nodes whose GPUs are NVLink-bridged pairs, the rewrite holds an
+// nvlink gang to one node but cannot choose its GPUs: the decision says the
+// island is advisory there. On NVSwitch nodes (Lab16) it says nothing.
+func TestNVLinkIslandsAdvisoryOnPairs(t *testing.T) {
+	c := topotest.SingleNode(topotest.PCIeEightGPU("pcie1"))
+	d, err := New(DefaultPolicy(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Decide(Job{TresPerJob: "gres:gpu:2", GangTopology: "nvlink"}, occupancy.New(c), 1, place.New(c, place.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "(advisory on pcie1: it has 4 NVLink islands, and which of its GPUs the job gets is Slurm's choice)"; !strings.Contains(res.Decision.Text, want) {
+		t.Errorf("decision %q, want it to say %q", res.Decision.Text, want)
+	}
+	ld, s := decideFixture(t, nil, map[string]int{})
+	if r := decide(t, ld, s, Job{TresPerJob: "gres:gpu:2", GangTopology: "nvlink"}); strings.Contains(r.Decision.Text, "advisory") {
+		t.Errorf("NVSwitch node: %q", r.Decision.Text)
 	}
 }
 
@@ -282,14 +404,14 @@ func TestDecideNodeBinding(t *testing.T) {
 			bind:    4,
 			job:     Job{TresPerJob: "gres:gpu:1"},
 			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[05-16]",
-				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0"},
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0", Excluded: "node[05-16]"},
 		},
 		{
 			name: "bind_nodes 0 keeps the exclusions",
 			busy: with(full("node01", "node03", "node04"), "node02", 6),
 			job:  Job{TresPerJob: "gres:gpu:1"},
 			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[05-16]",
-				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0"},
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0", Excluded: "node[05-16]"},
 		},
 		{
 			// leaf3's nodes lack their features: Slurm would refuse a job

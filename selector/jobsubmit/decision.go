@@ -16,13 +16,17 @@ import (
 //
 // Values never contain blanks; the text after ": " is for people.
 type Decision struct {
-	Verdict  Verdict
+	Verdict Verdict
+	// Cause says why a job was left as submitted (VerdictUntouched), for
+	// the controller's count of such jobs; "" for a failure to decide.
+	Cause    Cause
 	Request  string   // canonical --gang-topology value
 	GPUs     int      // GPUs of the gang
 	Shape    string   // "4x8" when gangtopo set nodes x GPUs per node
 	Domain   string   // the domain the engine chose
 	Tier     string   // its tier
 	Bound    []string // domains the job is bound to (features), best first
+	Excluded string   // nodes gangtopo added to the job's ExcNodeList (a host list)
 	Snapshot uint64   // snapshot generation used
 	Text     string
 }
@@ -39,6 +43,23 @@ const (
 	VerdictRefused   Verdict = "refused"   // rejected at submit
 )
 
+// Cause says why gangtopo left a job it could have placed as submitted.
+type Cause string
+
+// Causes.
+const (
+	// CauseNotCovered: the job names a partition or node the cluster file
+	// does not have (the file is out of date, or was built without the
+	// partitions).
+	CauseNotCovered Cause = "not_covered"
+	// CauseUnsupported: a request gangtopo does not translate (GPUs per
+	// socket, a node count range).
+	CauseUnsupported Cause = "unsupported"
+	// CauseOutOfScope: an explicit --gang-topology in a partition outside
+	// gangtopo.yaml's partitions.
+	CauseOutOfScope Cause = "out_of_scope"
+)
+
 const decisionMagic = "gangtopo v1 "
 
 // String renders the decision line.
@@ -51,6 +72,7 @@ func (d Decision) String() string {
 			b.WriteString(" " + k + "=" + strings.ReplaceAll(v, " ", "_"))
 		}
 	}
+	kv("cause", string(d.Cause))
 	kv("request", d.Request)
 	if d.GPUs > 0 {
 		kv("gpus", strconv.Itoa(d.GPUs))
@@ -59,6 +81,7 @@ func (d Decision) String() string {
 	kv("domain", d.Domain)
 	kv("tier", d.Tier)
 	kv("bound", strings.Join(d.Bound, ","))
+	kv("excluded", d.Excluded)
 	if d.Snapshot > 0 {
 		kv("snapshot", strconv.FormatUint(d.Snapshot, 10))
 	}
@@ -104,6 +127,8 @@ func ParseDecision(s string) (Decision, error) {
 func (d *Decision) set(k, v string) error {
 	var err error
 	switch k {
+	case "cause":
+		d.Cause = Cause(v)
 	case "request":
 		d.Request = v
 	case "gpus":
@@ -116,6 +141,8 @@ func (d *Decision) set(k, v string) error {
 		d.Tier = v
 	case "bound":
 		d.Bound = strings.Split(v, ",")
+	case "excluded":
+		d.Excluded = v
 	case "snapshot":
 		d.Snapshot, err = strconv.ParseUint(v, 10, 64)
 	default:

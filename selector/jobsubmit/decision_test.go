@@ -16,6 +16,10 @@ func TestDecisionRoundTrip(t *testing.T) {
 			"gangtopo v1 placed request=leaf:required gpus=32 shape=4x8 domain=leaf4 tier=leaf bound=leaf4,leaf3 snapshot=42: leaf4 has 4 whole free nodes"},
 		{Decision{Verdict: VerdictUntouched, Text: "snapshot /s.json: no such file or directory"},
 			"gangtopo v1 untouched: snapshot /s.json: no such file or directory"},
+		{Decision{Verdict: VerdictPlaced, Request: "any:preferred", GPUs: 1, Domain: "node02/nvl0", Tier: "nvlink", Excluded: "node[05-07,09]", Snapshot: 3, Text: "x"},
+			"gangtopo v1 placed request=any:preferred gpus=1 domain=node02/nvl0 tier=nvlink excluded=node[05-07,09] snapshot=3: x"},
+		{Decision{Verdict: VerdictUntouched, Cause: CauseNotCovered, Request: "leaf:required", GPUs: 8, Text: `partition "cpu" is not in the cluster file`},
+			`gangtopo v1 untouched cause=not_covered request=leaf:required gpus=8: partition "cpu" is not in the cluster file`},
 	}
 	for _, tc := range tests {
 		if got := tc.d.String(); got != tc.text {

@@ -10,10 +10,18 @@ import (
 // field by field by the C shim). Empty strings and zero counts mean "not
 // given".
 type Job struct {
-	UserID       uint32
-	Name         string
-	Partition    string
-	GangTopology string // GANG_TOPOLOGY from the SPANK plugin
+	UserID    uint32
+	Name      string
+	Partition string // as submitted; "" without -p
+	// DefaultPartition is slurmctld's default partition, where Slurm puts
+	// a job submitted without -p (the shim reads it from slurmctld).
+	DefaultPartition string
+	GangTopology     string // GANG_TOPOLOGY from the SPANK plugin
+	// GangTopologyFromEnv says GangTopology is the user's default from
+	// $GANGTOPO_TOPOLOGY rather than an explicit --gang-topology: it
+	// applies to the jobs it fits and never gets a job refused for not
+	// fitting it (a CPU job, a partition gangtopo does not place).
+	GangTopologyFromEnv bool
 	// GPU requests, Slurm's TRES strings: --gpus gives TresPerJob
 	// ("gres:gpu:h100:16"), --gpus-per-node and --gres give TresPerNode,
 	// --gpus-per-socket TresPerSocket, --gpus-per-task TresPerTask.
@@ -28,6 +36,7 @@ type Job struct {
 	ReqNodes      string
 	ExcNodes      string
 	Comment       string
+	AdminComment  string // set by an administrator or an earlier job_submit plugin
 	MinNodes      uint32
 	MaxNodes      uint32
 	NumTasks      uint32

@@ -37,7 +37,7 @@ func (dc *Decider) buildRequest(j Job, o request.Option) (request.Request, error
 	}
 	var err error
 	switch {
-	case !hasTres(j):
+	case !asksGPUs(j):
 		err = cpuOnly(j, &r)
 	case dc.policy.ShardsPerGPU > 0 && hasShards(j):
 		err = shardsOf(j, dc.policy.ShardsPerGPU, &r)
@@ -53,7 +53,7 @@ func (dc *Decider) buildRequest(j Job, o request.Option) (request.Request, error
 	if err := resourcesOf(j, &r); err != nil {
 		return r, err
 	}
-	r.Partitions = request.SplitList(j.Partition)
+	r.Partitions = request.SplitList(jobPartition(j))
 	if r.Allowed, err = expandNodes("--nodelist", j.ReqNodes); err != nil {
 		return r, err
 	}
@@ -89,10 +89,11 @@ func gpusOf(j Job, r *request.Request) error {
 		r.GPUsPerNode = perNode.Count
 		r.GPUs = r.Nodes * perNode.Count
 	case hasTask:
-		if j.NumTasks == 0 {
-			return &unsupportedError{"--gpus-per-task without -n/--ntasks"}
+		tasks, err := taskCount(j)
+		if err != nil {
+			return err
 		}
-		r.GPUs, r.Nodes = perTask.Count*int(j.NumTasks), nodes
+		r.GPUs, r.Nodes = perTask.Count*tasks, nodes
 	}
 	for _, t := range []gpuTres{perJob, perNode, perTask} {
 		if t.Model != "" && (len(r.Models) == 0 || r.Models[0] != t.Model) {
@@ -106,6 +107,25 @@ func gpusOf(j Job, r *request.Request) error {
 		return &unsupportedError{"a GPU request of 0 GPUs"}
 	}
 	return nil
+}
+
+// taskCount is the job's task count for --gpus-per-task, as Slurm sets it
+// when -n is not given (gres_job_state_validate in src/common/gres.c): a
+// fixed node count times --ntasks-per-node, else one task per node; one
+// task without a node count.
+func taskCount(j Job) (int, error) {
+	fixed := j.MinNodes > 0 && (j.MaxNodes == 0 || j.MaxNodes == j.MinNodes)
+	switch {
+	case j.NumTasks > 0:
+		return int(j.NumTasks), nil
+	case fixed && j.NtasksPerNode > 0:
+		return int(j.MinNodes) * int(j.NtasksPerNode), nil
+	case fixed && j.CPUsPerTask == 0:
+		return int(j.MinNodes), nil
+	case j.MinNodes == 0 && j.NtasksPerNode == 0:
+		return 1, nil
+	}
+	return 0, &unsupportedError{"--gpus-per-task without -n/--ntasks (with -c or a node range Slurm's task count is not known at submit)"}
 }
 
 // hasTres says whether the job asks for any GRES at all.

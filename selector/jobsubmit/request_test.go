@@ -31,6 +31,16 @@ func TestBuildRequest(t *testing.T) {
 			request.Request{GPUs: 4, Nodes: 1, GPUsPerNode: 4, CPUMilli: 1000, Tier: topology.TierLeaf}},
 		{"--gpus-per-task=2 -n4", Job{TresPerTask: "gres:gpu:2", NumTasks: 4, MinCPUs: 4},
 			request.Request{GPUs: 8, CPUMilli: 4000, Tier: topology.TierLeaf}},
+		// without -n Slurm sets the task count from the nodes
+		// (gres_job_state_validate): one task per node, or
+		// --ntasks-per-node per node, or one task without -N
+		{"--gpus-per-task=2", Job{TresPerTask: "gres:gpu:2", MinCPUs: 1},
+			request.Request{GPUs: 2, CPUMilli: 1000, Tier: topology.TierLeaf}},
+		{"--gpus-per-task=2 -N3", Job{TresPerTask: "gres:gpu:2", MinNodes: 3, MaxNodes: 3, MinCPUs: 3},
+			request.Request{GPUs: 6, Nodes: 3, CPUMilli: 3000, Tier: topology.TierLeaf}},
+		{"--gpus-per-task=1 -N2 --ntasks-per-node=4", Job{TresPerTask: "gres:gpu:1", MinNodes: 2, MaxNodes: 2, NtasksPerNode: 4, MinCPUs: 8},
+			// 2 nodes x 4 tasks x 1 GPU
+			request.Request{GPUs: 8, Nodes: 2, CPUMilli: 8000, Tier: topology.TierLeaf}},
 		{"--gpus=2 --mem=5000", Job{TresPerJob: "gres:gpu:2", PnMinMemory: 5000, MinCPUs: 1},
 			request.Request{GPUs: 2, CPUMilli: 1000, MemMiB: 5000, Tier: topology.TierLeaf}},
 		{"--gpus=2 --mem-per-cpu=100 -n3", Job{TresPerJob: "gres:gpu:2", PnMinMemory: memPerCPU | 100, NumTasks: 3, MinCPUs: 3},
@@ -73,7 +83,8 @@ func TestBuildRequestRefusals(t *testing.T) {
 	}{
 		{"gpus per socket", Job{TresPerSocket: "gres:gpu:1"}, "--gpus-per-socket is not handled", true},
 		{"node range", Job{TresPerJob: "gres:gpu:4", MinNodes: 2, MaxNodes: 3}, "a node count range (-N 2-3)", true},
-		{"gpus per task without tasks", Job{TresPerTask: "gres:gpu:2"}, "--gpus-per-task without -n", true},
+		{"gpus per task with -c and no tasks", Job{TresPerTask: "gres:gpu:2", MinNodes: 2, MaxNodes: 2, CPUsPerTask: 4}, "--gpus-per-task without -n", true},
+		{"gpus per task over a node range", Job{TresPerTask: "gres:gpu:2", MinNodes: 2, MaxNodes: 4}, "a node count range (-N 2-4)", true},
 		{"two models", Job{TresPerJob: "gres:gpu:h100:8", TresPerNode: "gres:gpu:a100:8", MinNodes: 1}, `GPU models "h100" and "a100" differ`, false},
 		{"bad count", Job{TresPerJob: "gres:gpu:h100:x"}, `count "x" is not a number`, false},
 		{"bad node list", Job{TresPerJob: "gres:gpu:1", ReqNodes: "node[1-"}, `--nodelist "node[1-"`, false},

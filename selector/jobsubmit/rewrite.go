@@ -44,7 +44,7 @@ import (
 func (dc *Decider) placed(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
 	c := dc.cluster
 	d := Decision{Verdict: VerdictPlaced, Request: o.String(), GPUs: req.GPUs, Snapshot: gen,
-		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message}
+		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message + dc.advisoryNote(req, res)}
 	if res.Widened {
 		d.Verdict = VerdictWider
 	}
@@ -62,7 +62,7 @@ func (dc *Decider) placed(j Job, req request.Request, o request.Option, res plac
 		d.Shape = shape
 	}
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
-		dc.keepWholeNodes(j, res, s, &out)
+		d.Excluded = dc.keepWholeNodes(j, res, s, &out)
 	}
 	return dc.withDecision(j, out, d)
 }
@@ -269,12 +269,14 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 
 // keepWholeNodes excludes the whole free nodes when the engine put a
 // one-node job on a partly used node (a hole exists), so Slurm's own
-// node order does not break a whole node instead.
-func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, out *Result) {
+// node order does not break a whole node instead. It returns the nodes it
+// added to the user's exclusions (a host list), which the decision records
+// so that `gangtopo unbind` can take them out again.
+func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, out *Result) string {
 	c := dc.cluster
 	chosen := res.Alloc.Nodes[0].Node
 	if s.IsWholeNodeFree(chosen) && s.FreeCPUMilli[chosen] == int32(min(c.Nodes[chosen].CPUs*1000, 1<<31-1)) {
-		return // the engine itself opened a whole node: nothing to protect
+		return "" // the engine itself opened a whole node: nothing to protect
 	}
 	excl := map[string]bool{}
 	for _, n := range request.SplitList(j.ExcNodes) {
@@ -284,9 +286,12 @@ func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot
 			}
 		}
 	}
+	var added []string
 	for i := range c.Nodes {
-		if c.Nodes[i].NumGPUs() > 0 && s.IsWholeNodeFree(topology.NodeID(i)) {
-			excl[c.Nodes[i].Name] = true // a node without GPUs has none to keep whole
+		// a node without GPUs has none to keep whole
+		if c.Nodes[i].NumGPUs() > 0 && s.IsWholeNodeFree(topology.NodeID(i)) && !excl[c.Nodes[i].Name] {
+			excl[c.Nodes[i].Name] = true
+			added = append(added, c.Nodes[i].Name)
 		}
 	}
 	names := make([]string, 0, len(excl))
@@ -296,22 +301,32 @@ func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot
 	if len(names) > 0 {
 		out.ExcNodes = strptr(hostlist.Compress(names))
 	}
+	if len(added) == 0 {
+		return ""
+	}
+	return hostlist.Compress(added)
 }
 
 // withDecision records the decision in the configured field and logs it.
+// What the field held (the user's comment, or an AdminComment an earlier
+// job_submit plugin or an administrator set) is kept, the decision
+// appended after " | ".
 func (dc *Decider) withDecision(j Job, out Result, d Decision) Result {
 	line := d.String()
 	if dc.policy.DecisionField == FieldComment {
-		c := line
-		if j.Comment != "" {
-			c = j.Comment + " | " + line
-		}
-		out.Comment = &c
+		out.Comment = strptr(appendLine(j.Comment, line))
 	} else {
-		out.AdminComment = &line
+		out.AdminComment = strptr(appendLine(j.AdminComment, line))
 	}
 	out.Decision, out.LogLevel, out.Log = d, LogInfo, fmt.Sprintf("%s: %s", JobLabel(j), line)
 	return out
 }
 
 func strptr(s string) *string { return &s }
+
+func appendLine(field, line string) string {
+	if field == "" {
+		return line
+	}
+	return field + " | " + line
+}

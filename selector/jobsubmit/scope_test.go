@@ -27,25 +27,28 @@ func TestScopeCases(t *testing.T) {
 			continue
 		}
 		field := strings.Split(text, "|")
-		if len(field) != 6 {
-			t.Fatalf("%s:%d: %q does not have 6 fields", path, line, text)
+		if len(field) != 7 {
+			t.Fatalf("%s:%d: %q does not have 7 fields", path, line, text)
 		}
 		edit := func(c *Policy) {
 			c.Partitions = request.SplitList(field[0])
 			c.Jobs = ScopeGang
-			if field[4] == "1" {
+			if field[5] == "1" {
 				c.Jobs = ScopeGPU
 			}
 		}
 		d, _ := decideFixture(t, edit, nil)
-		j := Job{Partition: field[1], GangTopology: field[2], TresPerJob: field[3]}
-		if j.Partition == "-" {
-			j.Partition = ""
+		none := func(s string) string {
+			if s == "-" {
+				return ""
+			}
+			return s
 		}
+		j := Job{Partition: none(field[1]), DefaultPartition: none(field[2]), GangTopology: field[3], TresPerJob: field[4]}
 		_, got, _ := d.scope(j)
-		if want := field[5] == "1"; got != want {
-			t.Errorf("%s:%d: partitions %q, job in %q, --gang-topology %q, tres %q, jobs_gpu %s: in scope %v, want %v",
-				path, line, field[0], field[1], field[2], field[3], field[4], got, want)
+		if want := field[6] == "1"; got != want {
+			t.Errorf("%s:%d: partitions %q, job in %q (default %q), --gang-topology %q, tres %q, jobs_gpu %s: in scope %v, want %v",
+				path, line, field[0], field[1], field[2], field[3], field[4], field[5], got, want)
 		}
 		n++
 	}

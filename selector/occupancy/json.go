@@ -140,7 +140,7 @@ func (f *file) build(name string, c *topology.Cluster) (*Snapshot, error) {
 		return nil, fmt.Errorf("%s: snapshot is of cluster %q, topology is of %q", name, f.Cluster, c.Name)
 	}
 	if f.TopologyHash != "" && f.TopologyHash != c.Hash {
-		return nil, fmt.Errorf("%s: snapshot was made against topology %s, loaded topology is %s (regenerate one of them)", name, f.TopologyHash, c.Hash)
+		return nil, fmt.Errorf("%s: snapshot was made against the cluster file with hash %s (the controller daemon's --topology), but the cluster file loaded here has hash %s: the two copies differ; copy the controller's cluster file over this one (or the other way) so both hosts read the same file, and compare with `gangtopo topology hash FILE`", name, f.TopologyHash, c.Hash)
 	}
 	s := New(c)
 	s.Generation, s.Time = f.Generation, f.Time

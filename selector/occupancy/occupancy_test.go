@@ -181,6 +181,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown key", head + `"nodes":[],"colour":1}`, `unknown field "colour"`},
 		{"wrong version", `{"version":"v2","cluster":"lab16","nodes":[]}`, `version "v2" is not supported`},
 		{"wrong cluster", `{"version":"v1","cluster":"other","nodes":[]}`, `snapshot is of cluster "other", topology is of "lab16"`},
+		{"another cluster file", `{"version":"v1","cluster":"lab16","topology_hash":"sha256:0123","nodes":[]}`,
+			"snapshot was made against the cluster file with hash sha256:0123 (the controller daemon's --topology), but the cluster file loaded here has hash " + c.Hash + ": the two copies differ; copy the controller's cluster file over this one"},
 		{"unknown node", head + `"nodes":[{"name":"node99","state":"idle"}]}`, `nodes[0]: unknown node "node99"`},
 		{"duplicate node", head + `"nodes":[{"name":"node01","state":"idle"},{"name":"node01","state":"idle"}]}`, `node node01 listed twice`},
 		{"bad state", head + `"nodes":[{"name":"node01","state":"sleepy"}]}`, `unknown node state "sleepy"`},

@@ -61,6 +61,9 @@ func (e *Engine) impossibleMessage(r *request.Request, ep *plan) string {
 	if filtered == len(e.c.Nodes) {
 		return fmt.Sprintf("no node can take %s at all: %s", what, rejectSummary(ep.res))
 	}
+	if msg := e.limitMessage(ep, t, what); msg != "" {
+		return msg
+	}
 	best, bestDomain := 0, topology.NoDomain
 	switch {
 	case ep.closest.domain != topology.NoDomain:
@@ -69,7 +72,7 @@ func (e *Engine) impossibleMessage(r *request.Request, ep *plan) string {
 		best, bestDomain = ep.largestSingle(t)
 	}
 	if bestDomain == topology.NoDomain {
-		return fmt.Sprintf("%s can never fit %s of cluster %s", what, within(t), e.c.Name)
+		return fmt.Sprintf("%s can never fit %s", what, e.where(t))
 	}
 	hint := fmt.Sprintf("ask for at most %d GPUs", best)
 	if wider := e.fittingTier(*r); wider != 0 {

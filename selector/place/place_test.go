@@ -167,6 +167,24 @@ func TestMessages(t *testing.T) {
 			"cluster lab16 has no block domains (tiers here: nvlink, node, leaf, spine, any)"},
 		{"bad model", topotest.Lab16, nil, request.Request{GPUs: 8, Models: []string{"a100"}},
 			`unknown GPU model "a100" (models here: h100)`},
+		// Lab16 nodes: 8 GPUs, 64 CPUs, 1,000,000 MiB. The message names
+		// the resource that rules the gang out, and the most there is of it.
+		{"memory rules it out", topotest.Lab16, nil,
+			// sbatch --gpus=8 --gang-topology=leaf --mem=999999999
+			request.Request{GPUs: 8, Tier: topology.TierLeaf, CPUMilli: 1000, MemMiB: 999999999},
+			"8 GPUs can never fit in one leaf: memory rules it out: it asks 999999999 MiB (125000000 per GPU) and a node has at most 1000000 MiB; ask for less memory"},
+		{"CPUs rule it out", topotest.Lab16, nil,
+			// sbatch --gpus=1 --cpus-per-gpu=200
+			request.Request{GPUs: 1, Tier: topology.TierCluster, Mode: request.Preferred, CPUMilli: 200000},
+			"1 GPU can never fit in cluster lab16: CPUs rule it out: it asks 200 CPUs (200 per GPU) and a node has at most 64; ask for fewer CPUs"},
+		{"CPUs per GPU leave too few GPUs per leaf", topotest.Lab16, nil,
+			// 16 CPUs per GPU: 4 GPUs a node, 16 a leaf
+			request.Request{GPUs: 32, Tier: topology.TierLeaf, CPUMilli: 32 * 16000},
+			"32 GPUs can never fit in one leaf: CPUs rule it out: it asks 512 CPUs (16 per GPU) and a node has at most 64, so one leaf holds at most 16 such GPUs; ask for fewer CPUs or at most 16 GPUs"},
+		{"shape rules it out", topotest.Lab16, nil,
+			// -N 6 --gpus-per-node=4 at leaf: 24 GPUs, but a leaf has 4 nodes
+			request.Request{GPUs: 24, Nodes: 6, GPUsPerNode: 4, Tier: topology.TierLeaf},
+			"24 GPUs as 6x4 can never fit in one leaf: the shape rules it out: it asks 6 nodes with 4 GPUs each and one leaf has at most 4 such nodes; use --gang-topology=spine, or ask for at most 4 nodes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -91,19 +91,22 @@ func (d *Domain) NumNodes() int { return int(d.NodeHi - d.NodeLo) }
 
 // Node is one server.
 type Node struct {
-	ID         NodeID
-	Name       string
-	Hardware   string // the hardware profile it was built from, if any
-	CPUs       int
-	MemoryMiB  int64
-	Partitions []int // indices into Cluster.Partitions
-	Features   []string
-	Weight     int // Slurm node weight (lower is preferred by stock Slurm)
-	Order      int // position in the declared node list (Slurm's node order)
-	GPULo      GPUID
-	GPUHi      GPUID
-	Islands    []DomainID
-	Models     ModelSet // models of the node's GPUs
+	ID       NodeID
+	Name     string
+	Hardware string // the hardware profile it was built from, if any
+	CPUs     int
+	// ThreadsPerCore is the hardware threads per core (at least 1):
+	// Slurm's core count is CPUs / ThreadsPerCore.
+	ThreadsPerCore int
+	MemoryMiB      int64
+	Partitions     []int // indices into Cluster.Partitions
+	Features       []string
+	Weight         int // Slurm node weight (lower is preferred by stock Slurm)
+	Order          int // position in the declared node list (Slurm's node order)
+	GPULo          GPUID
+	GPUHi          GPUID
+	Islands        []DomainID
+	Models         ModelSet // models of the node's GPUs
 	// Up[t] is the node's ancestor of tier t (the node's own domain for
 	// TierNode, the root for TierCluster), or NoDomain.
 	Up   [NumTiers]DomainID

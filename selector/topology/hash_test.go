@@ -16,7 +16,7 @@ func TestHashIgnoresWhereTheFileWasRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := topology.Parse(strings.NewReader(string(data)), "/etc/slurm/gangtopo/cluster.yaml")
+	a, err := topology.Parse(strings.NewReader(string(data)), "/etc/gangtopo/cluster.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

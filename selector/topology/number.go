@@ -80,7 +80,7 @@ func (b *builder) addNode(name string, parent DomainID) {
 	nid := NodeID(len(c.Nodes))
 	did := b.newDomain(name, TierNode, parent)
 	n := Node{
-		ID: nid, Name: name, Hardware: ns.Hardware, CPUs: ns.CPUs, MemoryMiB: ns.MemoryMiB,
+		ID: nid, Name: name, Hardware: ns.Hardware, CPUs: ns.CPUs, ThreadsPerCore: max(ns.ThreadsPerCore, 1), MemoryMiB: ns.MemoryMiB,
 		Features: append([]string(nil), ns.Features...), Weight: ns.Weight,
 		Order: b.nodeSpec[name], GPULo: GPUID(len(c.GPUs)),
 	}

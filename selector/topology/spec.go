@@ -45,15 +45,19 @@ type BlockSpec struct {
 
 // NodeSpec is one server.
 type NodeSpec struct {
-	Name       string
-	At         string `json:"-"`
-	Hardware   string
-	CPUs       int
-	MemoryMiB  int64
-	Partitions []string
-	Features   []string
-	Weight     int
-	GPUs       []GPUSpec
+	Name     string
+	At       string `json:"-"`
+	Hardware string
+	CPUs     int
+	// ThreadsPerCore is the hardware threads per core behind CPUs (Slurm
+	// numbers cores, CPUs/ThreadsPerCore of them); 0 means 1. Left out of
+	// the hash when 0, so files without it keep theirs.
+	ThreadsPerCore int `json:",omitempty"`
+	MemoryMiB      int64
+	Partitions     []string
+	Features       []string
+	Weight         int
+	GPUs           []GPUSpec
 	// Links[i][j] is the NVLink count between local GPUs i and j; nil means
 	// no NVLink. It must be square, len(GPUs) wide and symmetric; the
 	// diagonal is ignored (nvidia-smi and gres.conf write -1 there).

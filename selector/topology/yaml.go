@@ -66,6 +66,7 @@ type clusterFile struct {
 // hardwareSpec is one named hardware profile.
 type hardwareSpec struct {
 	cpus      int
+	threads   int
 	memoryMiB int64
 	gpus      []GPUSpec
 	links     [][]int
@@ -111,11 +112,15 @@ func (f *clusterFile) readHardware(n *yaml.Node, path string) *hardwareSpec {
 	hw := &hardwareSpec{}
 	var nics *yaml.Node
 	f.mapping(n, path, fields{
-		"cpus":       func(v *yaml.Node, p string) { f.intField(v, p, 1, 1<<20, &hw.cpus) },
-		"memory_mib": func(v *yaml.Node, p string) { f.integer(v, p, 0, 1<<40, &hw.memoryMiB) },
-		"gpus":       func(v *yaml.Node, p string) { f.readGPUs(v, p, hw) },
-		"nics":       func(v *yaml.Node, _ string) { nics = v },
+		"cpus":             func(v *yaml.Node, p string) { f.intField(v, p, 1, 1<<20, &hw.cpus) },
+		"threads_per_core": func(v *yaml.Node, p string) { f.intField(v, p, 1, 16, &hw.threads) },
+		"memory_mib":       func(v *yaml.Node, p string) { f.integer(v, p, 0, 1<<40, &hw.memoryMiB) },
+		"gpus":             func(v *yaml.Node, p string) { f.readGPUs(v, p, hw) },
+		"nics":             func(v *yaml.Node, _ string) { nics = v },
 	}, "cpus", "memory_mib")
+	if hw.threads > 1 && hw.cpus%hw.threads != 0 {
+		f.errorf(n, joinPath(path, "threads_per_core"), "%d CPUs are not whole cores of %d threads", hw.cpus, hw.threads)
+	}
 	if nics != nil { // after gpus, whatever the key order, so GPU indices can be checked
 		f.sequence(nics, joinPath(path, "nics"), func(v *yaml.Node, p string) { hw.nics = append(hw.nics, f.readNIC(v, p, len(hw.gpus))) })
 	}
@@ -390,7 +395,7 @@ func (f *clusterFile) readNodeGroup(n *yaml.Node, path string) {
 	}
 	for _, h := range hosts {
 		ns := NodeSpec{
-			Name: h, At: f.at(n), Hardware: hwName, CPUs: hw.cpus, MemoryMiB: hw.memoryMiB,
+			Name: h, At: f.at(n), Hardware: hwName, CPUs: hw.cpus, ThreadsPerCore: hw.threads, MemoryMiB: hw.memoryMiB,
 			Partitions: parts, Features: feats, Weight: weight,
 			GPUs: append([]GPUSpec(nil), hw.gpus...), Links: hw.links, NICs: hw.nics,
 		}

@@ -113,6 +113,8 @@ hardware:
 	}{
 		{"unknown top key", hw + "nodes: []\ntopology: {}\ncolour: red\n",
 			[]string{"bad.yaml:10: colour: unknown key \"colour\" (allowed here: hardware, name, nodes, topology, version)"}},
+		{"threads that do not make whole cores", strings.Replace(hw, "cpus: 8", "cpus: 9\n    threads_per_core: 2", 1) + "nodes: []\ntopology: {}\n",
+			[]string{"hardware.box.threads_per_core: 9 CPUs are not whole cores of 2 threads"}},
 		{"wrong version", strings.Replace(hw, "v1", "v9", 1) + "nodes: []\ntopology: {}\n",
 			[]string{"version: unsupported version \"v9\""}},
 		{"unknown hardware", hw + "nodes:\n  - {names: n1, hardware: bx}\ntopology: {leaves: [{name: l1, nodes: n1}]}\n",

@@ -189,7 +189,7 @@ func (p *configParser) check(root *yaml.Node) {
 		p.errorf(root, "version", "unsupported version %q (this gangtopo reads %s)", c.Version, ConfigVersion)
 	}
 	if c.Topology == "" {
-		p.errorf(root, "topology", "missing (the cluster file, e.g. /etc/slurm/gangtopo/cluster.yaml)")
+		p.errorf(root, "topology", "missing (the cluster file, e.g. /etc/gangtopo/cluster.yaml)")
 	}
 	if c.Snapshot == "" {
 		p.errorf(root, "snapshot", "missing (the occupancy snapshot the daemon writes, e.g. /var/lib/gangtopo/snapshot.json)")

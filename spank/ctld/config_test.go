@@ -19,7 +19,7 @@ import (
 
 func TestParseConfig(t *testing.T) {
 	in := `version: v1
-topology: /etc/slurm/gangtopo/cluster.yaml
+topology: /etc/gangtopo/cluster.yaml
 snapshot: /var/lib/gangtopo/snapshot.json
 jobs: gpu
 default_topology: leaf:preferred
@@ -39,7 +39,7 @@ bind_nodes: 4
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Version: "v1", Topology: "/etc/slurm/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
+	want := Config{Version: "v1", Topology: "/etc/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
 		Policy: jobsubmit.Policy{Jobs: jobsubmit.ScopeGPU, Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
 			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4},
 		DefaultTopology: "leaf:preferred", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,

@@ -77,3 +77,70 @@ func TestHolderReloadsConfig(t *testing.T) {
 		t.Errorf("onLoad calls (-want +got):\n%s", diff)
 	}
 }
+
+// A configuration that does not load when slurmctld starts is not the end:
+// jobs pass meanwhile, and the first edit that loads takes effect without a
+// restart (scontrol reconfigure does not reload the plugin). Both a broken
+// gangtopo.yaml and a missing cluster file are fixed in place.
+func TestHolderLoadsAfterFailedStart(t *testing.T) {
+	dir := t.TempDir()
+	topo := filepath.Join(dir, "cluster.yaml")
+	cfgPath := filepath.Join(dir, "gangtopo.yaml")
+	replace := func(path, body string) {
+		t.Helper()
+		if err := os.WriteFile(path+".tmp", []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "version: v1\ntopology: " + topo + "\nsnapshot: " + filepath.Join(dir, "s.json") + "\n"
+	replace(cfgPath, base+"jobs: everything\n")
+	var mu sync.Mutex
+	var logs []string
+	var loaded []jobsubmit.Scope
+	h, err := Open(cfgPath, func(m string) { mu.Lock(); logs = append(logs, m); mu.Unlock() },
+		func(c Config) { mu.Lock(); loaded = append(loaded, c.Jobs); mu.Unlock() })
+	if h == nil {
+		t.Fatalf("no holder after a failed load: %v", err)
+	}
+	defer h.Close()
+	if err == nil || !strings.Contains(err.Error(), `jobs: "everything" is not allowed`) || !strings.Contains(err.Error(), "no restart or reconfigure needed") {
+		t.Errorf("error %v; want the configuration's error and that the plugin keeps watching", err)
+	}
+	if h.Gate() != nil {
+		t.Fatal("a gate from a configuration that did not load")
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("timed out waiting for %s; logs: %q", what, logs)
+			}
+		}
+	}
+	// fixed gangtopo.yaml, but its cluster file does not exist yet
+	replace(cfgPath, base+"jobs: gpu\n")
+	waitFor("the missing cluster file reported", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(strings.Join(logs, "\n"), "configuration still not loaded, jobs pass unchanged: topology "+topo)
+	})
+	data, err := os.ReadFile("../../docs/examples/lab16.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace(topo, string(data))
+	waitFor("the configuration in force", func() bool { return h.Gate() != nil })
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]jobsubmit.Scope{jobsubmit.ScopeGPU}, loaded); diff != "" {
+		t.Errorf("onLoad calls (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(strings.Join(logs, "\n"), "configuration "+cfgPath+" loaded (topology "+topo+")") {
+		t.Errorf("logs %q: want the load reported", logs)
+	}
+}

@@ -57,10 +57,12 @@ func gt_init(path *C.char, reqFD, respFD C.int, params **C.struct_gt_params, err
 		applyGoMaxProcs(cfg)
 		pb.publish(cfg)
 	})
+	// A configuration that does not load leaves h without a gate, watching
+	// the files: the shim logs err, and every job passes unchanged (no
+	// parameters are published, so the shim does not ask) until a fixed
+	// file loads.
 	if err != nil {
-		s.stop(0)
 		setErr(errOut, err.Error())
-		return C.GT_ERR
 	}
 	mu.Lock()
 	current, srv, pub = h, s, pb

@@ -31,12 +31,13 @@ func str(p *C.char) string {
 func goJob(j *C.struct_gt_job) jobsubmit.Job {
 	return jobsubmit.Job{
 		UserID: uint32(j.user_id), Name: str(j.name), Partition: str(j.partition),
-		GangTopology: str(j.gang_topology),
-		TresPerJob:   str(j.tres_per_job), TresPerNode: str(j.tres_per_node),
+		DefaultPartition: str(j.default_partition),
+		GangTopology:     str(j.gang_topology), GangTopologyFromEnv: j.gang_topology_from_env != 0,
+		TresPerJob: str(j.tres_per_job), TresPerNode: str(j.tres_per_node),
 		TresPerSocket: str(j.tres_per_socket), TresPerTask: str(j.tres_per_task),
 		CPUsPerTres: str(j.cpus_per_tres), MemPerTres: str(j.mem_per_tres),
 		Features: str(j.features), Prefer: str(j.prefer), ReqNodes: str(j.req_nodes), ExcNodes: str(j.exc_nodes),
-		Comment:  str(j.comment),
+		Comment: str(j.comment), AdminComment: str(j.admin_comment),
 		MinNodes: uint32(j.min_nodes), MaxNodes: uint32(j.max_nodes), NumTasks: uint32(j.num_tasks),
 		NtasksPerNode: uint16(j.ntasks_per_node), CPUsPerTask: uint16(j.cpus_per_task),
 		MinCPUs: uint32(j.min_cpus), PnMinMemory: uint64(j.pn_min_memory),

@@ -1,7 +1,11 @@
 // Package e2e drives a real Slurm 22.05 cluster (tests/slurmlab: 16 nodes x
 // 8 GPUs, 4 leaves, 2 spines) with the gangtopo plugins loaded and asserts
 // what Slurm did. One file per feature; the invalid-input cases are
-// gathered in invalid_test.go.
+// gathered in invalid_test.go. The lab is set up as a cluster is deployed
+// (docs/admin.md, "Deploying on a cluster", whose commands deploy_test.go
+// runs): node-local node file directories, a default partition that the
+// tests' jobs use without -p, a partition outside the cluster file and one
+// outside gangtopo.yaml's partitions (main_test.go).
 //
 // It runs only when GANGTOPO_E2E=1 (make e2e sets it, with the plugin
 // build directories in GANGTOPO_PLUGINS and GANGTOPO_FAULT_PLUGINS and the

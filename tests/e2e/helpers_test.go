@@ -200,5 +200,14 @@ func freeWholeNodes(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Fields(out)
+	// one line per node and partition
+	var nodes []string
+	seen := map[string]bool{}
+	for _, n := range strings.Fields(out) {
+		if !seen[n] {
+			seen[n] = true
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes
 }

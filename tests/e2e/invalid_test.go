@@ -50,6 +50,13 @@ func TestInvalidInputRefusedAtSubmit(t *testing.T) {
 			"gangtopo: 256 GPUs can never fit"},
 		{"GPU model the cluster lacks", nil, []string{"--gang-topology=leaf", "--gpus=a100:8"},
 			`gangtopo: GPU model "a100" is not in cluster lab16 (its GPUs: h100)`},
+		{"option with zero GPUs", nil, []string{"--gang-topology=leaf", "--gpus=0"},
+			"gangtopo: --gang-topology needs GPUs: add --gpus=N (or --gpus-per-node=N)"},
+		// the refusal names the resource that rules the gang out
+		{"memory no node has", nil, []string{"--gang-topology=leaf", "--gpus=8", "--mem=999999999"},
+			"gangtopo: 8 GPUs can never fit in one leaf: memory rules it out: it asks 999999999 MiB (125000000 per GPU) and a node has at most 1000000 MiB; ask for less memory"},
+		{"CPUs no node has", nil, []string{"--gpus=1", "--cpus-per-gpu=200"},
+			"gangtopo: 1 GPU can never fit in cluster lab16: CPUs rule it out: it asks 200 CPUs (200 per GPU) and a node has at most 64; ask for fewer CPUs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

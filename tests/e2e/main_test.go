@@ -25,8 +25,9 @@ var (
 
 const clusterSource = "../../docs/examples/lab16.yaml"
 
-// labConfig is the e2e gangtopo.yaml: every GPU job is placed, the snapshot
-// is re-read every 50 ms (publish waits 300 ms for it).
+// labConfig is the e2e gangtopo.yaml: every GPU job in the partitions gpu
+// (Slurm's default, which the tests' jobs use without -p) and debug is
+// placed, the snapshot is re-read every 50 ms (publish waits 300 ms for it).
 const labConfig = `version: v1
 topology: %s
 snapshot: %s
@@ -37,7 +38,16 @@ max_snapshot_age: 30s
 reload_interval: 50ms
 deadline: 200ms
 decision_field: admin_comment
+partitions: [gpu, debug]
 `
+
+// labPartitions are the lab's partitions besides gpu (every node, Slurm's
+// default): debug has every node too but is not in the cluster file, which
+// lists only gpu; cpu is outside gangtopo.yaml's partitions.
+var labPartitions = []string{
+	"PartitionName=debug Nodes=node[01-16] MaxTime=INFINITE State=UP",
+	"PartitionName=cpu Nodes=node[13-16] MaxTime=INFINITE State=UP",
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -98,8 +108,8 @@ func startLab() (*slurmlab.Lab, error) {
 	}
 	return slurmlab.Start(context.Background(), slurmlab.Options{
 		Dir: dir, RemoveDir: true, Cluster: c, ClusterFile: clusterFile, Owner: os.Getpid(),
-		Plugins: gangtopoPlugins(plugins),
-		Logf:    func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
+		Plugins: gangtopoPlugins(plugins), Partitions: labPartitions,
+		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
 	})
 }
 

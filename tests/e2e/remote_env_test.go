@@ -15,9 +15,8 @@ import (
 // tasks, in C inside slurmstepd, from the node files of the lab: for the
 // batch step (all 8 GPUs of node01) and for srun steps on two nodes of
 // leaf1 (GPUs 0-1 each, nearest NIC mlx5_0) and on one node. Each node
-// has only its own file (nodefile_dir=.../%n, as node-local directories
-// are on a cluster): the two-node step's GANGTOPO_TIER comes from the
-// member lists in that one file.
+// sees only its own file (its node-local directory, Lab.NodeFileDir): the
+// two-node step's GANGTOPO_TIER comes from the member lists in that file.
 func TestRemoteContextEnvironment(t *testing.T) {
 	reset(t)
 	out := filepath.Join(lab.Dir, "state", "remote-env")

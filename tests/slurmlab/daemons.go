@@ -56,12 +56,18 @@ func (l *Lab) startCtld(ctx context.Context) error {
 }
 
 // startNodes starts one slurmd per node (-N name; the normal slurmd
-// accepts it) and waits until every node is idle.
+// accepts it) and waits until every node is idle. Each slurmd runs in a
+// mount namespace of its own (unshare, as root) in which its node-local
+// directory is bound over <lab>/nodes, so that the node file directory is
+// node-local as on a real cluster, with one plugstack.conf for all.
 func (l *Lab) startNodes(ctx context.Context) error {
 	stepd := l.Path("bin", "slurmstepd")
 	for i := range l.Cluster.Nodes {
 		name := l.Cluster.Nodes[i].Name
-		if _, err := l.spawn("slurmd-"+name, nil, l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd); err != nil {
+		argv := []string{"/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+			`mount --bind "$1" "$2" && shift 2 && exec "$@"`, "sh", l.NodeFileDir(name), l.Path("nodes"),
+			l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd}
+		if _, err := l.spawn("slurmd-"+name, nil, argv...); err != nil {
 			return err
 		}
 	}
@@ -78,12 +84,17 @@ func (l *Lab) WaitNodesIdle(ctx context.Context, limit time.Duration) error {
 			return false
 		}
 		last = out
-		lines := strings.Fields(out)
-		if len(lines) != 2*len(l.Cluster.Nodes) {
+		// one line per node and partition: a node in two partitions twice
+		state := map[string]string{}
+		f := strings.Fields(out)
+		for i := 0; i+1 < len(f); i += 2 {
+			state[f[i]] = f[i+1]
+		}
+		if len(state) != len(l.Cluster.Nodes) {
 			return false
 		}
-		for i := 1; i < len(lines); i += 2 {
-			if lines[i] != "idle" {
+		for _, st := range state {
+			if st != "idle" {
 				return false
 			}
 		}
@@ -126,6 +137,14 @@ func (l *Lab) Restart(ctx context.Context, plugins Plugins) error {
 		return err
 	}
 	return l.WaitNodesIdle(ctx, 30*time.Second)
+}
+
+// SetPlugins rewrites the configuration for other plugins without telling
+// slurmctld: the caller runs `scontrol reconfigure` itself (the documented
+// way to switch gangtopo on or off).
+func (l *Lab) SetPlugins(plugins Plugins) error {
+	l.opts.Plugins = plugins
+	return l.writeConfig()
 }
 
 // Reconfigure rewrites the configuration for other plugins and runs

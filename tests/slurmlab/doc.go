@@ -5,8 +5,11 @@
 // (docs/examples/lab16.yaml: 16 nodes x 8 GPUs, 4 leaves, 2 spines), all on
 // 127.0.0.1 with private ports, a private munged, fake GPU device files
 // (character devices made with mknod, major 195) and every file under one
-// directory. It needs root and Debian's Slurm packages; EnsurePackages
-// installs them with apt-get when they are missing.
+// directory. Each slurmd runs in a mount namespace of its own (unshare) in
+// which its node-local directory <dir>/local/<node>/nodes is bound over
+// <dir>/nodes, the SPANK plugin's nodefile_dir: node files are node-local
+// as on a real cluster. It needs root and Debian's Slurm packages;
+// EnsurePackages installs them with apt-get when they are missing.
 //
 // Life cycle: Start writes the configuration, starts munged, slurmctld and
 // the slurmds, and waits until every node is idle. Stop tears everything

@@ -54,6 +54,10 @@ type Options struct {
 	// CtldPort and the slurmd ports CtldPort+1+i; 0 picks free ones.
 	CtldPort int
 	Plugins  Plugins
+	// Partitions are PartitionName= lines added after the lab's default
+	// partition (gpu, every node, Default=YES), e.g.
+	// "PartitionName=cpu Nodes=node[13-16] State=UP".
+	Partitions []string
 	// Owner marks a lab started by a process that will stop it: a later
 	// Start removes labs whose owner died (a test binary killed by its
 	// timeout). 0 marks a lab meant to outlive its starter (make demo).
@@ -159,8 +163,11 @@ func (l *Lab) start(ctx context.Context) error {
 		return err
 	}
 	// the node files the SPANK plugin's remote context reads
-	// (nodefile_dir= in plugstack.conf)
-	if err := writeNodeFiles(l.Cluster, l.Path("nodes")); err != nil {
+	// (nodefile_dir= in plugstack.conf), in each node's own directory
+	if err := writeNodeFiles(l.Cluster, l.NodeFileDir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(l.Path("nodes"), 0o755); err != nil {
 		return err
 	}
 	if err := l.writeConfig(); err != nil {
@@ -215,6 +222,14 @@ func (l *Lab) Env() []string {
 	}
 	return env
 }
+
+// NodeFileDir is the node-local directory a node's slurmd, and the
+// slurmstepd it starts, see as <lab>/nodes (the SPANK plugin's
+// nodefile_dir): each slurmd runs in a mount namespace of its own with this
+// directory bound there, as every node of a real cluster has its own /var.
+// Each node's directory holds that node's file only (writeNodeFile), as
+// the node daemon would write it.
+func (l *Lab) NodeFileDir(node string) string { return l.Path("local", node, "nodes") }
 
 // Path joins elements to the lab directory.
 func (l *Lab) Path(elem ...string) string {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/template"
 
@@ -63,13 +62,14 @@ KillWait=5
 Waittime=0
 {{range .Nodes}}{{.}}
 {{end}}PartitionName=gpu Nodes={{.AllNodes}} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
-`))
+{{range .Partitions}}{{.}}
+{{end}}`))
 
 type confData struct {
 	Dir, Name, PluginDir, AllNodes string
 	Port, SlurmdPort               int
 	JobSubmit                      bool
-	Nodes                          []string
+	Nodes, Partitions              []string
 }
 
 // writeConfig writes slurm.conf, gres.conf, topology.conf and
@@ -81,7 +81,7 @@ func (l *Lab) writeConfig() error {
 		return err
 	}
 	d := confData{Dir: l.Dir, Name: "gtlab", Port: l.Port, SlurmdPort: l.Port + 1,
-		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit}
+		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions}
 	if l.opts.Plugins.Dir != "" {
 		d.PluginDir += ":" + l.opts.Plugins.Dir // a colon list works (SLURM-LAB.md)
 	}
@@ -175,8 +175,7 @@ func (l *Lab) plugstack() []byte {
 	if !p.Spank || p.Dir == "" {
 		return nil
 	}
-	// one directory per node (writeNodeFiles): %n is the node's name
-	line := "required " + p.Dir + "/spank_gangtopo.so nodefile_dir=" + filepath.Join(l.Path("nodes"), "%n")
+	line := "required " + p.Dir + "/spank_gangtopo.so nodefile_dir=" + l.Path("nodes")
 	if len(p.SpankArgs) > 0 {
 		line += " " + strings.Join(p.SpankArgs, " ")
 	}

@@ -46,6 +46,7 @@ type Controller struct {
 	lastTime   atomic.Int64 // Unix ns of the last published snapshot's time
 	problems   string       // the last report, to log only changes
 	failing    bool
+	uncovered  bool // most decided jobs were not covered by the cluster file
 	now        func() time.Time
 }
 
@@ -125,6 +126,8 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 		return "build", err
 	}
 	c.logProblems(&rep)
+	c.m.observeDecisions(st.Decisions)
+	c.logCoverage(st.Decisions)
 	s.Generation = publish.NextGeneration(c.generation, start)
 	if err := publish.WriteSnapshot(c.cfg.Output, s, st.Describe(c.cfg.Poll), c.cfg.Publish); err != nil {
 		return "publish", err
@@ -146,6 +149,27 @@ func (c *Controller) reloadTopology() error {
 	c.m.resetTopologySeries()
 	c.log.Info().Str("topology", c.topo.Cluster.String()).Str("hash", c.topo.Cluster.Hash).Msg("topology file changed; using the new topology")
 	return nil
+}
+
+// minUncovered is how many jobs left as submitted for want of coverage
+// make the warning: a few jobs in a partition gangtopo does not know are
+// normal.
+const minUncovered = 4
+
+// logCoverage warns when most jobs gangtopo decided about were left as
+// submitted because the cluster file lacks their partition or nodes: gangtopo
+// is then in effect off (a cluster file built without --partition, or out of
+// date). It logs when that starts and when it ends.
+func (c *Controller) logCoverage(d slurmstate.Decisions) {
+	bad := d.MostlyNotCovered(minUncovered)
+	switch {
+	case bad && !c.uncovered:
+		c.log.Warn().Int("not_covered", d.NotCovered()).Int("decided", d.Total()).Str("topology", c.cfg.Topology).
+			Msg("most jobs gangtopo decided about were left as submitted because the cluster file does not cover their partition or nodes: rebuild it with the partitions (gangtopo topology build --partition NAME) and copy it to the controller and the plugin (gangtopo why JOBID names the partition)")
+	case !bad && c.uncovered:
+		c.log.Info().Int("not_covered", d.NotCovered()).Int("decided", d.Total()).Msg("the cluster file covers most decided jobs again")
+	}
+	c.uncovered = bad
 }
 
 // logProblems logs the disagreements between Slurm and the topology when

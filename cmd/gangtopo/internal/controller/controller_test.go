@@ -305,3 +305,47 @@ func TestScaleRecorded(t *testing.T) {
 		t.Errorf("problems: %s", c.problems)
 	}
 }
+
+// When most jobs gangtopo decided about were left as submitted because the
+// cluster file lacks their partition (a file built without --partition),
+// the controller says so: a gauge by verdict and cause, and one warning
+// when it starts and one line when it ends.
+func TestWarnsWhenMostJobsNotCovered(t *testing.T) {
+	l := newLab(t)
+	data, err := os.ReadFile(testdata + "squeue.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	untouched := `"admin_comment": "gangtopo v1 untouched cause=not_covered request=leaf:required gpus=8: partition gpu is not in the cluster file of lab8"`
+	// five jobs: the sample's three plus two pending copies of job 3
+	jobs := strings.Replace(string(data), `"admin_comment": ""`, untouched, -1)
+	i := strings.Index(jobs, `"jobs": [`) + len(`"jobs": [`)
+	j := strings.LastIndex(jobs, `"account"`)
+	j = strings.LastIndex(jobs[:j], "{")
+	pending := strings.Replace(strings.Replace(jobs[j:strings.LastIndex(jobs, "]")], `"job_state": "RUNNING"`, `"job_state": "PENDING"`, 1), `"job_id": 3`, `"job_id": 4`, 1)
+	jobs = jobs[:i] + pending + "," + pending + "," + jobs[i:]
+	file := filepath.Join(t.TempDir(), "squeue.json")
+	if err := os.WriteFile(file, []byte(jobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.slurm("squeue", "cat "+file)
+	if err := l.c.Cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(l.c.m.decisions.WithLabelValues("untouched", "not_covered")); got != 5 {
+		t.Errorf("gangtopo_decisions{untouched,not_covered} = %v, want 5", got)
+	}
+	if err := l.c.Cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(l.logs.String(), "left as submitted because the cluster file does not cover"); n != 1 {
+		t.Errorf("%d warnings, want one:\n%s", n, l.logs.String())
+	}
+	l.slurm("squeue", "cat "+abs(t, testdata+"squeue.json"))
+	if err := l.c.Cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(l.logs.String(), "the cluster file covers most decided jobs again") {
+		t.Errorf("no all-clear logged:\n%s", l.logs.String())
+	}
+}

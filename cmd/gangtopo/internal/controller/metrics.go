@@ -31,6 +31,7 @@ type metrics struct {
 	startable *prometheus.GaugeVec
 	leafWhole *prometheus.GaugeVec
 	leafFree  *prometheus.GaugeVec
+	decisions *prometheus.GaugeVec
 }
 
 // Stages a poll can fail in: a Slurm source, the topology file, building the
@@ -67,6 +68,7 @@ func newMetrics(reg prometheus.Registerer, age func() float64) *metrics {
 	m.startable = gauge("gangtopo_gangs_startable", "Gangs of each typical size that could start now (within one node up to a node's size, else within one leaf); model \"\" is any model.", "gpus", "model")
 	m.leafWhole = gauge("gangtopo_leaf_free_whole_nodes", "Usable nodes with every GPU free, per leaf.", "leaf")
 	m.leafFree = gauge("gangtopo_leaf_free_gpus", "Whole free GPUs on usable nodes, per leaf.", "leaf")
+	m.decisions = gauge("gangtopo_decisions", "Jobs Slurm lists (pending, running, recently finished) by the gangtopo decision in their AdminComment: verdict, and for untouched jobs the cause (not_covered: partition or nodes missing from the cluster file).", "verdict", "cause")
 	for _, st := range stages {
 		m.pollErrors.WithLabelValues(st) // export zeros, so rate() works from the start
 	}
@@ -94,6 +96,14 @@ func (m *metrics) observeSnapshot(s *occupancy.Snapshot, rep *slurmstate.Report)
 	}
 	for st, n := range counts {
 		m.nodes.WithLabelValues(occupancy.NodeState(st).String()).Set(float64(n))
+	}
+}
+
+// observeDecisions sets the decision counts of the last poll.
+func (m *metrics) observeDecisions(d slurmstate.Decisions) {
+	m.decisions.Reset()
+	for k, n := range d {
+		m.decisions.WithLabelValues(string(k.Verdict), string(k.Cause)).Set(float64(n))
 	}
 }
 

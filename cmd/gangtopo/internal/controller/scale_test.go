@@ -352,7 +352,7 @@ func (f *fill) jobRecord(t testing.TB, tmpl map[string]any, id int, j fakeJob, s
 	r["gres_detail"] = detail
 	r["job_resources"] = map[string]any{"nodes": list, "allocated_cores": cpus / 2, "allocated_hosts": len(names), "allocated_nodes": alloc}
 	if len(names) > 1 {
-		r["admin_comment"] = "gangtopo: GANG_TOPOLOGY=leaf"
+		r["admin_comment"] = "gangtopo v1 placed request=leaf:required gpus=16 snapshot=1: placed"
 	}
 	return r
 }

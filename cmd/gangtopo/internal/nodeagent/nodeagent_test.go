@@ -100,3 +100,82 @@ func TestNewChecksConfig(t *testing.T) {
 		}
 	}
 }
+
+// The node file does not depend on the shared node map directory: where
+// that directory cannot be written (here a directory owned by another
+// user, as root's view of an NFS export with root_squash; or a path that
+// is a file), the node file is written all the same, the cycle succeeds,
+// and the map's failure is logged once with what to do.
+func TestNodeFileWrittenWhenMapDirFails(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mapDir func(t *testing.T, dir string) string
+	}{
+		{"map directory is a file", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "not-a-dir")
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(p, "maps")
+		}},
+		{"map directory of another user", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "shared")
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to give the directory away")
+			}
+			if err := os.Chown(p, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			node := &fakeNode{}
+			var logs bytes.Buffer
+			a, err := New(Config{MapDir: tc.mapDir(t, dir), NodeFileDir: filepath.Join(dir, "nodes"), Interval: time.Second,
+				Discover: node.discover}, zerolog.New(&logs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 2; i++ {
+				if err := a.Once(); err != nil {
+					t.Fatalf("cycle %d: %v", i, err)
+				}
+			}
+			nf, err := os.ReadFile(filepath.Join(dir, "nodes", "cpu1"))
+			if err != nil {
+				t.Fatalf("no node file: %v", err)
+			}
+			if f, err := nodefile.Parse(nf); err != nil || f.Node != "cpu1" {
+				t.Errorf("node file %q: %+v, %v", nf, f, err)
+			}
+			if a.MapFailures != 2 || a.Failures != 0 || strings.Count(logs.String(), "node map not written (the node file was)") != 1 ||
+				!strings.Contains(logs.String(), "root_squash") {
+				t.Errorf("map failures %d, failures %d, logs:\n%s\nwant 2 map failures, no failed cycle, one warning with the root_squash hint",
+					a.MapFailures, a.Failures, logs.String())
+			}
+		})
+	}
+}
+
+// --node-map-dir is optional: only `topology build` reads node maps.
+func TestNodeFileWithoutMapDir(t *testing.T) {
+	dir := t.TempDir()
+	a, err := New(Config{NodeFileDir: dir, Interval: time.Second, Discover: (&fakeNode{}).discover}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Once(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cpu1")); err != nil {
+		t.Error(err)
+	}
+	if _, err := New(Config{Interval: time.Second, Discover: (&fakeNode{}).discover}, zerolog.Nop()); err == nil {
+		t.Error("an agent that publishes nothing was accepted")
+	}
+}

@@ -14,8 +14,9 @@ import (
 type GresOptions struct {
 	// DevDir holds the nvidia<N> device files (default /dev).
 	DevDir string
-	// ThreadsPerCore turns a node's CPU count into cores for Cores=
-	// (default 1: the cluster file's cpus are cores).
+	// ThreadsPerCore turns a node's CPU count into cores for Cores=; 0
+	// takes each node's threads_per_core from the cluster file (which
+	// `topology build` copies from the node map; 1 when absent).
 	ThreadsPerCore int
 	// NUMANodes is the NUMA node count per node for Cores=; 0 infers it as
 	// one more than the highest NUMA id of the node's GPUs and NICs.
@@ -43,9 +44,6 @@ type GresOptions struct {
 func GresConf(w io.Writer, c *topology.Cluster, o GresOptions) ([]string, error) {
 	if o.DevDir == "" {
 		o.DevDir = "/dev"
-	}
-	if o.ThreadsPerCore <= 0 {
-		o.ThreadsPerCore = 1
 	}
 	var warns []string
 	lines := map[string][]string{} // group key -> per-GPU parts
@@ -116,12 +114,16 @@ func coreRanges(c *topology.Cluster, n *topology.Node, o GresOptions) (map[int]s
 			numa = max(numa, nic.NUMA+1)
 		}
 	}
-	cores := n.CPUs / o.ThreadsPerCore
+	threads := max(n.ThreadsPerCore, 1)
+	if o.ThreadsPerCore > 0 {
+		threads = o.ThreadsPerCore
+	}
+	cores := n.CPUs / threads
 	if numa <= 0 || cores == 0 {
 		return nil, nil
 	}
-	if n.CPUs%o.ThreadsPerCore != 0 || cores%numa != 0 {
-		return nil, []string{fmt.Sprintf("node %s: %d CPUs (%d threads per core) do not split evenly over %d NUMA nodes; no Cores=", n.Name, n.CPUs, o.ThreadsPerCore, numa)}
+	if n.CPUs%threads != 0 || cores%numa != 0 {
+		return nil, []string{fmt.Sprintf("node %s: %d CPUs (%d threads per core) do not split evenly over %d NUMA nodes; no Cores=", n.Name, n.CPUs, threads, numa)}
 	}
 	per := cores / numa
 	out := map[int]string{}

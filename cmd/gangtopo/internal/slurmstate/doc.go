@@ -24,7 +24,7 @@
 // disagree, and lists every disagreement in a Report.
 //
 // A job's --gang-topology request is not in Slurm's job records as such; it
-// is visible when the job_submit plugin (or anyone) writes a word
-// GANG_TOPOLOGY=<value> into the job's AdminComment, Comment or
-// SystemComment, which is where this package looks.
+// is read from the decision line the job_submit plugin writes into the
+// job's AdminComment, which users cannot set (decisions.go). The same lines,
+// over every job listed, are counted by verdict and cause (Decisions).
 package slurmstate

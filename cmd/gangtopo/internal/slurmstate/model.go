@@ -43,9 +43,9 @@ type Job struct {
 	NodeList  string // host list expression
 	CPUs      int
 	Nodes     []JobNode
-	// GangTopology is the job's --gang-topology request when visible: a
-	// GANG_TOPOLOGY=value word in its AdminComment, Comment or
-	// SystemComment (see gangTopologyFrom). Empty when not visible.
+	// GangTopology is the job's --gang-topology request as the job_submit
+	// plugin's decision line in its AdminComment records it (see
+	// requestFrom); empty without one.
 	GangTopology string
 	// FromText says the job was read from scontrol's text, where users'
 	// free text (job names, comments) is printed unescaped among Slurm's
@@ -81,6 +81,9 @@ type State struct {
 	Unreadable []Unreadable
 	// Version is Slurm's release, e.g. "22.05.8", when the output says.
 	Version string
+	// Decisions counts the gangtopo decisions of every job listed, not only
+	// the ones holding resources.
+	Decisions Decisions
 }
 
 // holdingStates are the job states in which a job holds its allocation
@@ -106,19 +109,6 @@ func jobHolds(st string) (holds, ok bool) {
 		return true, true
 	}
 	return false, idleJobStates[st]
-}
-
-// gangTopologyFrom finds a GANG_TOPOLOGY=value word in the comments, the
-// first one found in the order given.
-func gangTopologyFrom(comments ...string) string {
-	for _, c := range comments {
-		for _, w := range strings.FieldsFunc(c, func(r rune) bool { return r == ' ' || r == '\t' || r == ';' || r == '\n' }) {
-			if v, ok := strings.CutPrefix(w, "GANG_TOPOLOGY="); ok && v != "" {
-				return v
-			}
-		}
-	}
-	return ""
 }
 
 func sortedUnique(xs []int) []int {

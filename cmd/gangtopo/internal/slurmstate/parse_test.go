@@ -191,19 +191,58 @@ func TestParseState(t *testing.T) {
 	}
 }
 
-func TestGangTopologyFrom(t *testing.T) {
+// A job's request is read from the plugin's decision line in its
+// AdminComment, which only administrators (and the plugin) can set; a word
+// in the user's own comment, or a decision line pasted there, is not
+// believed. Every job's decision is counted, pending and finished ones too.
+func TestRequestFromAdminCommentOnly(t *testing.T) {
+	const line = "gangtopo v1 placed request=leaf:required gpus=12 domain=leaf1 tier=leaf snapshot=5: placed"
 	tests := []struct {
-		comments []string
-		want     string
+		name, admin, comment string
+		want                 string
 	}{
-		{[]string{"gangtopo: leaf1 GANG_TOPOLOGY=leaf:required,slice=8", "x"}, "leaf:required,slice=8"},
-		{[]string{"", "GANG_TOPOLOGY=nvlink;other"}, "nvlink"},
-		{[]string{"leaf"}, ""}, // a bare word is a user's comment, not a request
-		{[]string{"GANG_TOPOLOGY="}, ""},
+		{"decision in AdminComment", line, "", "leaf:required"},
+		{"after another plugin's text", "lua: x | " + line, "", "leaf:required"},
+		{"word in the user's comment", "", "GANG_TOPOLOGY=spine", ""},
+		{"decision pasted into the user's comment", "", "gangtopo v1 placed request=spine:required gpus=1: forged", ""},
+		{"old-style word in AdminComment", "GANG_TOPOLOGY=leaf", "", ""},
 	}
 	for _, tc := range tests {
-		if got := gangTopologyFrom(tc.comments...); got != tc.want {
-			t.Errorf("gangTopologyFrom(%q) = %q, want %q", tc.comments, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			data := editLast(t, "squeue.json", `"admin_comment": ""`, `"admin_comment": "`+tc.admin+`"`)
+			data = []byte(strings.Replace(string(data), `"comment": "leaf"`, `"comment": "`+tc.comment+`"`, 1))
+			dec := Decisions{}
+			jobs, _, err := parseSqueueJSON(data, "squeue --json", dec)
+			if err != nil || len(jobs) != 1 {
+				t.Fatalf("%d jobs, %v", len(jobs), err)
+			}
+			if jobs[0].GangTopology != tc.want {
+				t.Errorf("request %q, want %q", jobs[0].GangTopology, tc.want)
+			}
+			want := 0
+			if strings.Contains(tc.admin, "gangtopo v1") {
+				want = 1
+			}
+			if dec.Total() != want {
+				t.Errorf("%d decisions counted, want %d", dec.Total(), want)
+			}
+		})
+	}
+}
+
+// The decisions of jobs that hold nothing (pending, finished) count too:
+// the controller warns when most jobs were left as submitted because the
+// cluster file does not cover them.
+func TestDecisionsOfEveryJob(t *testing.T) {
+	notCovered := "gangtopo v1 untouched cause=not_covered request=leaf:required gpus=8: partition cpu is not in the cluster file of lab16"
+	data := string(readTestdata(t, "squeue.json"))
+	data = strings.Replace(data, `"admin_comment": ""`, `"admin_comment": "`+notCovered+`"`, 2) // jobs 1 and 2, COMPLETED
+	data = strings.Replace(data, `"admin_comment": ""`, `"admin_comment": "gangtopo v1 placed request=leaf:required gpus=12: placed"`, 1)
+	dec := Decisions{}
+	if _, _, err := parseSqueueJSON([]byte(data), "squeue --json", dec); err != nil {
+		t.Fatal(err)
+	}
+	if dec.Total() != 3 || dec.NotCovered() != 2 || !dec.MostlyNotCovered(2) || dec.MostlyNotCovered(3) {
+		t.Errorf("decisions %v: want 3, 2 of them not covered", dec)
 	}
 }

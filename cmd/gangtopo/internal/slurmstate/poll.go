@@ -164,9 +164,11 @@ func parseNodes(cfg *PollConfig, out []byte, st *State) (err error) {
 
 func parseJobs(cfg *PollConfig, out []byte, st *State) (err error) {
 	if cfg.JobsFrom == SqueueJSON {
-		st.Jobs, _, err = ParseSqueueJSON(out, label(cfg, SqueueJSON))
+		st.Decisions = Decisions{}
+		st.Jobs, _, err = parseSqueueJSON(out, label(cfg, SqueueJSON), st.Decisions)
 	} else {
-		st.Jobs, st.Unreadable, err = ParseScontrolJobs(out, label(cfg, ScontrolJobs))
+		st.Decisions = Decisions{}
+		st.Jobs, st.Unreadable, err = parseScontrolJobs(out, label(cfg, ScontrolJobs), st.Decisions)
 	}
 	return err
 }
@@ -249,9 +251,19 @@ func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limite
 	case stdout.over:
 		return nil, fmt.Errorf("%s: printed more than %d bytes", src, MaxOutputBytes)
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w%s", src, err, firstLine(stderr.Bytes()))
+		return nil, fmt.Errorf("%s: %w%s%s", src, err, firstLine(stderr.Bytes()), jsonHint(src, stderr.Bytes()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// jsonHint explains a JSON command that fails for want of Slurm's JSON
+// serializer ("fatal: Unable to find plugin: serializer/json"): Slurm
+// builds it only where json-c is found, so a source build may lack it.
+func jsonHint(src Source, stderr []byte) string {
+	if (src != SinfoJSON && src != SqueueJSON) || !bytes.Contains(stderr, []byte("serializer/json")) {
+		return ""
+	}
+	return " (this Slurm has no JSON serializer, serializer/json, which is built only with json-c: rebuild Slurm with json-c, or read the text outputs with --nodes-from scontrol --jobs-from scontrol)"
 }
 
 func firstLine(b []byte) string {

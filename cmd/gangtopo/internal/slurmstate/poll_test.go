@@ -72,6 +72,9 @@ func TestPollFailures(t *testing.T) {
 		{"garbled", `head -c 3000 $TD/sinfo.json`, "sinfo --json: nodes[2]: field burstbuffer_network_address: line 123: want a string key, found end of output (truncated?)"},
 		{"not JSON", `echo '# sinfo 22.05.8'`, "sinfo --json: line 1: want '{', found '#'"},
 		{"missing binary", "", "/sinfo: no such file or directory"},
+		// a Slurm built without json-c has no serializer/json
+		{"no JSON serializer", `echo "sinfo: fatal: Unable to find plugin: serializer/json" >&2; exit 1`,
+			"sinfo --json: exit status 1: sinfo: fatal: Unable to find plugin: serializer/json (this Slurm has no JSON serializer, serializer/json, which is built only with json-c: rebuild Slurm with json-c, or read the text outputs with --nodes-from scontrol --jobs-from scontrol)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,12 +29,18 @@ var jobLineFields = []string{"AdminComment=", "SystemComment=", "Comment=", "Com
 // BuildSnapshot checks against the nodes'. Only output that is not
 // scontrol's job listing at all is an error.
 func ParseScontrolJobs(data []byte, label string) (jobs []Job, unreadable []Unreadable, err error) {
+	return parseScontrolJobs(data, label, nil)
+}
+
+// parseScontrolJobs is ParseScontrolJobs that also counts every job's
+// decision into dec (when not nil).
+func parseScontrolJobs(data []byte, label string, dec Decisions) (jobs []Job, unreadable []Unreadable, err error) {
 	recs, err := scontrolRecords(data, "JobId=", true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", label, err)
 	}
 	for _, r := range recs {
-		j, holds, err := jobFromRecord(r.text)
+		j, holds, err := jobFromRecord(r.text, dec)
 		if err != nil {
 			unreadable = append(unreadable, Unreadable{Line: r.line, ID: j.ID, Err: err})
 			continue
@@ -72,7 +78,7 @@ func (u Unreadable) String() string {
 }
 
 // jobFromRecord reads one job record line by line.
-func jobFromRecord(text string) (Job, bool, error) {
+func jobFromRecord(text string, dec Decisions) (Job, bool, error) {
 	var j Job
 	f := newFields()
 	var details []string
@@ -100,7 +106,7 @@ func jobFromRecord(text string) (Job, bool, error) {
 			return j, false, err
 		}
 	}
-	return jobFromFields(f, details)
+	return jobFromFields(f, details, dec)
 }
 
 func lineField(t string) string {
@@ -112,7 +118,7 @@ func lineField(t string) string {
 	return ""
 }
 
-func jobFromFields(f *fields, details []string) (Job, bool, error) {
+func jobFromFields(f *fields, details []string, dec Decisions) (Job, bool, error) {
 	var j Job
 	var err error
 	if j.ID, err = f.need("JobId"); err != nil {
@@ -125,6 +131,8 @@ func jobFromFields(f *fields, details []string) (Job, bool, error) {
 	if !ok {
 		return j, false, fmt.Errorf("field JobState: unknown job state %q", j.State)
 	}
+	admin := strings.TrimSpace(f.vals["AdminComment"])
+	dec.add(admin)
 	if !holds {
 		return j, false, nil
 	}
@@ -145,7 +153,7 @@ func jobFromFields(f *fields, details []string) (Job, bool, error) {
 	if j.CPUs, err = strconv.Atoi(lo); err != nil || j.CPUs < 0 {
 		return j, false, fmt.Errorf("field NumCPUs: want a count, found %q", cpus)
 	}
-	j.GangTopology = gangTopologyFrom(strings.TrimSpace(f.vals["AdminComment"]), strings.TrimSpace(f.vals["Comment"]), strings.TrimSpace(f.vals["SystemComment"]))
+	j.GangTopology = requestFrom(admin)
 	if len(details) == 0 {
 		return j, false, fmt.Errorf("no per-node Nodes= lines for a %s job (run `scontrol -d show job`: -d prints them)", j.State)
 	}

@@ -16,9 +16,15 @@ import (
 // job_resources.allocated_nodes[].sockets and its memory from
 // memory_allocated. (cpus_used there is always 0 in 22.05.)
 func ParseSqueueJSON(data []byte, label string) (jobs []Job, version string, err error) {
+	return parseSqueueJSON(data, label, nil)
+}
+
+// parseSqueueJSON is ParseSqueueJSON that also counts every job's decision
+// into dec (when not nil).
+func parseSqueueJSON(data []byte, label string, dec Decisions) (jobs []Job, version string, err error) {
 	s := &jsonScanner{data: data, memo: gresMemo{}}
 	version, err = s.openAPIDoc("jobs", func(i int) error {
-		j, holds, err := s.squeueJob()
+		j, holds, err := s.squeueJob(dec)
 		if err != nil {
 			return fmt.Errorf("jobs[%d]%s: %w", i, idSuffix(j.ID), err)
 		}
@@ -42,10 +48,10 @@ func idSuffix(id string) string {
 
 // squeueRaw holds a job's fields as read.
 type squeueRaw struct {
-	comments   [3]string // admin_comment, comment, system_comment
-	gresDetail []string
-	resources  *jobResources
-	seen       int
+	adminComment string
+	gresDetail   []string
+	resources    *jobResources
+	seen         int
 }
 
 type jobResources struct {
@@ -62,7 +68,7 @@ const (
 
 var squeueFieldNames = []string{"job_id", "job_state", "gres_detail"}
 
-func (s *jsonScanner) squeueJob() (Job, bool, error) {
+func (s *jsonScanner) squeueJob(dec Decisions) (Job, bool, error) {
 	var j Job
 	var raw squeueRaw
 	var field []byte // the key being read, for errors (aliases the input)
@@ -80,10 +86,11 @@ func (s *jsonScanner) squeueJob() (Job, bool, error) {
 	if !ok {
 		return j, false, fmt.Errorf("field job_state: unknown job state %q", j.State)
 	}
+	dec.add(raw.adminComment)
 	if !holds {
 		return j, false, nil
 	}
-	j.GangTopology = gangTopologyFrom(raw.comments[:]...)
+	j.GangTopology = requestFrom(raw.adminComment)
 	return j, true, j.attachResources(raw, s.memo)
 }
 
@@ -105,11 +112,7 @@ func (s *jsonScanner) squeueField(key []byte, j *Job, raw *squeueRaw) error {
 	case "cpus":
 		j.CPUs, err = s.count()
 	case "admin_comment":
-		raw.comments[0], err = s.str()
-	case "comment":
-		raw.comments[1], err = s.str()
-	case "system_comment":
-		raw.comments[2], err = s.str()
+		raw.adminComment, err = s.str()
 	case "gres_detail":
 		raw.gresDetail, err = s.strList()
 		raw.seen |= jGres

@@ -27,6 +27,9 @@ func NodeSpec(m *discovery.NodeMap, models ModelMap) (topology.NodeSpec, []strin
 		Name: m.Node, CPUs: m.Host.CPUs, Weight: 1,
 		MemoryMiB: m.Host.MemoryMiB / MemoryRoundMiB * MemoryRoundMiB,
 	}
+	if m.Host.ThreadsPerCore > 1 { // 1 and unknown (0) are the file's default
+		n.ThreadsPerCore = m.Host.ThreadsPerCore
+	}
 	var warns []string
 	for _, w := range m.Warnings {
 		warns = append(warns, fmt.Sprintf("node %s: %s", m.Node, w))

@@ -47,6 +47,7 @@ func WriteClusterYAML(w io.Writer, spec topology.Spec, header string, comments m
 // hardwareKey is what makes two nodes the same hardware.
 type hardwareKey struct {
 	CPUs      int
+	Threads   int
 	MemoryMiB int64
 	GPUs      []topology.GPUSpec
 	Links     [][]int
@@ -60,7 +61,7 @@ func buildProfiles(nodes []topology.NodeSpec) (*yaml.Node, []string, error) {
 	used := map[string]bool{}
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
-		k, _ := json.Marshal(hardwareKey{n.CPUs, n.MemoryMiB, n.GPUs, n.Links, n.NICs})
+		k, _ := json.Marshal(hardwareKey{n.CPUs, n.ThreadsPerCore, n.MemoryMiB, n.GPUs, n.Links, n.NICs})
 		if name, ok := byKey[string(k)]; ok {
 			names[i] = name
 			continue
@@ -89,7 +90,11 @@ func profileName(n topology.NodeSpec, used map[string]bool) string {
 }
 
 func hardwareNode(n topology.NodeSpec) (*yaml.Node, error) {
-	hw := mapping(str("cpus"), num(n.CPUs), str("memory_mib"), num(n.MemoryMiB))
+	hw := mapping(str("cpus"), num(n.CPUs))
+	if n.ThreadsPerCore > 1 {
+		hw.Content = append(hw.Content, str("threads_per_core"), num(n.ThreadsPerCore))
+	}
+	hw.Content = append(hw.Content, str("memory_mib"), num(n.MemoryMiB))
 	if len(n.GPUs) > 0 {
 		g, err := gpusNode(n)
 		if err != nil {
