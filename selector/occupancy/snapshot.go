@@ -63,6 +63,9 @@ type Snapshot struct {
 	// to features nodes really carry. nil when the snapshot does not say.
 	// Shared between clones: replace, do not modify.
 	Features [][]string
+	// Mix is the request mix the controller learned (nil: not known yet;
+	// the engine then uses its default). Shared between clones.
+	Mix *Mix
 
 	wholeFree []uint8  // by NodeID: GPUs with FreeMilli == WholeGPU
 	idle      []int32  // by NodeID: sum of FreeMilli over the node's GPUs

@@ -16,8 +16,12 @@ import (
 // needed there. So the node is chosen by the fill model's own measure
 // (frag.FillModel via Meter.Waste): the growth of the GPU capacity the
 // node's remaining CPUs could no longer feed, at the engine's resolution
-// (fillTie), the lowest Slurm node order among equals. Nodes without GPUs
-// cost nothing by this measure and win when the job may go there.
+// (fillTie). Among equals it takes the node with the least idle GPU
+// capacity, then the busiest leaf, then the lowest Slurm node order: the
+// measure knows only the typical jobs' CPUs per GPU, and a later job may
+// want more, so a CPU job goes where there are fewest GPUs left to strand
+// (a node whose GPUs are all taken, or one without GPUs), keeping whole
+// nodes whole.
 //
 // Only one-node requests are placed; a multi-node CPU job is Invalid (the
 // plugin leaves it to Slurm).
@@ -31,6 +35,7 @@ func (e *Engine) placeCPU(s *occupancy.Snapshot, r *request.Request) Result {
 	}
 	res := Result{Status: NoFit, Domain: topology.NoDomain}
 	p.res = &res
+	e.startCall()
 	p.filterNodes()
 	cpu := int32(min(r.CPUMilli, math.MaxInt32))
 	for i := range e.c.Nodes {
@@ -47,7 +52,11 @@ func (e *Engine) placeCPU(s *occupancy.Snapshot, r *request.Request) Result {
 			continue
 		}
 		d := e.meter.WasteAfter(n, s.NodeFree(n), s.FreeCPUMilli[n]-cpu) - e.meter.Waste(s, n)
-		sc := Score{Nodes: 1, Spans: 1, NodeFrag: math.Round(d/fillTie) * fillTie, Order: e.c.Nodes[n].Order}
+		sc := Score{Nodes: 1, Spans: 1, NodeFrag: math.Round(d/fillTie) * fillTie, Order: e.c.Nodes[n].Order,
+			FreeAfter: s.IdleMilli(n)}
+		if leaf := e.c.Nodes[n].Up[topology.TierLeaf]; leaf != topology.NoDomain {
+			sc.DomainIdle = p.domainStats(leaf).IdleMilli
+		}
 		sc.FragDelta = sc.NodeFrag
 		if !p.wouldKeep(&sc) {
 			continue

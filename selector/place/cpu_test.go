@@ -33,8 +33,12 @@ func TestPlaceCPUOnly(t *testing.T) {
 		// stranded. c1 has no GPU but only 32 CPUs.
 		{"a big CPU job goes where it strands the fewest GPUs", []string{"g2:0-2"},
 			request.Request{CPUMilli: 62000}, Placed, "g2"},
-		// 8 CPUs strand nothing anywhere: Slurm order decides.
-		{"a small CPU job strands nothing: node order", nil, request.Request{CPUMilli: 8000}, Placed, "g1"},
+		// 8 CPUs strand nothing anywhere by the measure: the node with
+		// the fewest GPUs left to strand (c1 has none) takes it, as a
+		// later job may want more CPUs than the typical ones.
+		{"a small CPU job goes where the fewest GPUs are left", nil, request.Request{CPUMilli: 8000}, Placed, "c1"},
+		// g2's GPUs are all taken, like c1 it has none to strand: node order
+		{"among nodes with no free GPU, node order", []string{"g2:0-3"}, request.Request{CPUMilli: 8000}, Placed, "g2"},
 		// 24 CPUs fit c1 (no GPU) at no cost, and g1/g2 too at no cost
 		// (40 CPUs left for 4 GPUs): order again.
 		{"restricted to the CPU node by the allowed list", nil,

@@ -76,8 +76,11 @@ func (o *Option) parseKey(p string) error {
 	return nil
 }
 
-// String renders the option in its canonical form.
+// String renders the option in its canonical form; "" for no option.
 func (o Option) String() string {
+	if o.Tier == 0 {
+		return "" // no option: a job without GPUs under jobs: all
+	}
 	s := o.Tier.String() + ":" + o.Mode.String()
 	if o.Slice > 0 {
 		s += ",slice=" + strconv.Itoa(o.Slice)

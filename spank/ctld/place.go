@@ -72,6 +72,13 @@ func (g *Gate) place(j jobsubmit.Job, p jobsubmit.Prepared, now time.Time) jobsu
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
+	if info.MixVersion != g.mixVersion {
+		// a new mix: the engine the store built for it (never used, so
+		// free whatever an abandoned call still runs), or runEngine
+		// builds one
+		e, w, v := g.store.takeEngineLocked()
+		g.workload, g.mixVersion, g.engine = w, v, engineSlot{e: e}
+	}
 	res, abandoned, err := g.runEngine(j, snap, g.decider.EngineRequest(p, snap))
 	defer func() { g.store.Release(abandoned) }()
 	if err != nil {
@@ -103,7 +110,7 @@ func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, r request.Reque
 		return place.Result{}, false, fmt.Errorf("%d placements are still running past their deadline: none is started until one returns", n)
 	}
 	if g.engine.e == nil || (g.engine.busy != nil && g.engine.busy.Load()) {
-		g.engine = engineSlot{e: place.New(g.Cluster(), g.cfg.EngineOptions(nil))}
+		g.engine = engineSlot{e: place.New(g.Cluster(), g.cfg.EngineOptions(g.workload))}
 	}
 	e, busy, hook, run := g.engine.e, &atomic.Bool{}, faultHook, &engineRun{}
 	busy.Store(true)
