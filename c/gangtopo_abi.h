@@ -13,14 +13,11 @@
  * Why: slurmctld runs each RPC on its own thread, and every return from a
  * C->Go callback leaves a Go scheduler slot (P) attached to that thread
  * until the Go runtime's monitor (sysmon) takes it back, up to 10 ms later,
- * polling every 20 us meanwhile. Measured with `make
- * bench-slurm-throughput` on the 2-core lab VM, that cost slurmctld 2.2 to
- * 2.5 ms of CPU per submission for a call that itself took 0.35 ms
- * (half of it in sysmon, per perf; GOMAXPROCS=1 halved it but starved the
- * deadline then; one call instead of three changed nothing). Over the pipes,
- * Go's threads park in the netpoller between jobs and sysmon sleeps: 0.8
- * to 1.6 ms (median 1.2, seven runs) against 1.7 to 2.6 ms (median 2.0,
- * five runs) for the callback design in the same hour.
+ * polling every 20 us meanwhile: CPU in slurmctld's process for every
+ * submission, more than the decision itself. Over the pipes, Go's threads
+ * park in the netpoller between jobs and sysmon sleeps. The measurements
+ * that chose this design are in docs/benchmarks.md ("Recorded once, not
+ * regenerated"; current runs: "Throughput: every run").
  *
  * The protocol (job_submit_gangtopo.c and gangtopo_channel.c implement C's
  * side; spank/libgangtopo/server.go Go's):
@@ -68,9 +65,11 @@
 
 /*
  * GT_REPLY_MARGIN_MS: how long past the deadline the shim waits for an
- * answer. The deadline bounds the engine only; the rest of a call took
- * p99 1.3-1.7 ms in the lab, and the margin also covers a Go thread that
- * the kernel runs late on a loaded machine.
+ * answer. The deadline bounds the engine only; the margin covers the rest
+ * of a call (the snapshot, the rewrite, the hand-offs between threads; a
+ * small share of it: docs/benchmarks.md, "Slurm plugin: time per call"),
+ * and a Go thread that the kernel runs late on a loaded machine, at one
+ * 10 ms scheduling slice a few times over.
  */
 #define GT_REPLY_MARGIN_MS 50
 

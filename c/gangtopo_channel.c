@@ -24,6 +24,8 @@ int gt_channel_open(struct gt_channel *ch, int *req_r, int *resp_w)
 
 	memset(ch, 0, sizeof(*ch));
 	ch->req_w = ch->resp_r = -1;
+	ch->breaker_misses = GT_BREAKER_MISSES;
+	ch->breaker_open_ms = GT_BREAKER_OPEN_MS;
 	if (pipe2(req, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -1;
 	if (pipe2(resp, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -122,17 +124,30 @@ static void release_late(struct gt_channel *ch, struct gt_msg *m)
 	gt_result_release(m->ptr);
 }
 
-int gt_channel_call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res)
+/* breaker_note counts a call's outcome (GT_OK or GT_CH_TIMEOUT) towards the breaker. */
+static int breaker_note(struct gt_channel *ch, int rc)
+{
+	if (rc == GT_OK) {
+		if (ch->breaker_misses && ch->misses >= ch->breaker_misses && ch->breaker_hook)
+			ch->breaker_hook(0, ch->misses, ch->skipped);
+		ch->misses = 0;
+		ch->open_until = 0;
+		ch->skipped = 0;
+	} else if (rc == GT_CH_TIMEOUT && ch->breaker_misses && ++ch->misses >= ch->breaker_misses) {
+		ch->open_until = now_ms() + ch->breaker_open_ms;
+		if (ch->misses == ch->breaker_misses && ch->breaker_hook)
+			ch->breaker_hook(1, ch->misses, 0);
+	}
+	return rc;
+}
+
+/* call sends job and waits for its answer (gt_channel_call without the breaker). */
+static int call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res)
 {
 	struct gt_msg m = { .seq = ch->seq + 1, .ptr = job };
 	int64_t end = now_ms() + timeout_ms;
 	ssize_t n;
 
-	*res = NULL;
-	if (!gt_channel_is_open(ch)) {
-		free(job);
-		return GT_CH_UNAVAILABLE;
-	}
 	do
 		n = write(ch->req_w, &m, sizeof(m));
 	while (n < 0 && errno == EINTR);
@@ -163,6 +178,21 @@ int gt_channel_call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, s
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
 			return GT_CH_UNAVAILABLE;
 	}
+}
+
+int gt_channel_call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res)
+{
+	*res = NULL;
+	if (!gt_channel_is_open(ch)) {
+		free(job);
+		return GT_CH_UNAVAILABLE;
+	}
+	if (ch->open_until && now_ms() < ch->open_until) {
+		free(job);
+		ch->skipped++;
+		return GT_CH_OPEN;
+	}
+	return breaker_note(ch, call(ch, job, timeout_ms, res));
 }
 
 void gt_channel_close(struct gt_channel *ch)

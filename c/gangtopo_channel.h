@@ -15,7 +15,21 @@
 enum gt_channel_err {
 	GT_CH_UNAVAILABLE = -2,	/* the request could not be sent, or the server is gone */
 	GT_CH_TIMEOUT = -3,	/* no answer in time */
+	GT_CH_OPEN = -4,	/* not asked: the breaker is open (see below) */
 };
+
+/*
+ * The breaker. Each call without an answer costs slurmctld the whole wait
+ * (deadline + margin) while it holds its locks; a stalled Go side would
+ * cost it to every submission. After GT_BREAKER_MISSES timeouts in a row
+ * the channel stops asking for GT_BREAKER_OPEN_MS: calls return GT_CH_OPEN
+ * at once (the shim then decides alone, as on a timeout). The first call
+ * after that asks again (one wait); an answer closes the breaker, another
+ * timeout opens it for another period. breaker_hook hears each change of
+ * episode: opened (the first time in a row) and closed again.
+ */
+#define GT_BREAKER_MISSES 3
+#define GT_BREAKER_OPEN_MS 10000
 
 struct gt_channel {
 	int req_w;		/* request pipe, write end; -1: closed */
@@ -24,6 +38,12 @@ struct gt_channel {
 	uint64_t late;		/* late answers discarded so far */
 	/* late_hook gets each late answer before it is released (logging). */
 	void (*late_hook)(const struct gt_result *res, uint64_t seq);
+	/* the breaker: set by gt_channel_open to GT_BREAKER_*; 0 misses: never opens */
+	unsigned breaker_misses, breaker_open_ms;
+	unsigned misses;	/* timeouts in a row */
+	int64_t open_until;	/* monotonic ms; 0: closed */
+	uint64_t skipped;	/* calls not asked since the breaker opened */
+	void (*breaker_hook)(int open, unsigned misses, uint64_t skipped);
 };
 
 /*
@@ -45,7 +65,8 @@ struct gt_job *gt_job_pack(const struct gt_job *job);
  * gt_channel_call sends job (a gt_job_pack block, which it always takes
  * over: freed here when it could not be sent, the server's otherwise) and
  * waits up to timeout_ms for the answer to it. GT_OK with *res set (release
- * it with gt_result_release), GT_CH_UNAVAILABLE or GT_CH_TIMEOUT.
+ * it with gt_result_release), GT_CH_UNAVAILABLE, GT_CH_TIMEOUT, or
+ * GT_CH_OPEN without sending anything while the breaker is open.
  */
 int gt_channel_call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res);
 

@@ -6,7 +6,9 @@
  * and printed lower case, blanks around words are ignored, S is a decimal
  * GPU count 1..GT_SLICE_MAX given at most once. Anything else is refused
  * with a message that says what is allowed: a typo must fail sbatch at
- * once, not pend a job forever.
+ * once, not pend a job forever. The part named in a message is quoted as
+ * Go's %q does (gt_quote_n): the value is the user's, and the same message
+ * from the Go side lands in slurmctld's log.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -14,6 +16,10 @@
 #include <strings.h>
 
 #include "gangtopo_option.h"
+#include "gangtopo_quote.h"
+
+/* QUOTED: room for a part of a value quoted by gt_quote (every byte \xNN at worst) */
+#define QUOTED (4 * GT_OPTION_MAX + 8)
 
 static const char *const tiers[] = { "nvlink", "node", "block", "leaf", "spine", "any", "cluster", NULL };
 
@@ -40,16 +46,22 @@ static int parse_tier(const char *s, size_t n, struct gt_option *out, char *err,
 			return 0;
 		}
 	}
-	snprintf(err, errlen, "--gang-topology: unknown tier \"%.*s\" (want one of %s)", (int)n, w, GT_TIERS);
-	/* lower case, as topology.ParseTier reports it */
-	for (char *q = strchr(err, '"') + 1; *q && *q != '"'; q++)
-		*q = (char)tolower((unsigned char)*q);
+	{
+		/* lower case, as topology.ParseTier reports it (n <= GT_OPTION_MAX) */
+		char low[GT_OPTION_MAX + 1], q[QUOTED];
+
+		for (size_t i = 0; i < n && i < GT_OPTION_MAX; i++)
+			low[i] = (char)tolower((unsigned char)w[i]);
+		gt_quote_n(low, n < GT_OPTION_MAX ? n : GT_OPTION_MAX, q, sizeof(q));
+		snprintf(err, errlen, "--gang-topology: unknown tier %s (want one of %s)", q, GT_TIERS);
+	}
 	return -1;
 }
 
 static int parse_mode(const char *s, size_t n, struct gt_option *out, char *err, size_t errlen)
 {
 	const char *w = trim(s, &n);
+	char q[QUOTED];
 
 	if (n == 8 && strncasecmp(w, "required", n) == 0)
 		return 0;
@@ -57,7 +69,7 @@ static int parse_mode(const char *s, size_t n, struct gt_option *out, char *err,
 		snprintf(out->mode, sizeof(out->mode), "preferred");
 		return 0;
 	}
-	snprintf(err, errlen, "--gang-topology: unknown mode \"%.*s\" (want required or preferred)", (int)n, w);
+	snprintf(err, errlen, "--gang-topology: unknown mode %s (want required or preferred)", gt_quote_n(w, n, q, sizeof(q)));
 	return -1;
 }
 
@@ -66,11 +78,13 @@ static int parse_setting(const char *s, size_t n, struct gt_option *out, char *e
 	const char *w = trim(s, &n), *eq = memchr(w, '=', n), *v;
 	size_t kn, vn;
 	unsigned long val = 0;
+	char q[QUOTED];
 
 	kn = eq ? (size_t)(eq - w) : n;
 	trim(w, &kn);
 	if (!eq || kn != 5 || strncmp(w, "slice", 5) != 0) {
-		snprintf(err, errlen, "--gang-topology: unknown setting \"%.*s\" (the only setting is slice=S)", (int)n, w);
+		snprintf(err, errlen, "--gang-topology: unknown setting %s (the only setting is slice=S)",
+			 gt_quote_n(w, n, q, sizeof(q)));
 		return -1;
 	}
 	if (out->slice) {
@@ -82,7 +96,8 @@ static int parse_setting(const char *s, size_t n, struct gt_option *out, char *e
 	for (size_t i = 0; i < vn && val <= GT_SLICE_MAX; i++)
 		val = isdigit((unsigned char)v[i]) ? val * 10 + (unsigned long)(v[i] - '0') : GT_SLICE_MAX + 1UL;
 	if (vn == 0 || val < 1 || val > GT_SLICE_MAX) {
-		snprintf(err, errlen, "--gang-topology: slice=%.*s is not a GPU count (want 1..%d)", (int)(n - (size_t)(eq + 1 - w)), eq + 1, GT_SLICE_MAX);
+		snprintf(err, errlen, "--gang-topology: slice=%s is not a GPU count (want 1..%d)",
+			 gt_quote_n(eq + 1, n - (size_t)(eq + 1 - w), q, sizeof(q)), GT_SLICE_MAX);
 		return -1;
 	}
 	out->slice = (unsigned)val;

@@ -22,20 +22,25 @@ static void escape(unsigned char c, char *e)
 
 char *gt_quote(const char *s, char *out, size_t n)
 {
+	return gt_quote_n(s, s ? strlen(s) : 0, out, n);
+}
+
+char *gt_quote_n(const char *s, size_t len, char *out, size_t n)
+{
 	size_t w = 0, need = 2, limit;
 	char e[5];
 
-	for (const char *p = s; p && *p; p++) {
-		escape((unsigned char)*p, e);
+	for (size_t i = 0; i < len; i++) {
+		escape((unsigned char)s[i], e);
 		need += strlen(e);
 	}
 	/* all of it if it fits with its NUL, else whole escapes and ..." */
 	limit = need + 1 <= n ? n - 2 : n - 5;
 	out[w++] = '"';
-	for (; s && *s; s++) {
+	for (size_t i = 0; i < len; i++) {
 		size_t el;
 
-		escape((unsigned char)*s, e);
+		escape((unsigned char)s[i], e);
 		el = strlen(e);
 		if (w + el > limit)
 			break;

@@ -1,10 +1,10 @@
 /*
  * gangtopo_quote.h - a string as Go's %q prints it, for log lines.
  *
- * Job names are the user's and may hold newlines or quotes; inside
- * slurmctld's log they would forge lines. The Go side logs them with %q;
- * the shim's own lines (when Go did not answer) use this, so both read
- * alike. Pure C, no Slurm headers.
+ * Job names, --gang-topology values and node file contents may hold
+ * newlines or quotes; inside a daemon's log (slurmctld, slurmd) they would
+ * forge lines. The Go side quotes them with %q; the C side uses this, so
+ * both read alike. Pure C, no Slurm headers.
  */
 #ifndef GANGTOPO_QUOTE_H
 #define GANGTOPO_QUOTE_H
@@ -19,5 +19,8 @@
  * whole escape and ends in ..." instead. Returns out.
  */
 char *gt_quote(const char *s, char *out, size_t n);
+
+/* gt_quote_n is gt_quote of the len bytes at s (a NUL among them is \x00). */
+char *gt_quote_n(const char *s, size_t len, char *out, size_t n);
 
 #endif

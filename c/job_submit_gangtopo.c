@@ -184,6 +184,22 @@ static void log_late(const struct gt_result *r, uint64_t seq)
 			   plugin_type, seq, r->log);
 }
 
+/*
+ * log_breaker logs the breaker's episodes (gangtopo_channel.h): once when
+ * it opens, once when an answer closes it; the jobs in between get one
+ * debug line each.
+ */
+static void log_breaker(int open, unsigned misses, uint64_t skipped)
+{
+	if (open)
+		slurm_error("%s: no answer from libgangtopo for %u submissions in a row: not asking it for %ds at a "
+			    "time (jobs follow on_failure without waiting) until it answers again",
+			    plugin_type, misses, GT_BREAKER_OPEN_MS / 1000);
+	else
+		slurm_info("%s: libgangtopo answers again, after %u submissions without an answer and %" PRIu64
+			   " decided without asking", plugin_type, misses, skipped);
+}
+
 static void channel_close(void)
 {
 	gt_fini();	/* libgangtopo's ends first: nothing writes into a closed pipe */
@@ -207,6 +223,7 @@ static int init_locked(void)
 		return SLURM_SUCCESS;
 	}
 	chan.late_hook = log_late;
+	chan.breaker_hook = log_breaker;
 	if (gt_init(NULL, req_r, resp_w, &params, &err, &background) != GT_OK) {
 		/* fail open: an internal failure must not stop slurmctld */
 		slurm_error("%s: %s; jobs pass unchanged", plugin_type, err ? err : "init failed");
@@ -247,22 +264,24 @@ int fini(void)
 /*
  * no_answer follows on_failure for a job libgangtopo did not answer about
  * in time (or could not be asked about), with the line and the message Go
- * gives for its own failures (Gate.failure).
+ * gives for its own failures (Gate.failure). quiet: the breaker is open,
+ * which was logged once; the job's line goes to the debug level.
  */
-static int no_answer(const struct gt_job *j, const struct gt_params *p, const char *why, char **err_msg)
+static int no_answer(const struct gt_job *j, const struct gt_params *p, const char *why, int quiet, char **err_msg)
 {
+	void (*logf)(const char *, ...) = quiet ? slurm_debug : slurm_error;
 	char msg[320], name[160];
 
 	gt_quote(j->name, name, sizeof(name));	/* the user's text: no forged log lines */
 	if (p->fail_closed && gt_in_scope(j, p)) {
-		slurm_error("%s: job %s of uid %u: gangtopo v1 refused: %s", plugin_type, name, j->user_id, why);
+		logf("%s: job %s of uid %u: gangtopo v1 refused: %s", plugin_type, name, j->user_id, why);
 		snprintf(msg, sizeof(msg), "gangtopo: placement is unavailable (%s); on_failure is closed, so the job "
 			 "was not submitted: try again later or ask your administrator", why);
 		if (err_msg)
 			*err_msg = slurm_xstrdup(msg);
 		return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
 	}
-	slurm_error("%s: job %s of uid %u: gangtopo v1 untouched: %s", plugin_type, name, j->user_id, why);
+	logf("%s: job %s of uid %u: gangtopo v1 untouched: %s", plugin_type, name, j->user_id, why);
 	return SLURM_SUCCESS;
 }
 
@@ -310,7 +329,7 @@ static int submit_locked(job_desc_msg_t *job_desc, uint32_t submit_uid, char **e
 	struct gt_result *res = NULL;
 	struct gt_job job, *block;
 	char why[160];
-	int rc, wait_ms;
+	int rc, wait_ms, quiet = 0;
 
 	if (!p || !gt_channel_is_open(&chan))
 		return SLURM_SUCCESS;	/* not configured: init logged why; jobs pass */
@@ -326,12 +345,17 @@ static int submit_locked(job_desc_msg_t *job_desc, uint32_t submit_uid, char **e
 		snprintf(why, sizeof(why), "no answer within %dms (deadline %" PRIu32 "ms + %dms)", wait_ms,
 			 (p->deadline_us + 999) / 1000, GT_REPLY_MARGIN_MS);
 		break;
+	case GT_CH_OPEN:
+		snprintf(why, sizeof(why), "placement core not answering (not asked: %u submissions in a row got no answer)",
+			 chan.misses);
+		quiet = 1;
+		break;
 	default:
 		snprintf(why, sizeof(why), "placement core unavailable (%s)",
 			 block ? "not reading its requests" : "out of memory");
 		break;
 	}
-	return no_answer(&job, p, why, err_msg);
+	return no_answer(&job, p, why, quiet, err_msg);
 }
 
 extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)

@@ -9,13 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gangtopo_quote.h"
 #include "spank_gangtopo.h"
 
 SPANK_PLUGIN(gangtopo, 1);
 
 struct gt_option gt_opt;
 int gt_opt_set;
-struct gt_args gt_args = { .nodefile_dir = GT_NODEFILE_DIR };
+struct gt_args gt_args = { .nodefile_dir = GT_NODEFILE_DIR, .set_env = GT_SETENV_GANG };
 
 static int option_cb(int val, const char *optarg, int remote);
 
@@ -32,14 +33,32 @@ static struct spank_option gang_topology_opt = {
 	1, 0, option_cb
 };
 
+static int parse_set_env(const char *v)
+{
+	static const char *const names[] = { [GT_SETENV_GANG] = "gang", [GT_SETENV_GPU] = "gpu", [GT_SETENV_NONE] = "none" };
+
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(v, names[i])) {
+			gt_args.set_env = (enum gt_set_env)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int gt_parse_args(int ac, char **av)
 {
 	for (int i = 0; i < ac; i++) {
+		char q[300];
+
 		if (!strncmp(av[i], "nodefile_dir=", 13) && strlen(av[i] + 13) < sizeof(gt_args.nodefile_dir)) {
 			snprintf(gt_args.nodefile_dir, sizeof(gt_args.nodefile_dir), "%s", av[i] + 13);
 			continue;
 		}
-		slurm_error("%s: plugstack.conf: unknown argument \"%s\" (want nodefile_dir=DIR)", GT_PLUGIN, av[i]);
+		if (!strncmp(av[i], "set_env=", 8) && parse_set_env(av[i] + 8) == 0)
+			continue;
+		slurm_error("%s: plugstack.conf: bad argument %s (want nodefile_dir=DIR, set_env=gang|gpu|none)",
+			    GT_PLUGIN, gt_quote(av[i], q, sizeof(q)));
 		return -1;
 	}
 	return 0;

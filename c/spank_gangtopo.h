@@ -19,9 +19,22 @@
 extern struct gt_option gt_opt;
 extern int gt_opt_set;
 
+/*
+ * set_env=: which steps get CUDA_DEVICE_ORDER and NCCL_IB_HCA, the two
+ * variables that change how CUDA and NCCL behave (the GANGTOPO_* ones are
+ * only information). Default gang: a job that did not ask for gangtopo
+ * keeps the libraries' defaults.
+ */
+enum gt_set_env {
+	GT_SETENV_GANG = 0,	/* steps with GPUs of jobs that gave --gang-topology (or $GANGTOPO_TOPOLOGY) */
+	GT_SETENV_GPU,		/* every step with GPUs */
+	GT_SETENV_NONE,		/* never */
+};
+
 /* Plugin arguments from plugstack.conf. */
 struct gt_args {
-	char nodefile_dir[256];
+	char nodefile_dir[256];	/* "%n" stands for the node name */
+	enum gt_set_env set_env;
 };
 extern struct gt_args gt_args;
 

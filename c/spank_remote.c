@@ -10,13 +10,22 @@
  *					nodes (and GPUs, on one node)
  *	GANGTOPO_BLOCK/_LEAF/_SPINE	this node's domains
  *
- * Facts come from the per-node files in nodefile_dir (one per node, written
- * by the gangtopo daemon; format in gangtopo_nodefile.h). Runs in
- * slurm_spank_user_init, once per step and node, before the tasks fork.
- * slurm_hostlist_shift returns malloc()ed names in 22.05 (free(), not xfree).
+ * Facts come from this node's file in nodefile_dir (written by the gangtopo
+ * daemon on this node; format and the checks made before trusting it in
+ * gangtopo_nodefile.h). A node reads no other node's file: the tightest
+ * domain of a multi-node step comes from the member lists of this node's
+ * own domains, so a node-local directory is enough and a shared one sees
+ * one read per node, not one per node pair. Runs in slurm_spank_user_init,
+ * once per step and node, before the tasks fork. slurm_hostlist_shift
+ * returns malloc()ed names in 22.05 (free(), not xfree).
+ *
+ * CUDA_DEVICE_ORDER and NCCL_IB_HCA change how the libraries behave, so
+ * set_env= (plugstack.conf) says which steps get them: by default (gang)
+ * only steps with GPUs of jobs that asked for --gang-topology.
+ *
  * Nothing here may fail a job: a missing or bad node file is logged and
  * the variables it would give are left out. Values the user set already
- * (CUDA_DEVICE_ORDER, NCCL_IB_HCA) are kept.
+ * (CUDA_DEVICE_ORDER, NCCL_IB_HCA) are kept, however long.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,12 +37,17 @@
 #include "gangtopo_nodefile.h"
 #include "spank_gangtopo.h"
 
-#define GT_MAX_STEP_NODES 4096
-#define GT_NICS_VAR "GANGTOPO_NCCL_IB_HCA"	/* the NCCL_IB_HCA value we set */	/* beyond this, GANGTOPO_TIER is not computed */
+#define GT_MAX_STEP_NODES 4096	/* beyond this, GANGTOPO_TIER is not computed */
+#define GT_NICS_VAR "GANGTOPO_NCCL_IB_HCA"	/* the NCCL_IB_HCA value we set */
 
+/* getenv_sp: 1 with buf set, 0 when unset or empty, -1 when longer than len. */
 static int getenv_sp(spank_t sp, const char *name, char *buf, int len)
 {
-	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
+	spank_err_t rc = spank_getenv(sp, name, buf, len);
+
+	if (rc == ESPANK_NOSPACE)
+		return -1;
+	return rc == ESPANK_SUCCESS && buf[0];
 }
 
 static void set(spank_t sp, const char *name, const char *value, int overwrite)
@@ -44,11 +58,9 @@ static void set(spank_t sp, const char *name, const char *value, int overwrite)
 
 static int read_node(const char *node, struct gt_nodefile *nf)
 {
-	char path[512], err[512];
+	char err[1024];
 
-	if (snprintf(path, sizeof(path), "%s/%s", gt_args.nodefile_dir, node) >= (int)sizeof(path))
-		return -1;
-	if (gt_nodefile_read(path, nf, err, sizeof(err)) < 0) {
+	if (gt_nodefile_load(gt_args.nodefile_dir, node, nf, err, sizeof(err)) < 0) {
 		slurm_error("%s: node file: %s (NCCL_IB_HCA and GANGTOPO_* topology left unset)", GT_PLUGIN, err);
 		return -1;
 	}
@@ -58,7 +70,14 @@ static int read_node(const char *node, struct gt_nodefile *nf)
 /* step_nodes returns the step's node list (the job's for a batch step). */
 static int step_nodes(spank_t sp, char *buf, int len)
 {
-	return getenv_sp(sp, "SLURM_STEP_NODELIST", buf, len) || getenv_sp(sp, "SLURM_JOB_NODELIST", buf, len);
+	int rc = getenv_sp(sp, "SLURM_STEP_NODELIST", buf, len);
+
+	if (rc == 0)
+		rc = getenv_sp(sp, "SLURM_JOB_NODELIST", buf, len);
+	if (rc < 0)
+		slurm_error("%s: the step's node list is longer than %d bytes (GANGTOPO_* topology left unset)", GT_PLUGIN,
+			    len - 1);
+	return rc > 0;
 }
 
 /* this_node finds this node's name: the S_JOB_NODEID-th of the step's nodes. */
@@ -85,39 +104,35 @@ static int this_node(spank_t sp, const char *nodes, char *name, size_t len)
 }
 
 /*
- * common_domain narrows *me (this node's domains, tightest first) to the
- * ones every node of the step shares: returns the index of the tightest
- * shared domain, -1 if none, -2 if a file was unreadable or the step too big.
+ * common_domain returns the index of the tightest of this node's domains
+ * whose members hold every node of the step, -1 if none does, -2 if that
+ * cannot be told (a domain without members: a v1 file; a step too big).
  */
 static int common_domain(const char *nodes, const struct gt_nodefile *me)
 {
-	struct gt_nodefile other;
-	hostlist_t hl = slurm_hostlist_create(nodes);
+	hostlist_t dom[GT_MAX_DOMAINS] = { 0 }, step = slurm_hostlist_create(nodes);
 	int first = 0, n = 0;
 	char *h;
 
-	if (!hl)
-		return -2;
-	while (first >= 0 && (h = slurm_hostlist_shift(hl))) {
-		if (++n > GT_MAX_STEP_NODES || (strcmp(h, me->node) && read_node(h, &other) < 0)) {
+	for (int i = 0; i < me->ndomains; i++)
+		if (!gt_domain_members(me, i) || !(dom[i] = slurm_hostlist_create(gt_domain_members(me, i))))
 			first = -2;
-		} else if (strcmp(h, me->node)) {
-			while (first < me->ndomains) {
-				int ok = 0;
-
-				for (int j = 0; j < other.ndomains; j++)
-					ok |= !strcmp(other.domains[j].tier, me->domains[first].tier) &&
-					      !strcmp(other.domains[j].name, me->domains[first].name);
-				if (ok)
-					break;
-				first++;
-			}
-			if (first == me->ndomains)
-				first = -1;
-		}
+	if (!step)
+		first = -2;
+	while (first >= 0 && first < me->ndomains && (h = slurm_hostlist_shift(step))) {
+		if (++n > GT_MAX_STEP_NODES)
+			first = -2;
+		while (first >= 0 && first < me->ndomains && slurm_hostlist_find(dom[first], h) < 0)
+			first++;
 		free(h);
 	}
-	slurm_hostlist_destroy(hl);
+	if (first >= me->ndomains)
+		first = -1;
+	for (int i = 0; i < me->ndomains; i++)
+		if (dom[i])
+			slurm_hostlist_destroy(dom[i]);
+	if (step)
+		slurm_hostlist_destroy(step);
 	return first;
 }
 
@@ -145,6 +160,10 @@ static void export_placement(spank_t sp, const char *nodes, const struct gt_node
 	if (d >= 0) {
 		set(sp, "GANGTOPO_TIER", me->domains[d].tier, 1);
 		set(sp, "GANGTOPO_DOMAIN", me->domains[d].name, 1);
+	} else if (d == -2) {
+		slurm_info("%s: node file of %s lists no members for its domains (written by an older gangtopo "
+			   "daemon?), or the step has more than %d nodes: GANGTOPO_TIER left unset",
+			   GT_PLUGIN, me->node, GT_MAX_STEP_NODES);
 	}
 }
 
@@ -152,20 +171,21 @@ static void export_placement(spank_t sp, const char *nodes, const struct gt_node
  * nccl_ours says whether NCCL_IB_HCA is free for us to set: unset, or the
  * value we exported for an enclosing step (a step inherits the batch
  * step's environment, where we set it for all of the node's GPUs). A value
- * the user chose is kept.
+ * the user chose is kept, also one too long for our buffers.
  */
 static int nccl_ours(spank_t sp)
 {
-	char cur[1024], ours[1024];
+	static char cur[GT_NICS_MAX + 1], ours[GT_NICS_MAX + 1];
+	int rc = getenv_sp(sp, "NCCL_IB_HCA", cur, sizeof(cur));
 
-	if (!getenv_sp(sp, "NCCL_IB_HCA", cur, sizeof(cur)))
+	if (rc == 0)
 		return 1;
-	return getenv_sp(sp, GT_NICS_VAR, ours, sizeof(ours)) && !strcmp(cur, ours);
+	return rc > 0 && getenv_sp(sp, GT_NICS_VAR, ours, sizeof(ours)) > 0 && !strcmp(cur, ours);
 }
 
-static void export_node(spank_t sp, const struct gt_nodefile *me, uint64_t gpus)
+static void export_domains(spank_t sp, const struct gt_nodefile *me)
 {
-	char nics[1024], var[64];
+	char var[64];
 
 	for (int i = 0; i < me->ndomains; i++) {
 		const char *t = me->domains[i].tier;
@@ -177,21 +197,49 @@ static void export_node(spank_t sp, const struct gt_nodefile *me, uint64_t gpus)
 			*p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
 		set(sp, var, me->domains[i].name, 1);
 	}
+}
+
+static void export_nics(spank_t sp, const struct gt_nodefile *me, uint64_t gpus)
+{
+	static char nics[GT_NICS_MAX + 1];
+
 	nics[0] = '=';	/* exact names: "mlx5_1" must not match mlx5_10 */
-	if (gt_nics_for(me, gpus, nics + 1, sizeof(nics) - 1) > 0 && nccl_ours(sp)) {
+	switch (gt_nics_for(me, gpus, nics + 1, sizeof(nics) - 1)) {
+	case -1:
+		slurm_error("%s: node file of %s: the NIC list does not fit in %zu bytes: NCCL_IB_HCA left unset",
+			    GT_PLUGIN, me->node, sizeof(nics) - 2);
+		return;
+	case 0:
+		return;
+	}
+	if (nccl_ours(sp)) {
 		set(sp, "NCCL_IB_HCA", nics, 1);
 		set(sp, GT_NICS_VAR, nics, 1);
 	}
 }
 
+/* wants_env says whether set_env= gives this step CUDA_DEVICE_ORDER and NCCL_IB_HCA. */
+static int wants_env(int has_gpus)
+{
+	switch (gt_args.set_env) {
+	case GT_SETENV_NONE:
+		return 0;
+	case GT_SETENV_GPU:
+		return has_gpus;
+	default:
+		return has_gpus && gt_opt_set;
+	}
+}
+
 int gt_remote_user_init(spank_t sp)
 {
-	char nodes[8192], node[GT_NAME_MAX], buf[256];
-	struct gt_nodefile me;
+	static char nodes[65536];
+	static struct gt_nodefile me;	/* 64 KiB and more: not on slurmstepd's stack */
+	char node[GT_NAME_MAX], buf[256];
 	uint64_t gpus = 0;
+	int has_gpus;
 
-	set(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
-	if (!gt_opt_set && getenv_sp(sp, "SLURM_SPANK_" GT_CONTROL_VAR, buf, sizeof(buf))) {
+	if (!gt_opt_set && getenv_sp(sp, "SLURM_SPANK_" GT_CONTROL_VAR, buf, sizeof(buf)) > 0) {
 		/* no option on this step: the job's, as sbatch forwarded it
 		 * (from --gang-topology or $GANGTOPO_TOPOLOGY) */
 		char err[256];
@@ -202,13 +250,19 @@ int gt_remote_user_init(spank_t sp)
 		gt_option_format(&gt_opt, buf, sizeof(buf));
 		set(sp, "GANGTOPO_REQUEST", buf, 1);
 	}
+	has_gpus = getenv_sp(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) > 0 ||
+		   getenv_sp(sp, "SLURM_JOB_GPUS", buf, sizeof(buf)) > 0;
+	if (has_gpus)
+		(void)gt_gpu_mask(buf, &gpus);
+	if (wants_env(has_gpus))
+		set(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
 	if (!step_nodes(sp, nodes, sizeof(nodes)) || this_node(sp, nodes, node, sizeof(node)) < 0)
 		return 0;
 	if (read_node(node, &me) < 0)
 		return 0;
-	if (getenv_sp(sp, "SLURM_STEP_GPUS", buf, sizeof(buf)) || getenv_sp(sp, "SLURM_JOB_GPUS", buf, sizeof(buf)))
-		(void)gt_gpu_mask(buf, &gpus);
-	export_node(sp, &me, gpus);
+	export_domains(sp, &me);
+	if (wants_env(has_gpus))
+		export_nics(sp, &me, gpus);
 	export_placement(sp, nodes, &me, gpus);
 	return 0;
 }

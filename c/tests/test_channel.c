@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../gangtopo_channel.h"
@@ -141,6 +142,7 @@ static void test_unavailable(void)
 	int req_r, resp_w, rc, sent = 0;
 
 	CHECK(gt_channel_open(&ch, &req_r, &resp_w) == 0, "open");
+	ch.breaker_misses = 0;	/* this test wants every request sent */
 	while ((rc = gt_channel_call(&ch, job_named("fill"), 0, &res)) == GT_CH_TIMEOUT)
 		sent++;
 	CHECK(rc == GT_CH_UNAVAILABLE && sent >= 16, "full pipe: rc %d after %d requests", rc, sent);
@@ -153,6 +155,90 @@ static void test_unavailable(void)
 	close(req_r);
 	gt_channel_close(&ch);
 	CHECK(gt_channel_call(&ch, job_named("closed"), 0, &res) == GT_CH_UNAVAILABLE, "closed channel");
+}
+
+static int breaker_events[2];
+static uint64_t breaker_skipped;
+static void on_breaker(int open, unsigned misses, uint64_t skipped)
+{
+	(void)misses;
+	breaker_events[open]++;
+	breaker_skipped = skipped;
+}
+
+static int64_t ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * A server that stops answering in time: after GT_BREAKER_MISSES timeouts
+ * in a row the calls return at once without asking (logged once, not per
+ * call), and the first call after the open period asks again; an answer
+ * closes the breaker (logged once, with the calls decided alone).
+ */
+static void test_breaker(void)
+{
+	struct gt_channel ch;
+	struct fake f = { .count = 4, .delay_ms = { 200, 200, 200, 0 } };
+	struct gt_result *res;
+	struct timespec t0;
+	pthread_t t;
+
+	CHECK(gt_channel_open(&ch, &f.req_r, &f.resp_w) == 0, "open");
+	CHECK(ch.breaker_misses == GT_BREAKER_MISSES && GT_BREAKER_MISSES == 3, "default: %u misses", ch.breaker_misses);
+	ch.breaker_open_ms = 300;
+	ch.breaker_hook = on_breaker;
+	pthread_create(&t, NULL, serve, &f);
+	for (int i = 0; i < 3; i++)
+		CHECK(gt_channel_call(&ch, job_named("stalled"), 20, &res) == GT_CH_TIMEOUT, "miss %d", i);
+	CHECK(breaker_events[1] == 1 && breaker_events[0] == 0, "opened: %d open, %d close events", breaker_events[1],
+	      breaker_events[0]);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 5; i++)
+		CHECK(gt_channel_call(&ch, job_named("skipped"), 1000, &res) == GT_CH_OPEN && !res, "open call %d", i);
+	CHECK(ms_since(&t0) < 50, "calls while open took %lld ms: they must not wait", (long long)ms_since(&t0));
+	CHECK(breaker_events[1] == 1, "open logged %d times, want once", breaker_events[1]);
+	usleep(700 * 1000);	/* the open period ends; the server has caught up */
+	CHECK(gt_channel_call(&ch, job_named("probe"), 1000, &res) == GT_OK, "probe after the open period");
+	gt_result_release(res);
+	CHECK(breaker_events[0] == 1 && breaker_skipped == 5, "closed: %d close events, %llu skipped",
+	      breaker_events[0], (unsigned long long)breaker_skipped);
+	CHECK(ch.misses == 0 && ch.open_until == 0, "reset: %u misses", ch.misses);
+	pthread_join(t, NULL);
+	CHECK(!strcmp(f.seen[3], "probe/gpu"), "the server saw %s as the 4th job, want the probe", f.seen[3]);
+	close(f.req_r);
+	close(f.resp_w);
+	gt_channel_close(&ch);
+}
+
+/* Another timeout after the open period opens it again, without a second log line. */
+static void test_breaker_reopens_quietly(void)
+{
+	struct gt_channel ch;
+	struct fake f = { .count = 4, .delay_ms = { 100, 100, 100, 100 } };
+	struct gt_result *res;
+	pthread_t t;
+
+	breaker_events[0] = breaker_events[1] = 0;
+	CHECK(gt_channel_open(&ch, &f.req_r, &f.resp_w) == 0, "open");
+	ch.breaker_open_ms = 50;
+	ch.breaker_hook = on_breaker;
+	pthread_create(&t, NULL, serve, &f);
+	for (int i = 0; i < 3; i++)
+		gt_channel_call(&ch, job_named("stalled"), 10, &res);
+	usleep(80 * 1000);
+	CHECK(gt_channel_call(&ch, job_named("probe"), 10, &res) == GT_CH_TIMEOUT, "probe times out");
+	CHECK(gt_channel_call(&ch, job_named("next"), 10, &res) == GT_CH_OPEN, "open again at once");
+	CHECK(breaker_events[1] == 1 && breaker_events[0] == 0, "%d open, %d close events; want 1, 0", breaker_events[1],
+	      breaker_events[0]);
+	pthread_join(t, NULL);
+	close(f.req_r);
+	close(f.resp_w);
+	gt_channel_close(&ch);
 }
 
 /* A packed job is a copy: the source can go away. */
@@ -177,6 +263,8 @@ int main(void)
 	test_answer_late_answer();
 	test_close_releases_answers();
 	test_unavailable();
+	test_breaker();
+	test_breaker_reopens_quietly();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;

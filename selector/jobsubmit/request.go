@@ -101,7 +101,7 @@ func gpusOf(j Job, r *request.Request) error {
 		}
 	}
 	if len(r.Models) > 1 {
-		return fmt.Errorf("GPU models %s differ between --gpus options", strings.Join(r.Models, " and "))
+		return fmt.Errorf("GPU models %q and %q differ between --gpus options", r.Models[0], r.Models[1])
 	}
 	if r.GPUs == 0 {
 		return &unsupportedError{"a GPU request of 0 GPUs"}

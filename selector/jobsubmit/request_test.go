@@ -85,7 +85,7 @@ func TestBuildRequestRefusals(t *testing.T) {
 		{"node range", Job{TresPerJob: "gres:gpu:4", MinNodes: 2, MaxNodes: 3}, "a node count range (-N 2-3)", true},
 		{"gpus per task with -c and no tasks", Job{TresPerTask: "gres:gpu:2", MinNodes: 2, MaxNodes: 2, CPUsPerTask: 4}, "--gpus-per-task without -n", true},
 		{"gpus per task over a node range", Job{TresPerTask: "gres:gpu:2", MinNodes: 2, MaxNodes: 4}, "a node count range (-N 2-4)", true},
-		{"two models", Job{TresPerJob: "gres:gpu:h100:8", TresPerNode: "gres:gpu:a100:8", MinNodes: 1}, "GPU models h100 and a100 differ", false},
+		{"two models", Job{TresPerJob: "gres:gpu:h100:8", TresPerNode: "gres:gpu:a100:8", MinNodes: 1}, `GPU models "h100" and "a100" differ`, false},
 		{"bad count", Job{TresPerJob: "gres:gpu:h100:x"}, `count "x" is not a number`, false},
 		{"bad node list", Job{TresPerJob: "gres:gpu:1", ReqNodes: "node[1-"}, `--nodelist "node[1-"`, false},
 		{"CPU-only over two nodes", Job{MinNodes: 2, MaxNodes: 2, NumTasks: 2}, "a CPU-only job over 2 nodes", true},

@@ -23,7 +23,9 @@ const MaxSlice = 576
 // and GANGTOPO_TOPOLOGY: TIER is one of nvlink, node, block, leaf, spine,
 // any; MODE is required (the default) or preferred. Errors name the part
 // that is wrong and list what is allowed, and are meant to be shown to the
-// user as they are, after a "--gang-topology: " prefix.
+// user as they are, after a "--gang-topology: " prefix. The part is quoted
+// (%q): the value is the user's, and slurmctld logs the message, so a
+// newline in it must not start a forged log line.
 func ParseOption(s string) (Option, error) {
 	var o Option
 	s = strings.TrimSpace(s)
@@ -39,7 +41,8 @@ func ParseOption(s string) (Option, error) {
 	}
 	o.Tier = t
 	if hasMode {
-		switch strings.ToLower(strings.TrimSpace(modeName)) {
+		modeName = strings.TrimSpace(modeName)
+		switch strings.ToLower(modeName) {
 		case "required":
 			o.Mode = Required
 		case "preferred":
@@ -57,7 +60,8 @@ func ParseOption(s string) (Option, error) {
 }
 
 func (o *Option) parseKey(p string) error {
-	key, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+	p = strings.TrimSpace(p)
+	key, val, ok := strings.Cut(p, "=")
 	if !ok || strings.TrimSpace(key) != "slice" {
 		return fmt.Errorf("unknown setting %q (the only setting is slice=S)", p)
 	}
@@ -66,7 +70,7 @@ func (o *Option) parseKey(p string) error {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(val))
 	if err != nil || n < 1 || n > MaxSlice {
-		return fmt.Errorf("slice=%s is not a GPU count (want 1..%d)", val, MaxSlice)
+		return fmt.Errorf("slice=%q is not a GPU count (want 1..%d)", val, MaxSlice)
 	}
 	o.Slice = n
 	return nil

@@ -118,14 +118,14 @@ func (r *Request) Validate() error {
 }
 
 // String renders the request compactly for logs and explanations, e.g.
-// "16 GPUs (h100) as 2x8, leaf:required, slice=8".
+// `16 GPUs ["h100"] as 2x8, leaf:required, slice=8`.
 func (r *Request) String() string {
 	s := fmt.Sprintf("%d GPUs", r.GPUs)
 	if r.Milli > 0 && r.Milli < 1000 {
 		s = fmt.Sprintf("%d milli-GPU", r.Milli)
 	}
 	if len(r.Models) > 0 {
-		s += fmt.Sprintf(" %v", r.Models)
+		s += fmt.Sprintf(" %q", r.Models) // the user's words: quoted
 	}
 	switch {
 	case r.Nodes > 0 && r.GPUsPerNode > 0:

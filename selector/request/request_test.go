@@ -40,8 +40,8 @@ func TestParseOptionErrors(t *testing.T) {
 		{"", "empty value"},
 		{"nvlnk", `unknown tier "nvlnk" (want one of nvlink, node, block, leaf, spine, any)`},
 		{"leaf:sometimes", `unknown mode "sometimes" (want required or preferred)`},
-		{"leaf,slice=0", "slice=0 is not a GPU count (want 1..576)"},
-		{"leaf,slice=x", "slice=x is not a GPU count"},
+		{"leaf,slice=0", `slice="0" is not a GPU count (want 1..576)`},
+		{"leaf,slice=x", `slice="x" is not a GPU count`},
 		{"leaf,slices=8", `unknown setting "slices=8" (the only setting is slice=S)`},
 		{"leaf,slice=8,slice=4", "slice given twice"},
 	}

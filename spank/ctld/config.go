@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,9 +81,12 @@ func Defaults() Config {
 	}
 }
 
-// LoadConfig reads a config file.
+// LoadConfig reads a config file. The file is checked as the topology
+// and snapshot files are (openChecked), and more strictly: it names those
+// files and may add trusted_uids, so only root and slurmctld's own user
+// may own it.
 func LoadConfig(path string) (Config, error) {
-	f, err := os.Open(path)
+	f, _, err := openChecked("configuration", path, trustedUIDs(Config{}))
 	if err != nil {
 		return Config{}, err
 	}

@@ -1,17 +1,20 @@
 package ctld
 
 import (
-	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -111,5 +114,59 @@ func TestExampleConfigParses(t *testing.T) {
 		if !strings.Contains(string(data), "\n"+key+":") {
 			t.Errorf("docs/examples/gangtopo.yaml does not show key %q", key)
 		}
+	}
+}
+
+// gangtopo.yaml names the files the plugin trusts and may add
+// trusted_uids, so LoadConfig checks it as the snapshot is checked, on the
+// open file, and trusts only root and slurmctld's own user to own it: its
+// own trusted_uids cannot vouch for it.
+func TestLoadConfigChecksTheFile(t *testing.T) {
+	const body = "version: v1\ntopology: /x/cluster.yaml\nsnapshot: /x/snapshot.json\ntrusted_uids: [12345]\n"
+	tests := []struct {
+		name     string
+		rootOnly bool
+		make     func(path string) error
+		want     string
+	}{
+		{"fine", false, func(p string) error { return os.WriteFile(p, []byte(body), 0o644) }, ""},
+		{"writable by group", false, func(p string) error {
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				return err
+			}
+			return os.Chmod(p, 0o664)
+		}, "writable by group or others (mode 0664): refused"},
+		{"fifo", false, func(p string) error { return syscall.Mkfifo(p, 0o644) }, "is not a regular file"},
+		{"owner in its own trusted_uids", true, func(p string) error {
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				return err
+			}
+			return os.Chown(p, 12345, 12345)
+		}, "is owned by uid 12345"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.rootOnly && os.Geteuid() != 0 {
+				needs.Skip(t, "giving a file to another user needs root")
+			}
+			path := filepath.Join(t.TempDir(), "gangtopo.yaml")
+			if err := tc.make(path); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := LoadConfig(path); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("LoadConfig still blocked after 5s")
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("LoadConfig: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("LoadConfig = %v, want an error containing %q", err, tc.want)
+			}
+		})
 	}
 }

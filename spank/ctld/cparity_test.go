@@ -19,9 +19,16 @@ func TestOptionParserParityWithC(t *testing.T) {
 	inputs := []string{"leaf", "LEAF:Preferred", "nvlink,slice=8", " any , slice = 4 ", "cluster", "node:required",
 		"spine:preferred,slice=576", "block", "nvlnk", "", "leaf:", "leaf:sometimes", "leaf,slice=0", "leaf,slice=577",
 		"leaf,slice=x", "leaf,slices=8", "leaf,slice=8,slice=4", "leaf,", "leaf:preferred:required", "leaf,slice=",
-		"leaf,slice=99999999999999999999", "Spine", "any:PREFERRED"}
+		"leaf,slice=99999999999999999999", "Spine", "any:PREFERRED",
+		// control characters in every part the messages name: quoted alike
+		"le\naf", "LEAF\x1b", "leaf:\rrequired", "leaf: some\ttimes ", "leaf,colour\n=1", "leaf,slice=1\nFAKE",
+		"leaf,slice=\x7f", "leaf, slice = 8\x01", "\"quoted\"", `back\slash`}
+	var in strings.Builder
+	for _, s := range inputs {
+		in.WriteString(hex.EncodeToString([]byte(s)) + "\n")
+	}
 	cmd := exec.Command(bin, "--parse")
-	cmd.Stdin = strings.NewReader(strings.Join(inputs, "\n") + "\n")
+	cmd.Stdin = strings.NewReader(in.String())
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)

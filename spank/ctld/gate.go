@@ -1,9 +1,7 @@
 package ctld
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/frag"
@@ -56,18 +54,11 @@ func NewWithCluster(cfg Config, c *topology.Cluster) (*Gate, error) {
 }
 
 func loadTopology(cfg Config) (*topology.Cluster, error) {
-	f, err := os.Open(cfg.Topology)
+	f, _, err := openChecked("topology", cfg.Topology, trustedUIDs(cfg))
 	if err != nil {
-		return nil, fmt.Errorf("topology %s: %w", cfg.Topology, errors.Unwrap(err))
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err := checkTrusted(cfg.Topology, fi, trustedUIDs(cfg)); err != nil {
-		return nil, err
-	}
 	return topology.Parse(f, cfg.Topology)
 }
 

@@ -1,13 +1,14 @@
 package ctld
 
 import (
-	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -138,4 +139,53 @@ func mustOption(t *testing.T, s string) request.Option {
 		t.Fatal(err)
 	}
 	return o
+}
+
+// waitAbandoned waits until at most n engine calls run past their deadline
+// (tests before may have left one sleeping).
+func waitAbandoned(t *testing.T, n int32) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); abandoned.Load() > n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d engine calls still running past their deadline", abandoned.Load())
+		}
+	}
+}
+
+// An engine call that never returns is abandoned at the deadline; after
+// maxAbandoned of them no new call starts (each would hold a goroutine
+// inside slurmctld for good): jobs are answered at once as on_failure
+// says, and placement resumes when the stuck calls return.
+func TestSubmitCapsAbandonedEngineCalls(t *testing.T) {
+	waitAbandoned(t, 0)
+	g := gateFixture(t, func(c *Config) { c.Deadline = 20 * time.Millisecond }, map[string]int{})
+	gang := jobsubmit.Job{Name: "j", TresPerJob: "gres:gpu:8", GangTopology: "node"}
+	release := make(chan struct{})
+	var started atomic.Int32
+	faultHook = func(jobsubmit.Job) { started.Add(1); <-release }
+	defer func() { faultHook = func(jobsubmit.Job) {} }()
+	for i := 0; i < maxAbandoned; i++ {
+		if got := g.Submit(gang, time.Now()); !strings.Contains(got.Log, "placement took longer than the 20ms deadline") {
+			t.Fatalf("call %d: %q", i, got.Log)
+		}
+	}
+	for i := 0; i < 5; i++ {
+		t0 := time.Now()
+		got := g.Submit(gang, time.Now())
+		if got.Action != jobsubmit.Keep || !strings.Contains(got.Log, "2 placements are still running past their deadline") {
+			t.Fatalf("call at the cap: action %v, log %q", got.Action, got.Log)
+		}
+		if d := time.Since(t0); d > 10*time.Millisecond {
+			t.Errorf("call at the cap took %v: it must not wait for the deadline", d)
+		}
+	}
+	if n := started.Load(); n != maxAbandoned {
+		t.Errorf("%d engine calls started, want %d (none at the cap)", n, maxAbandoned)
+	}
+	close(release)
+	waitAbandoned(t, 0)
+	faultHook = func(jobsubmit.Job) {}
+	if got := g.Submit(gang, time.Now()); got.Action != jobsubmit.Modify {
+		t.Errorf("after the stuck calls returned: %v (%s)", got.Action, got.Log)
+	}
 }

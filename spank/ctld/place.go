@@ -24,6 +24,43 @@ type engineSlot struct {
 // demand. It is a no-op in the product.
 var faultHook = func(jobsubmit.Job) {}
 
+// maxAbandoned bounds the engine calls still running past their deadline.
+// Each holds a goroutine (and, through the store, a snapshot copy) inside
+// slurmctld; a placement that never returns would otherwise leave one more
+// behind with every job. At the cap a job is not placed but answered at
+// once as on_failure says, until one of them returns.
+const maxAbandoned = 2
+
+// abandoned counts them, across gates: an abandoned call outlives a
+// configuration reload.
+var abandoned atomic.Int32
+
+// engineRun is one engine call's state, settled once: done by the call, or
+// abandoned by the caller at the deadline.
+type engineRun struct{ state atomic.Int32 }
+
+const (
+	runRunning int32 = iota
+	runDone
+	runAbandoned
+)
+
+// finish is the call's end; an abandoned call gives back its place.
+func (r *engineRun) finish() {
+	if !r.state.CompareAndSwap(runRunning, runDone) {
+		abandoned.Add(-1)
+	}
+}
+
+// abandon is the caller's timeout; false if the call ended meanwhile.
+func (r *engineRun) abandon() bool {
+	if r.state.CompareAndSwap(runRunning, runAbandoned) {
+		abandoned.Add(1)
+		return true
+	}
+	return false
+}
+
 // submitHook runs at the start of Submit, outside the engine's deadline,
 // where only the C shim's own timeout catches a stall; no-op in the
 // product, like faultHook.
@@ -66,15 +103,20 @@ type engineOut struct {
 // runEngine calls the engine in a goroutine bounded by cfg.Deadline,
 // turning a panic into an error. On a timeout the call is abandoned
 // (abandoned=true): it keeps reading the snapshot, so the store copies it
-// before the next change, and the next call gets a fresh engine.
+// before the next change, and the next call gets a fresh engine. With
+// maxAbandoned calls still running, no new one starts.
 func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, r request.Request) (place.Result, bool, error) {
+	if n := abandoned.Load(); n >= maxAbandoned {
+		return place.Result{}, false, fmt.Errorf("%d placements are still running past their deadline: none is started until one returns", n)
+	}
 	if g.engine.e == nil || (g.engine.busy != nil && g.engine.busy.Load()) {
 		g.engine = engineSlot{e: place.New(g.Cluster(), g.cfg.EngineOptions(g.workload))}
 	}
-	e, busy, hook := g.engine.e, &atomic.Bool{}, faultHook
+	e, busy, hook, run := g.engine.e, &atomic.Bool{}, faultHook, &engineRun{}
 	busy.Store(true)
 	ch := make(chan engineOut, 1)
 	go func() {
+		defer run.finish()
 		defer busy.Store(false)
 		defer func() {
 			if p := recover(); p != nil {
@@ -93,6 +135,11 @@ func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, r request.Reque
 		g.lastEngine = out.dur
 		return out.res, false, out.err
 	case <-timer.C:
+		if !run.abandon() { // it ended as the timer fired
+			out := <-ch
+			g.lastEngine = out.dur
+			return out.res, false, out.err
+		}
 		g.engine.busy = busy
 		return place.Result{}, true, fmt.Errorf("placement took longer than the %v deadline", g.cfg.Deadline)
 	}

@@ -117,12 +117,17 @@ func (s *Store) safeRefresh() (msg string) {
 // Refresh checks the snapshot file and loads it if it changed. It returns
 // a line worth logging when the state changed (loaded, or became
 // unusable), else "".
+//
+// The file is opened first and everything is checked on the open file
+// (fstat), so the file whose owner and mode were checked is the one read:
+// a stat before the open would leave a window to swap it.
 func (s *Store) Refresh() string {
 	path := s.cfg.Snapshot
-	fi, err := os.Stat(path)
+	f, fi, err := openChecked("snapshot", path, s.trusted)
 	if err != nil {
-		return s.fail(fileStamp{}, fmt.Errorf("snapshot %s: %w", path, errors.Unwrap(err)))
+		return s.fail(fileStamp{}, err)
 	}
+	defer f.Close()
 	st := stampOf(fi)
 	s.mu.Lock()
 	same := st == s.stamp
@@ -130,7 +135,7 @@ func (s *Store) Refresh() string {
 	if same {
 		return ""
 	}
-	snap, err := s.load(path, fi)
+	snap, err := s.load(f, path, fi)
 	if err != nil {
 		return s.fail(st, err)
 	}
@@ -167,17 +172,9 @@ func (s *Store) fail(st fileStamp, err error) string {
 	return ""
 }
 
-// load reads and decodes the file; nil, nil means the generation is the
-// one already loaded.
-func (s *Store) load(path string, fi os.FileInfo) (*occupancy.Snapshot, error) {
-	if err := s.checkFile(path, fi); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", path, errors.Unwrap(err))
-	}
-	defer f.Close()
+// load reads and decodes the open, checked file; nil, nil means the
+// generation is the one already loaded.
+func (s *Store) load(f *os.File, path string, fi os.FileInfo) (*occupancy.Snapshot, error) {
 	data, err := io.ReadAll(io.LimitReader(f, occupancy.MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
@@ -202,13 +199,33 @@ func (s *Store) load(path string, fi os.FileInfo) (*occupancy.Snapshot, error) {
 	return snap, nil
 }
 
-// checkFile refuses a file someone untrusted could have written: the
-// owner must be root, slurmctld's user or a trusted UID, and neither group
-// nor others may write it.
-func (s *Store) checkFile(path string, fi os.FileInfo) error {
-	return checkTrusted(path, fi, s.trusted)
+// openChecked opens a file the plugin trusts (what names it, the
+// snapshot, the cluster file, gangtopo.yaml) and checks it on the open
+// file: a regular file (opened without blocking, so a FIFO put there is
+// refused instead of stalling the reader), owned by a trusted user,
+// writable by nobody else. The caller closes it.
+func openChecked(what, path string, trusted map[uint32]bool) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", what, path, errors.Unwrap(err))
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s %s is not a regular file (%v): refused", what, path, fi.Mode().Type())
+	}
+	if err == nil {
+		err = checkTrusted(path, fi, trusted)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
+// checkTrusted refuses a file someone untrusted could have written: the
+// owner must be in trusted (root, slurmctld's user, trusted_uids), and
+// neither group nor others may write it.
 func checkTrusted(path string, fi os.FileInfo, trusted map[uint32]bool) error {
 	if fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("%s is writable by group or others (mode %04o): refused; make it 0644", path, fi.Mode().Perm())

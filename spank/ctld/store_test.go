@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 // storeFixture is a store over topotest.Lab16 (16 nodes x 8 GPUs) with its
@@ -147,5 +149,62 @@ func TestStoreHoldsRecentDecisions(t *testing.T) {
 	f.store.Refresh()
 	if free, _ := f.freeOnNode01(t0.Add(11 * time.Second)); free != 8 {
 		t.Errorf("snapshot 11s later: node01 free %d, want 8 (hold expired)", free)
+	}
+}
+
+// refreshWithin runs Refresh and fails the test if it does not return in
+// time: a reader that blocks stalls the reload goroutine for good.
+func refreshWithin(t *testing.T, s *Store, d time.Duration) string {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() { done <- s.Refresh() }()
+	select {
+	case msg := <-done:
+		return msg
+	case <-time.After(d):
+		t.Fatalf("Refresh still blocked after %v", d)
+		return ""
+	}
+}
+
+// The snapshot file is opened without blocking and checked on the open
+// file (fstat): a FIFO in its place is refused at once (opening one for
+// reading waits for a writer), a directory too, and a file of a user
+// outside trusted_uids as well.
+func TestStoreChecksTheOpenFile(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name     string
+		rootOnly bool
+		spoil    func(f *storeFixture) error
+		want     string
+	}{
+		{"fifo", false, func(f *storeFixture) error {
+			os.Remove(f.path)
+			return syscall.Mkfifo(f.path, 0o644)
+		}, "is not a regular file (p---------): refused"},
+		{"directory", false, func(f *storeFixture) error {
+			os.Remove(f.path)
+			return os.Mkdir(f.path, 0o755)
+		}, "is not a regular file (d---------): refused"},
+		{"foreign owner", true, func(f *storeFixture) error { return os.Chown(f.path, 12345, 12345) },
+			"is owned by uid 12345, which is not root, slurmctld's user or in trusted_uids: refused"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.rootOnly && os.Geteuid() != 0 {
+				needs.Skip(t, "giving a file to another user needs root")
+			}
+			f := newStoreFixture(t)
+			f.write(1, now, 0)
+			f.store.Refresh()
+			if err := tc.spoil(f); err != nil {
+				t.Fatal(err)
+			}
+			refreshWithin(t, f.store, 5*time.Second)
+			if _, err := f.freeOnNode01(now); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
 	}
 }

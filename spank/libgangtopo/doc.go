@@ -4,8 +4,8 @@
 // linker version script c/libgangtopo.lds hides the Go runtime's symbols):
 // gt_init and gt_fini are calls; jobs come over a pipe to a goroutine
 // (server.go), never as a call from slurmctld's thread, because each such
-// callback cost slurmctld about 2 ms of CPU in the Go runtime's monitor
-// (gangtopo_abi.h has the figures).
+// callback leaves slurmctld's thread to the Go runtime's monitor for up to
+// 10 ms (gangtopo_abi.h says why; docs/benchmarks.md has the measurements).
 //
 // Every exported function and every answer recovers panics: no Go panic
 // ever crosses into slurmctld. The logic lives in pure-Go packages

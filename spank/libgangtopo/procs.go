@@ -15,10 +15,9 @@ import (
 // every goroutine hand-off (the pipe's reader waking, the engine's
 // goroutine starting under its deadline) wakes another thread that spins
 // looking for work, and the garbage collector runs workers on every P, all
-// inside slurmctld's process. On the 2-core lab VM five sbatch throughput
-// runs with GOMAXPROCS=1 gave ratios 0.93 to 0.96 against 0.89 to 0.97
-// with Go's default (docs/benchmarks.md). The deadline does not depend on
-// it: the shim enforces deadline + 50 ms in C.
+// inside slurmctld's process (measured: docs/benchmarks.md, "Throughput").
+// The deadline does not depend on it: the shim enforces deadline + 50 ms
+// in C.
 func applyGoMaxProcs(cfg ctld.Config) {
 	if cfg.GoMaxProcs <= 0 {
 		return

@@ -26,10 +26,10 @@ import (
 // Why a goroutine behind pipes rather than a function the shim calls: a
 // C->Go callback on slurmctld's RPC thread leaves a Go P behind on that
 // thread when it returns, and sysmon polls every 20 µs for up to 10 ms
-// before taking it back; on the lab VM that cost slurmctld 2.2-2.5 ms of
-// CPU per submission for a 0.35 ms call. Here both files are non-blocking,
-// so the goroutine parks in the netpoller between jobs, every P is idle and
-// sysmon sleeps.
+// before taking it back: CPU in slurmctld for every submission, more than
+// the call itself (docs/benchmarks.md has the measurements). Here both
+// files are non-blocking, so the goroutine parks in the netpoller between
+// jobs, every P is idle and sysmon sleeps.
 type server struct {
 	req, resp *os.File
 	done      chan struct{}

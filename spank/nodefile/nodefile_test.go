@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 	"github.com/gangtopo/gangtopo/tests/tools/ctest"
@@ -20,11 +22,14 @@ func TestRenderLab16(t *testing.T) {
 	id, _ := c.NodeByName("node05")
 	got := string(FromCluster(c, id).Render())
 	want := `# gangtopo node file: read by spank_gangtopo.so in slurmstepd (docs/admin.md)
-gangtopo-node v1
+gangtopo-node v2
 node node05
 domain leaf leaf2
+members node[05-08]
 domain spine spine1
+members node[01-08]
 domain any lab16
+members node[01-16]
 nvlink node05/nvl0 0-7
 `
 	// Lab16 from topotest has no NICs; docs/examples/lab16.yaml has four
@@ -34,7 +39,7 @@ nvlink node05/nvl0 0-7
 }
 
 func TestParseRoundTrip(t *testing.T) {
-	f := File{Node: "gpu7", Domains: []Domain{{"block", "rack3"}, {"leaf", "l1"}, {"any", "big"}},
+	f := File{Node: "gpu7", Domains: []Domain{{"block", "rack3", "gpu[1-7]"}, {"leaf", "l1", "gpu[1-32],x"}, {"any", "big", ""}},
 		NVLink: []Set{{"gpu7/nvl0", []int{0, 1}}, {"gpu7/nvl1", []int{2, 3}}},
 		NICs:   []Set{{"mlx5_0", []int{0, 1}}, {"mlx5_1", nil}}}
 	back, err := Parse(f.Render())
@@ -59,7 +64,7 @@ func TestDomainsOf(t *testing.T) {
 			t.Errorf("%s (-FromCluster +DomainsOf):\n%s", c.Nodes[i].Name, diff)
 		}
 	}
-	want := []Domain{{"leaf", "leaf2"}, {"spine", "spine1"}, {"any", "lab16"}}
+	want := []Domain{{"leaf", "leaf2", "node[05-08]"}, {"spine", "spine1", "node[01-08]"}, {"any", "lab16", "node[01-16]"}}
 	if got, _ := DomainsOf(c, "node05"); !cmp.Equal(want, got) {
 		t.Errorf("DomainsOf(node05) (-want +got):\n%s", cmp.Diff(want, got))
 	}
@@ -71,7 +76,7 @@ func TestDomainsOf(t *testing.T) {
 // A writer's comment replaces the first line only.
 func TestRenderWithComment(t *testing.T) {
 	f := File{Node: "n1", NVLink: []Set{{"n1/nvl0", []int{0, 1, 2, 3}}}, NICs: []Set{{"mlx5_0", []int{3, 0}}}}
-	want := "# written by a test\ngangtopo-node v1\nnode n1\nnvlink n1/nvl0 0-3\nnic mlx5_0 3,0\n"
+	want := "# written by a test\ngangtopo-node v2\nnode n1\nnvlink n1/nvl0 0-3\nnic mlx5_0 3,0\n"
 	if diff := cmp.Diff(want, string(f.RenderWithComment("written by a test"))); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -83,9 +88,9 @@ func TestRenderWithComment(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                                      "no \"gangtopo-node v1\" header",
-		"gangtopo-node v2\nnode a\n":            "line 1: want",
-		"node a\n":                              `line 1: want "gangtopo-node v1" first`,
+		"":                                      "no \"gangtopo-node v2\" header",
+		"gangtopo-node v3\nnode a\n":            "line 1: want",
+		"node a\n":                              `line 1: want "gangtopo-node v2" (or "gangtopo-node v1") first`,
 		"gangtopo-node v1\n":                    "no node line",
 		"gangtopo-node v1\nnode a\nnic x 9-2":   "line 3: bad GPU list",
 		"gangtopo-node v1\nnode a\ncolour x":    `line 3: bad "colour" line`,
@@ -100,6 +105,82 @@ func TestParseErrors(t *testing.T) {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
 		}
+	}
+}
+
+// What the C reader refuses (names that are not plain file names, NIC
+// names NCCL_IB_HCA would misread, members out of place), Parse refuses
+// too, so that a writer checking with it never writes a file slurmstepd
+// drops.
+func TestRefusedAsC(t *testing.T) {
+	bin := ctest.Build(t)
+	dir := t.TempDir()
+	for _, in := range []string{
+		"gangtopo-node v2\nnode a\nnic mlx5_0,mlx5_1 0\n",
+		"gangtopo-node v2\nnode a\nnic ^mlx5_0 0\n",
+		"gangtopo-node v2\nnode a\nnic mlx5_0:1 0\n",
+		"gangtopo-node v2\nnode a\nnic =mlx5_0 0\n",
+		"gangtopo-node v2\nnode a\nnic mlx5\x1b 0\n",
+		"gangtopo-node v2\nnode ../a\n",
+		"gangtopo-node v2\nnode .a\n",
+		"gangtopo-node v2\nnode a\ndomain Leaf l1\n",
+		"gangtopo-node v2\nnode a\ndomain leaf l$1\n",
+		"gangtopo-node v2\nnode a\ndomain leaf l1\nnic m 0\nmembers a\n",
+		"gangtopo-node v2\nnode a\nmembers a\n",
+		"gangtopo-node v1\nnode a\ndomain leaf l1\nmembers a\n",
+		"gangtopo-node v2\nnode a\ndomain leaf l1\nmembers a;b\n",
+		"gangtopo-node v2\nnode a\ndomain leaf l1\nmembers a[1\nmembers 2]\n",
+		"gangtopo-node v2\nnode a\ndomain leaf l1\nmembers a[1[2]]\n",
+		"gangtopo-node v2\nnode " + strings.Repeat("n", 64) + "\n",
+		"gangtopo-node v2\nnode a\n# " + strings.Repeat("x", 600) + "\n",
+	} {
+		if _, err := Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q) accepted it", in)
+		}
+		path := filepath.Join(dir, "a")
+		if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "--nodefile", path).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(out), "err ") {
+			t.Errorf("C reads %q: %q, want a refusal", in, out)
+		}
+	}
+}
+
+// A domain whose member list does not fit one line is split over several
+// members lines, each within the C reader's line, together the same nodes.
+func TestMembersSplit(t *testing.T) {
+	var names []string
+	for i := 0; i < 3000; i += 3 { // every third number: no ranges
+		names = append(names, fmt.Sprintf("gpu-node-%05d", i))
+	}
+	all := hostlist.Compress(names)
+	f := File{Node: names[0], Domains: []Domain{{"any", "big", all}}}
+	text := f.Render()
+	lines := strings.Count(string(text), "\nmembers ")
+	if lines < 2 {
+		t.Fatalf("%d members lines for %d bytes of names", lines, len(all))
+	}
+	for _, l := range strings.Split(string(text), "\n") {
+		if len(l) > MaxLine {
+			t.Errorf("line of %d bytes: %.40s...", len(l), l)
+		}
+	}
+	back, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := hostlist.Expand(back.Domains[0].Members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if diff := cmp.Diff(names, got); diff != "" {
+		t.Errorf("members after the split (-want +got):\n%s", diff)
 	}
 }
 
@@ -186,7 +267,11 @@ func cSummary(f File) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "node %s\n", f.Node)
 	for _, d := range f.Domains {
-		fmt.Fprintf(&b, "domain %s %s\n", d.Tier, d.Name)
+		m := d.Members
+		if m == "" {
+			m = "-"
+		}
+		fmt.Fprintf(&b, "domain %s %s %s\n", d.Tier, d.Name, m)
 	}
 	mask := func(g []int) uint64 {
 		var m uint64

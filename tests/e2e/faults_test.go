@@ -89,6 +89,29 @@ func TestEngineFaultsInTestBuild(t *testing.T) {
 			t.Fatalf("slurmctld did not survive: alive %v, pid %d -> %d", lab.CtldAlive(), pid, lab.CtldPID)
 		}
 	})
+	// Three submissions in a row without an answer open the shim's
+	// breaker: logged once, and the next jobs are decided without asking
+	// (no further "no answer within" wait). The lab restarts after this
+	// test, which resets the breaker.
+	t.Run("breaker after three hangs", func(t *testing.T) {
+		reset(t)
+		offset := ctldLogSize()
+		for i := 0; i < 5; i++ {
+			if _, err := trySubmit(nil, "-J", "gangtopo-inject-hang", "--gpus=8", "--cpus-per-gpu=1"); err != nil {
+				t.Fatalf("job %d: %v (on_failure open: it must be accepted)", i, err)
+			}
+		}
+		logged := ctldLogSince(offset)
+		if n := strings.Count(logged, "no answer from libgangtopo for 3 submissions in a row"); n != 1 {
+			t.Errorf("breaker opened %d times in the log, want once:\n%s", n, logged)
+		}
+		// (the hang of the test before may count as the first miss; the
+		// third miss's own line follows the breaker's)
+		_, after, _ := strings.Cut(logged, "submissions in a row")
+		if n := strings.Count(after, "no answer within 250ms"); n != 1 {
+			t.Errorf("%d waits for an answer after the breaker opened, want only the third miss's line:\n%s", n, logged)
+		}
+	})
 }
 
 // writeConfig replaces the plugin's gangtopo.yaml (labConfig's form) and

@@ -28,7 +28,7 @@ func TestInvalidInputRefusedAtSubmit(t *testing.T) {
 		{"bad mode", nil, []string{"--gang-topology=leaf:sometimes", "--gpus=8"},
 			`gangtopo: --gang-topology: unknown mode "sometimes" (want required or preferred)`},
 		{"slice zero", nil, []string{"--gang-topology=leaf,slice=0", "--gpus=8"},
-			"gangtopo: --gang-topology: slice=0 is not a GPU count (want 1..576)"},
+			`gangtopo: --gang-topology: slice="0" is not a GPU count (want 1..576)`},
 		{"unknown setting", nil, []string{"--gang-topology=leaf,slices=8", "--gpus=8"},
 			`gangtopo: --gang-topology: unknown setting "slices=8" (the only setting is slice=S)`},
 		{"empty value", nil, []string{"--gang-topology=", "--gpus=8"},

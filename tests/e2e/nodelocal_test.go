@@ -35,8 +35,9 @@ func TestNodeDaemonFileIsNodeLocal(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), "domain leaf leaf4") || strings.Contains(string(data), "\nnic ") {
 		t.Fatalf("node16's file: %v\n%s", err, data)
 	}
-	if other, _ := os.ReadFile(filepath.Join(lab.NodeFileDir("node15"), "node16")); !strings.Contains(string(other), "\nnic ") {
-		t.Errorf("node15's copy of node16's file changed:\n%s", other)
+	// every node has its own file only: node15's directory is untouched
+	if entries, err := os.ReadDir(lab.NodeFileDir("node15")); err != nil || len(entries) != 1 || entries[0].Name() != "node15" {
+		t.Errorf("node15's directory: %v, %v; want only node15's file", entries, err)
 	}
 	res := filepath.Join(lab.Dir, "state", "node16-env")
 	id, err := lab.Submit(ctxT(t), nil, "-o", res, "-w", "node16", "--gpus=2", "--cpus-per-gpu=1",

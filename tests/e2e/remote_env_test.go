@@ -14,7 +14,9 @@ import (
 // TestRemoteContextEnvironment checks what the SPANK plugin exports to the
 // tasks, in C inside slurmstepd, from the node files of the lab: for the
 // batch step (all 8 GPUs of node01) and for srun steps on two nodes of
-// leaf1 (GPUs 0-1 each, nearest NIC mlx5_0) and on one node.
+// leaf1 (GPUs 0-1 each, nearest NIC mlx5_0) and on one node. Each node
+// sees only its own file (its node-local directory, Lab.NodeFileDir): the
+// two-node step's GANGTOPO_TIER comes from the member lists in that file.
 func TestRemoteContextEnvironment(t *testing.T) {
 	reset(t)
 	out := filepath.Join(lab.Dir, "state", "remote-env")
@@ -46,6 +48,42 @@ func TestRemoteContextEnvironment(t *testing.T) {
 		// one node, two GPUs of one NVSwitch island
 		"step1": {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "GANGTOPO_DOMAIN=node01/nvl0", "GANGTOPO_LEAF=leaf1",
 			"GANGTOPO_NCCL_IB_HCA==mlx5_0", "GANGTOPO_REQUEST=leaf:preferred,slice=8", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=nvlink", "NCCL_IB_HCA==mlx5_0"},
+	}
+	for file, w := range want {
+		data, err := os.ReadFile(filepath.Join(out, file))
+		if err != nil {
+			job, _ := os.ReadFile(filepath.Join(out, "job.out"))
+			t.Fatalf("%v; job output:\n%s", err, job)
+		}
+		got := strings.Fields(string(data))
+		sort.Strings(got)
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", file, diff)
+		}
+	}
+}
+
+// A job that did not ask for gangtopo gets the GANGTOPO_* facts but not
+// CUDA_DEVICE_ORDER or NCCL_IB_HCA (set_env=gang, the default); a step over
+// two leaves of spine1, on nodes that each have only their own node file,
+// sees the spine.
+func TestRemoteContextAcrossLeavesWithoutOption(t *testing.T) {
+	reset(t)
+	out := filepath.Join(lab.Dir, "state", "remote-env-noopt")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const vars = `env | grep -E "^(CUDA_DEVICE_ORDER|NCCL_IB_HCA|GANGTOPO_[A-Z_]+)=" | grep -v GANGTOPO_LAB | sort`
+	script := "srun -N2 -n2 --gpus-per-node=1 bash -c '" + vars + " > " + out + "/step.$SLURMD_NODENAME'"
+	id, err := lab.Submit(ctxT(t), nil, "-o", filepath.Join(out, "job.out"), "-w", "node04,node05", "-N2",
+		"--gpus-per-node=1", "--wrap", script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, id, 30*time.Second)
+	want := map[string][]string{
+		"step.node04": {"GANGTOPO_DOMAIN=spine1", "GANGTOPO_LEAF=leaf1", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=spine"},
+		"step.node05": {"GANGTOPO_DOMAIN=spine1", "GANGTOPO_LEAF=leaf2", "GANGTOPO_SPINE=spine1", "GANGTOPO_TIER=spine"},
 	}
 	for file, w := range want {
 		data, err := os.ReadFile(filepath.Join(out, file))

@@ -16,7 +16,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay [flags]")
+		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay|runs [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -26,12 +26,15 @@ func main() {
 	ref := fs.String("ref", "../shared/data/slurm-22.05-reference", "the reference data directory")
 	doc := fs.String("doc", "docs/benchmarks.md", "the document to update")
 	ctldEnv := fs.String("ctld-env", "", "extra environment for slurmctld, NAME=value,... (e.g. GOMAXPROCS=1)")
+	label := fs.String("label", "as built", "the design a throughput run measures, its row in the every-run table (throughput)")
 	_ = fs.Parse(os.Args[2:])
 	extraEnv = split(*ctldEnv)
 	var err error
 	switch os.Args[1] {
 	case "throughput":
-		err = withLab(func(b *bench) error { return b.throughput(*n, *doc) })
+		err = withLab(func(b *bench) error { return b.throughput(*n, *doc, *label) })
+	case "runs": // the every-run table from the runs file alone (after merging two files' rows, say)
+		err = renderRuns(*doc)
 	case "replay":
 		err = withLab(func(b *bench) error { return b.replayAll(*ref, split(*runs), split(*stock), *doc) })
 	default:

@@ -22,7 +22,7 @@ import (
 // (-H) never start, so only the submission path is measured: sbatch, the
 // RPC, job_submit and the job record. The plugin's own time per call is
 // what it logged inside slurmctld ("took Nus").
-func (b *bench) throughput(n int, doc string) error {
+func (b *bench) throughput(n int, doc, label string) error {
 	if err := b.publish(); err != nil {
 		return err
 	}
@@ -57,7 +57,24 @@ func (b *bench) throughput(n int, doc string) error {
 	if err := b.setPlugins(true); err != nil {
 		return err
 	}
-	return writeSection(doc, "slurm-throughput", throughputReport(n, workers, with, without, cpuWith, cpuWithout, tooks))
+	if err := writeSection(doc, "slurm-throughput", throughputReport(n, workers, with, without, cpuWith, cpuWithout, tooks)); err != nil {
+		return err
+	}
+	return recordRun(doc, runOf(n, label, with, without, cpuWith, cpuWithout, tooks))
+}
+
+// runOf is the run's row of the runs file.
+func runOf(n int, label string, with, without time.Duration, cpuWith, cpuWithout cpuUse, calls []timing) runRecord {
+	var tooks []float64
+	for _, c := range calls {
+		tooks = append(tooks, c.took)
+	}
+	perJob := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(n) }
+	return runRecord{Date: time.Now().Format("2006-01-02"), Label: label, CtldEnv: strings.Join(extraEnv, " "), Jobs: n,
+		Ratio:       without.Seconds() / with.Seconds(),
+		CtldStockMs: perJob(cpuWithout.ctld), CtldWithMs: perJob(cpuWith.ctld),
+		MachineStockMs: perJob(cpuWithout.machine), MachineWithMs: perJob(cpuWith.machine),
+		TookP50: quantile(tooks, 0.5), TookP99: quantile(tooks, 0.99)}
 }
 
 // submitBatch submits count held jobs from the Philly GPU mix with

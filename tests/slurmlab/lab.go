@@ -164,10 +164,8 @@ func (l *Lab) start(ctx context.Context) error {
 	}
 	// the node files the SPANK plugin's remote context reads
 	// (nodefile_dir= in plugstack.conf), in each node's own directory
-	for i := range l.Cluster.Nodes {
-		if err := writeNodeFiles(l.Cluster, l.NodeFileDir(l.Cluster.Nodes[i].Name)); err != nil {
-			return err
-		}
+	if err := writeNodeFiles(l.Cluster, l.NodeFileDir); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(l.Path("nodes"), 0o755); err != nil {
 		return err
@@ -229,9 +227,8 @@ func (l *Lab) Env() []string {
 // slurmstepd it starts, see as <lab>/nodes (the SPANK plugin's
 // nodefile_dir): each slurmd runs in a mount namespace of its own with this
 // directory bound there, as every node of a real cluster has its own /var.
-// The lab writes every node's file into each node's directory (the remote
-// context reads the other nodes of a multi-node step from it); what the node
-// daemon writes goes into one node's directory only.
+// Each node's directory holds that node's file only (writeNodeFile), as
+// the node daemon would write it.
 func (l *Lab) NodeFileDir(node string) string { return l.Path("local", node, "nodes") }
 
 // Path joins elements to the lab directory.

@@ -1,6 +1,7 @@
 package slurmlab
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -8,27 +9,39 @@ import (
 	"github.com/gangtopo/gangtopo/spank/nodefile"
 )
 
-// writeNodeFiles writes the node file of every node of c into dir (the
-// SPANK plugin's nodefile_dir=), built from the cluster file alone
-// (nodefile.FromCluster): the lab runs no node daemon. Each file is written
-// atomically (a temporary file renamed into place), mode 0644.
-func writeNodeFiles(c *topology.Cluster, dir string) error {
+// writeNodeFile writes node n's file, built from the cluster file alone
+// (nodefile.FromCluster: the lab runs no node daemon), into dir: the node's
+// own node-local directory, which its slurmd and slurmstepd see as the
+// SPANK plugin's nodefile_dir (NodeFileDir). Only its own: as on a real
+// cluster, no node has another node's file, and the plugin tells a
+// multi-node step's domain from the members lines of this one. The file is
+// written atomically (a temporary file renamed into place), mode 0644.
+func writeNodeFile(c *topology.Cluster, n topology.NodeID, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	f := nodefile.FromCluster(c, n)
+	return writeAtomic(filepath.Join(dir, f.Node), f.Render())
+}
+
+// writeNodeFiles writes every node's file into its own directory, dirOf(node).
+func writeNodeFiles(c *topology.Cluster, dirOf func(node string) string) error {
 	for i := range c.Nodes {
-		f := nodefile.FromCluster(c, topology.NodeID(i))
-		if err := writeAtomic(filepath.Join(dir, f.Node), f.Render()); err != nil {
+		if err := writeNodeFile(c, topology.NodeID(i), dirOf(c.Nodes[i].Name)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// RewriteNodeFiles writes the lab's node files into one node's directory
-// again (after a test replaced one).
+// RewriteNodeFiles writes node's own file into its directory again (after
+// a test replaced it).
 func (l *Lab) RewriteNodeFiles(node string) error {
-	return writeNodeFiles(l.Cluster, l.NodeFileDir(node))
+	id, ok := l.Cluster.NodeByName(node)
+	if !ok {
+		return fmt.Errorf("no node %s in the lab", node)
+	}
+	return writeNodeFile(l.Cluster, id, l.NodeFileDir(node))
 }
 
 func writeAtomic(path string, data []byte) error {

@@ -3,7 +3,6 @@ package slurmlab
 import (
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,33 +13,32 @@ import (
 )
 
 // The lab writes one node file per node, FromCluster's text, mode 0644,
-// and leaves no temporary file behind; a second run replaces the files.
+// alone in its node's own directory (no node has another node's file, as
+// on a real cluster), and leaves no temporary file behind; a second run
+// replaces the files.
 func TestWriteNodeFiles(t *testing.T) {
 	c := topotest.Lab16()
-	dir := filepath.Join(t.TempDir(), "nodes")
+	root := t.TempDir()
+	dirOf := func(node string) string { return filepath.Join(root, node, "nodes") }
 	for run := 0; run < 2; run++ {
-		if err := writeNodeFiles(c, dir); err != nil {
+		if err := writeNodeFiles(c, dirOf); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var want, got []string
-	for i := range c.Nodes {
-		want = append(want, c.Nodes[i].Name)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		got = append(got, e.Name())
-	}
-	sort.Strings(want)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("files (-want +got):\n%s", diff)
-	}
 	for i := range c.Nodes {
 		f := nodefile.FromCluster(c, topology.NodeID(i))
-		path := filepath.Join(dir, f.Node)
+		entries, err := os.ReadDir(dirOf(f.Node))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.Name())
+		}
+		if diff := cmp.Diff([]string{f.Node}, got); diff != "" {
+			t.Errorf("%s's directory (-want +got):\n%s", f.Node, diff)
+		}
+		path := filepath.Join(dirOf(f.Node), f.Node)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -147,6 +148,45 @@ func TestWriteContents(t *testing.T) {
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("contents lack %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// The comparison with FGD is stated at both arrived points: a lead at
+// 130% must not hide a loss at 100% (the gpuspec workloads, before the
+// scarcity tie-break).
+func TestTargetsStateBothPoints(t *testing.T) {
+	run := func(u100, u130 float64) []Run {
+		var c fgd.Curve
+		c.Alloc[100], c.Alloc[130] = 100-u100, 100-u130
+		return []Run{{Result: &fgd.Result{Curve: c}}}
+	}
+	sw := &Sweep{Config: Config{Workloads: []string{"default", "gpuspec20"}, Seeds: []int64{42}},
+		Runs: map[Key][]Run{
+			{"default", "FGD"}: run(4.77, 4.61), {"default", "gangtopo"}: run(4.26, 4.14),
+			{"gpuspec20", "FGD"}: run(5.34, 5.16), {"gpuspec20", "gangtopo"}: run(10.52, 4.33),
+		}}
+	var b strings.Builder
+	(&Report{}).writeTargets(&b, sw)
+	// 100%: 4.26 < 4.77, but 10.52 > 5.34 on gpuspec20 (lead 5.34-10.52);
+	// 130%: 4.14 < 4.61 and 4.33 < 5.16, smallest lead 0.47 (default)
+	want := "| gangtopo | FGD | 1 of 2 | -5.18 (gpuspec20) | 2 of 2 | +0.47 (default) |"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("targets table lacks %q:\n%s", want, b.String())
+	}
+}
+
+// The FGD authors' minutes are not measured by this command: the report
+// must say so, with the source and date, next to the ratio it derives.
+func TestSpeedLabelsTheExternalMeasurement(t *testing.T) {
+	var b strings.Builder
+	r := &Report{Main: &Sweep{}, OneRun: map[string]time.Duration{"FGD": 125 * time.Millisecond}}
+	r.writeSpeed(&b)
+	for _, want := range []string{"external measurement that this command does not repeat", "gangtopo issue 3",
+		"hkust-adsl/kubernetes-scheduler-simulator", "reported 2026-12-02", "more than 25 minutes", "35-45 minutes",
+		"16800-21600 times longer"} { // 35 min / 125 ms = 16800
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("speed section lacks %q:\n%s", want, b.String())
 		}
 	}
 }
