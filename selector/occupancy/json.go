@@ -30,6 +30,8 @@ type file struct {
 	Source       string     `json:"source,omitempty"`
 	Nodes        []fileNode `json:"nodes"`
 	Jobs         []fileJob  `json:"jobs,omitempty"`
+	// Bindings are gangtopo's part of pending jobs' fields (binding.go).
+	Bindings []fileBinding `json:"bindings,omitempty"`
 }
 
 type fileNode struct {
@@ -159,6 +161,9 @@ func (f *file) build(name string, c *topology.Cluster) (*Snapshot, error) {
 		if err := s.readJob(fj, derive); err != nil {
 			errs = append(errs, fmt.Errorf("%s: jobs[%d] (id %q): %w", name, i, fj.ID, err))
 		}
+	}
+	if err := s.readBindings(f.Bindings); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -353,6 +358,7 @@ func (s *Snapshot) toFile(source string) file {
 		}
 		f.Jobs = append(f.Jobs, fj)
 	}
+	f.Bindings = s.fileBindings()
 	return f
 }
 

@@ -63,6 +63,9 @@ type Snapshot struct {
 	// to features nodes really carry. nil when the snapshot does not say.
 	// Shared between clones: replace, do not modify.
 	Features [][]string
+	// Bindings are gangtopo's part of pending jobs' fields (binding.go),
+	// for the plugin's job_modify. Shared between clones.
+	Bindings []Binding
 
 	wholeFree []uint8  // by NodeID: GPUs with FreeMilli == WholeGPU
 	idle      []int32  // by NodeID: sum of FreeMilli over the node's GPUs

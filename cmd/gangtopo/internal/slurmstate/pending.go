@@ -2,9 +2,11 @@ package slurmstate
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
 )
 
 // Pending jobs that carry a gangtopo decision: what the controller needs to
@@ -26,7 +28,10 @@ type PendingJob struct {
 	// ID names the job for scontrol update: "123", or "123+1" for a
 	// component of a heterogeneous job (the leader's own ID would update
 	// every component).
-	ID       string
+	ID string
+	// TaskID names a task of a job array split off into its own record
+	// ("123_4"), which an update may name instead of ID; "" otherwise.
+	TaskID   string
 	Priority uint32
 	Submit   time.Time
 	Reason   string // Slurm's state_reason
@@ -44,12 +49,18 @@ type pendingRaw struct {
 	cpusPerTres, memPerTres, arrayTasks, reason, hetSet string
 	userID, priority, submit, nodeCount, maxNodes       int64
 	tasks, cpusPerTask, memNode, memCPU, perNode        int64
-	arrayJob, hetJob, hetOffset                         int64
+	arrayJob, hetJob, hetOffset, arrayTask              int64
+	arrayTaskSet                                        bool
 }
 
 // pendingField reads one of the fields above; handled is false for any
 // other key (the caller skips it).
 func (s *jsonScanner) pendingField(key []byte, p *pendingRaw) (handled bool, err error) {
+	if string(key) == "array_task_id" { // null for a job, or an array's pending record
+		p.arrayTaskSet = s.peek() != 'n'
+		p.arrayTask, err = s.looseInt()
+		return true, err
+	}
 	if dst := p.strField(string(key)); dst != nil {
 		*dst, err = s.looseStr()
 		return true, err
@@ -163,6 +174,9 @@ func (p *pendingRaw) pendingJob(j *Job, adminComment string) (PendingJob, bool) 
 	if p.arrayJob > 0 && p.arrayTasks != "" {
 		pj.Job.ArrayInx = p.arrayTasks // the tasks still pending in this record
 	}
+	if p.arrayJob > 0 && p.arrayTaskSet {
+		pj.TaskID = fmt.Sprintf("%d_%d", p.arrayJob, p.arrayTask)
+	}
 	return pj, true
 }
 
@@ -189,3 +203,32 @@ func (p *pendingRaw) job(sj *Job, adminComment string) jobsubmit.Job {
 
 func u32(v int64) uint32 { return uint32(min(max(v, 0), 1<<32-2)) }
 func u16(v int64) uint16 { return uint16(min(max(v, 0), 1<<16-2)) }
+
+// Bindings lists gangtopo's part of each pending job's fields (occupancy
+// Binding), for the plugin's job_modify: the features expression of its
+// decision when the job's features still end with it, and the exclusions
+// the decision added. prefix is the plugin's feature_prefix.
+func Bindings(pending []PendingJob, prefix string) []occupancy.Binding {
+	var out []occupancy.Binding
+	for _, pj := range pending {
+		d, err := jobsubmit.ParseDecision(pj.Decision)
+		if err != nil || !d.Binds() {
+			continue
+		}
+		b := occupancy.Binding{Job: pj.ID, Excluded: d.Excluded}
+		if len(d.Bound) > 0 {
+			if expr := jobsubmit.BindingExpr(prefix, d.Bound); strings.HasSuffix(pj.Job.Features, expr) {
+				b.Features = expr
+			}
+		}
+		if b.Features == "" && b.Excluded == "" {
+			continue
+		}
+		out = append(out, b)
+		if pj.TaskID != "" {
+			b.Job = pj.TaskID
+			out = append(out, b)
+		}
+	}
+	return out
+}
