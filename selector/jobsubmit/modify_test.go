@@ -14,7 +14,7 @@ func TestKeepBinding(t *testing.T) {
 	s.Bindings = []occupancy.Binding{
 		{Job: "12", Features: "[gt_node02|gt_node06]"},
 		{Job: "13", Excluded: "node[05-08]"},
-		{Job: "14", Features: "[gt_leaf1|gt_leaf2]"},   // an array's pending record
+		{Job: "14", Features: "[gt_leaf1|gt_leaf2]"},     // an array's pending record
 		{Job: "20+0", Features: "[gt_node01|gt_node03]"}, // a hetjob's components
 		{Job: "20+1", Features: "[gt_leaf3|gt_leaf4]"},
 	}
