@@ -124,7 +124,11 @@ func (r *rebinder) cycle(ctx context.Context, c *topology.Cluster, s *occupancy.
 // placement on the cycle's working snapshot.
 func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsubmit.Rebinding, work *occupancy.Snapshot, now time.Time) error {
 	r.last[pj.ID] = now
-	err := r.setup.Update(ctx, r.cfg.Rebind.Timeout, pj.ID, rb.Update.Args())
+	target := pj.Target
+	if target == "" {
+		target = pj.ID
+	}
+	err := r.setup.Update(ctx, r.cfg.Rebind.Timeout, target, rb.Update.Args())
 	if err != nil {
 		r.m.rebinds.WithLabelValues("failed").Inc()
 		r.log.Error().Err(err).Str("job", pj.ID).Str("update", rb.Update.String()).Msg("re-binding a stale job failed")

@@ -31,7 +31,11 @@ type PendingJob struct {
 	ID string
 	// TaskID names a task of a job array split off into its own record
 	// ("123_4"), which an update may name instead of ID; "" otherwise.
-	TaskID   string
+	TaskID string
+	// Target is what an update of this record alone names: ID, except for
+	// an array's record of pending tasks, "123_[5-9]", because "123" would
+	// update the array's running tasks too (and fail for them).
+	Target   string
 	Priority uint32
 	Submit   time.Time
 	Reason   string // Slurm's state_reason
@@ -171,8 +175,11 @@ func (p *pendingRaw) pendingJob(j *Job, adminComment string) (PendingJob, bool) 
 		pj.ID = fmt.Sprintf("%d+%d", p.hetJob, p.hetOffset)
 		pj.Job.HetJob, pj.Job.HetOffset = true, u32(p.hetOffset)
 	}
+	pj.Target = pj.ID
 	if p.arrayJob > 0 && p.arrayTasks != "" {
 		pj.Job.ArrayInx = p.arrayTasks // the tasks still pending in this record
+		tasks, _, _ := strings.Cut(p.arrayTasks, "%")
+		pj.Target = fmt.Sprintf("%d_[%s]", p.arrayJob, tasks)
 	}
 	if p.arrayJob > 0 && p.arrayTaskSet {
 		pj.TaskID = fmt.Sprintf("%d_%d", p.arrayJob, p.arrayTask)
