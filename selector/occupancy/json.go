@@ -30,6 +30,7 @@ type file struct {
 	Source       string     `json:"source,omitempty"`
 	Nodes        []fileNode `json:"nodes"`
 	Jobs         []fileJob  `json:"jobs,omitempty"`
+	Mix          *Mix       `json:"mix,omitempty"`
 	// Bindings are gangtopo's part of pending jobs' fields (binding.go).
 	Bindings []fileBinding `json:"bindings,omitempty"`
 }
@@ -145,7 +146,7 @@ func (f *file) build(name string, c *topology.Cluster) (*Snapshot, error) {
 		return nil, fmt.Errorf("%s: snapshot was made against the cluster file with hash %s (the controller daemon's --topology), but the cluster file loaded here has hash %s: the two copies differ; copy the controller's cluster file over this one (or the other way) so both hosts read the same file, and compare with `gangtopo topology hash FILE`", name, f.TopologyHash, c.Hash)
 	}
 	s := New(c)
-	s.Generation, s.Time = f.Generation, f.Time
+	s.Generation, s.Time, s.Mix = f.Generation, f.Time, f.Mix
 	for i := range s.State {
 		s.State[i] = StateUnknown
 	}
@@ -331,7 +332,7 @@ func (s *Snapshot) EncodeCompact(w io.Writer, source string) error {
 func (s *Snapshot) toFile(source string) file {
 	c := s.Cluster
 	f := file{Version: FileVersion, Cluster: c.Name, TopologyHash: c.Hash, Generation: s.Generation,
-		Time: s.Time.UTC(), Source: source}
+		Time: s.Time.UTC(), Source: source, Mix: s.Mix}
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		cpus := float64(s.FreeCPUMilli[i]) / 1000

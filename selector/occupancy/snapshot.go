@@ -63,6 +63,9 @@ type Snapshot struct {
 	// to features nodes really carry. nil when the snapshot does not say.
 	// Shared between clones: replace, do not modify.
 	Features [][]string
+	// Mix is the request mix the controller learned (nil: not known yet;
+	// the engine then uses its default). Shared between clones.
+	Mix *Mix
 	// Bindings are gangtopo's part of pending jobs' fields (binding.go),
 	// for the plugin's job_modify. Shared between clones.
 	Bindings []Binding

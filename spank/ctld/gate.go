@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gangtopo/gangtopo/selector/frag"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -20,7 +21,11 @@ type Gate struct {
 	decider *jobsubmit.Decider
 	store   *Store
 	engine  engineSlot
-	started bool
+	// mixVersion is the store's mix the engine measures against, and
+	// workload that mix (nil: the default).
+	mixVersion uint64
+	workload   *frag.Workload
+	started    bool
 	// lastEngine is the engine's own time in the last call, for the log
 	// line (the rest of "took" is translation, the snapshot and cgo).
 	lastEngine time.Duration

@@ -34,6 +34,13 @@ func (g *Gate) place(j jobsubmit.Job, p jobsubmit.Prepared, now time.Time) jobsu
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
+	if info.MixVersion != g.mixVersion {
+		// a new mix: the engine the store built for it (never used, so
+		// free whatever an abandoned call still runs), or runEngine
+		// builds one
+		e, w, v := g.store.takeEngineLocked()
+		g.workload, g.mixVersion, g.engine = w, v, engineSlot{e: e}
+	}
 	pl, abandoned, err := g.runEngine(j, snap, p)
 	defer func() { g.store.Release(abandoned) }()
 	if err != nil {
@@ -68,7 +75,7 @@ const taskShare = 0.6
 // copies it before the next change, and the next call gets a fresh engine.
 func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, p jobsubmit.Prepared) (jobsubmit.Placement, bool, error) {
 	if g.engine.e == nil || (g.engine.busy != nil && g.engine.busy.Load()) {
-		g.engine = engineSlot{e: place.New(g.Cluster(), g.cfg.EngineOptions(nil))}
+		g.engine = engineSlot{e: place.New(g.Cluster(), g.cfg.EngineOptions(g.workload))}
 	}
 	e, busy, hook := g.engine.e, &atomic.Bool{}, faultHook
 	busy.Store(true)

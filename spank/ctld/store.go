@@ -40,7 +40,8 @@ type Store struct {
 	loadErr error               // why there is no usable snapshot
 	work    *occupancy.Snapshot // cur plus held decisions
 	held    []heldAlloc
-	shared  bool // work may still be read by a placement past its deadline
+	shared  bool     // work may still be read by a placement past its deadline
+	mix     storeMix // the request mix in force and its engine (mix.go)
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -86,7 +87,7 @@ func (s *Store) Run(logf func(string)) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			if msg := s.Refresh(); msg != "" && logf != nil {
+			if msg := s.safeRefresh(); msg != "" && logf != nil {
 				logf(msg)
 			}
 		}
@@ -99,6 +100,18 @@ func (s *Store) Stop(started bool) {
 	if started {
 		<-s.done
 	}
+}
+
+// safeRefresh is Refresh for the background goroutine: a panic there
+// would take slurmctld down with it, so it becomes a logged failure (the
+// snapshot is then unusable until the next good load).
+func (s *Store) safeRefresh() (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = s.fail(fileStamp{}, fmt.Errorf("internal error loading the snapshot: %v", r))
+		}
+	}()
+	return s.Refresh()
 }
 
 // Refresh checks the snapshot file and loads it if it changed. It returns
@@ -127,11 +140,17 @@ func (s *Store) Refresh() string {
 		s.mu.Unlock()
 		return ""
 	}
+	mix := s.prepareMix(snap)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur, s.stamp, s.loadErr = snap, st, nil
+	s.applyMixLocked(mix)
 	s.rebuild()
-	return fmt.Sprintf("snapshot %s generation %d loaded (taken %s)", path, snap.Generation, snap.Time.Format(time.RFC3339))
+	msg := fmt.Sprintf("snapshot %s generation %d loaded (taken %s)", path, snap.Generation, snap.Time.Format(time.RFC3339))
+	if mix != nil && snap.Mix != nil {
+		msg += "; " + mix.msg
+	}
+	return msg
 }
 
 // fail records why no snapshot is usable; a corrupt or untrusted file
@@ -212,6 +231,9 @@ func stampOf(fi os.FileInfo) fileStamp {
 type SnapInfo struct {
 	Generation uint64
 	Age        time.Duration
+	// MixVersion counts the changes of the request mix the engine should
+	// measure against (see mix.go).
+	MixVersion uint64
 }
 
 // Acquire returns the snapshot to place against (with held decisions
@@ -225,7 +247,7 @@ func (s *Store) Acquire(now time.Time) (*occupancy.Snapshot, SnapInfo, error) {
 		s.mu.Unlock()
 		return nil, SnapInfo{}, err
 	}
-	info := SnapInfo{Generation: s.cur.Generation, Age: now.Sub(s.cur.Time)}
+	info := SnapInfo{Generation: s.cur.Generation, Age: now.Sub(s.cur.Time), MixVersion: s.mix.version}
 	if info.Age > s.cfg.MaxSnapshotAge {
 		s.mu.Unlock()
 		return nil, info, fmt.Errorf("snapshot %s is stale: taken %v ago, bound %v (is the gangtopo daemon running?)",

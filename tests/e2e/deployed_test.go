@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,18 +19,8 @@ func TestDeployedPathBeatsStockSlurm(t *testing.T) {
 	writeConfig(t, strings.Replace(labConfig, "jobs: gpu", "jobs: all", 1))
 	defer writeConfig(t, labConfig)
 	with := mixedSequence(t)
-
-	stockPlugins := gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))
-	stockPlugins.JobSubmit, stockPlugins.Spank = false, false
-	if err := lab.Reconfigure(context.Background(), stockPlugins); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := lab.Reconfigure(context.Background(), gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))); err != nil {
-			t.Fatal(err)
-		}
-	}()
-	stock := mixedSequence(t)
+	var stock mixedOutcome
+	asStockSlurm(t, func() { stock = mixedSequence(t) })
 	t.Logf("whole free nodes after each step: gangtopo %v, stock Slurm %v", with.wholeFree, stock.wholeFree)
 	t.Logf("gang: gangtopo %s %v, stock Slurm %s %v", with.gangState, with.gangLeaves, stock.gangState, stock.gangLeaves)
 	if with.gangState != "RUNNING" || len(with.gangLeaves) != 1 {

@@ -28,18 +28,8 @@ type fragOutcome struct {
 // the gang starts at once inside it.
 func TestSmallJobsKeepWholeNodesWhole(t *testing.T) {
 	with := fragSequence(t)
-	// stock Slurm: the same daemons without JobSubmitPlugins
-	stockPlugins := gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))
-	stockPlugins.JobSubmit, stockPlugins.Spank = false, false
-	if err := lab.Reconfigure(context.Background(), stockPlugins); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := lab.Reconfigure(context.Background(), gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))); err != nil {
-			t.Fatal(err)
-		}
-	}()
-	stock := fragSequence(t)
+	var stock fragOutcome
+	asStockSlurm(t, func() { stock = fragSequence(t) })
 	t.Logf("with gangtopo: %+v; stock Slurm: %+v", with, stock)
 	if with.smallOnWhole != 0 || with.gangState != "RUNNING" || len(with.gangLeaves) != 1 || with.gangLeaves[0] != "leaf1" {
 		t.Errorf("with gangtopo: %d small jobs broke whole nodes, gang %s in %v; want 0, RUNNING in [leaf1]",
@@ -73,4 +63,22 @@ func fragSequence(t *testing.T) fragOutcome {
 		out.gangLeaves = leavesOf(t, gang)
 	}
 	return out
+}
+
+// asStockSlurm runs f on stock Slurm: the same daemons without the
+// gangtopo plugins (no JobSubmitPlugins, an empty plugstack), then puts
+// the plugins back.
+func asStockSlurm(t *testing.T, f func()) {
+	t.Helper()
+	stockPlugins := gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))
+	stockPlugins.JobSubmit, stockPlugins.Spank = false, false
+	if err := lab.Reconfigure(context.Background(), stockPlugins); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := lab.Reconfigure(context.Background(), gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS"))); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	f()
 }

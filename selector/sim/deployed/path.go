@@ -7,6 +7,7 @@ import (
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -25,9 +26,18 @@ type Config struct {
 	// writes.
 	Slurm stockslurm.Options
 	// Workload is what the engine measures fragmentation against (nil:
-	// the engine's default mix, as the plugin has it today).
+	// the engine's default mix, frag.PhillyPrior).
 	Workload *frag.Workload
+	// LearnEvery, when above 0, learns the mix from the jobs that start
+	// (Started), as the controller learns it from the jobs it sees running
+	// (frag.Learner), starting from Workload: the engine is rebuilt on the
+	// learned mix every LearnEvery jobs.
+	LearnEvery int
 }
+
+// LearnWindow is how many distinct jobs the learned mix comes from, the
+// controller's default.
+const LearnWindow = 10000
 
 // Path is the deployed path on one cluster. It serves one simulation run
 // and is not safe for concurrent use.
@@ -37,6 +47,11 @@ type Path struct {
 	slurm    *stockslurm.Model
 	features [][]string // by NodeID: what Slurm reports each node carrying
 	gen      uint64
+
+	cfg     Config
+	c       *topology.Cluster
+	learner *frag.Learner // nil: a fixed mix
+	learned int           // jobs observed since the engine was built
 }
 
 // New makes the deployed path for cluster c.
@@ -51,8 +66,54 @@ func New(c *topology.Cluster, cfg Config) (*Path, error) {
 		return nil, err
 	}
 	cfg.Slurm.NodeFeatures = features
-	return &Path{dec: dec, eng: place.New(c, cfg.Policy.EngineOptions(cfg.Workload)),
-		slurm: stockslurm.New(c, cfg.Slurm), features: features}, nil
+	p := &Path{dec: dec, eng: place.New(c, cfg.Policy.EngineOptions(cfg.Workload)),
+		slurm: stockslurm.New(c, cfg.Slurm), features: features, cfg: cfg, c: c}
+	if cfg.LearnEvery > 0 {
+		p.learner = frag.NewLearner(LearnWindow)
+	}
+	return p, nil
+}
+
+// Started tells the path that the job of r started, for the learned mix.
+func (p *Path) Started(r *request.Request) {
+	if p.learner == nil || !p.learner.Observe(r.JobID, p.observe(r)) {
+		return
+	}
+	if p.learned++; p.learned < p.cfg.LearnEvery {
+		return
+	}
+	p.learned = 0
+	prior := frag.PhillyPrior(1)
+	if p.cfg.Workload != nil {
+		prior = *p.cfg.Workload
+	}
+	if w, ok, err := p.learner.Workload(LearnCoverage, prior); ok && err == nil {
+		p.eng = place.New(p.c, p.cfg.Policy.EngineOptions(&w))
+	}
+}
+
+// LearnCoverage is the share of the single-node jobs whose shapes the
+// learned mix keeps (FGD's 95%).
+const LearnCoverage = 0.95
+
+// observe is the learner's view of a job: its per-node shape, models and
+// node count.
+func (p *Path) observe(r *request.Request) frag.Observation {
+	nodes := max(r.Nodes, 1)
+	if r.GPUsPerNode > 0 {
+		nodes = r.GPUs / r.GPUsPerNode
+	}
+	o := frag.Observation{Nodes: nodes, Tier: r.Tier}
+	o.Node = frag.NodeShape{GPUs: r.GPUs / nodes, CPUMilli: r.CPUMilli / int64(nodes)}
+	if r.GPUs > 0 {
+		o.Node.Milli = r.Share()
+		for _, m := range r.Models {
+			if id, ok := p.c.ModelByName(m); ok {
+				o.Node.Models = o.Node.Models.With(id)
+			}
+		}
+	}
+	return o
 }
 
 // slurmFeatures is, by NodeID, every feature a node carries in slurm.conf:

@@ -16,6 +16,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/frag"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
 )
 
 // Config is what the controller needs.
@@ -51,6 +52,7 @@ type Controller struct {
 	failing    bool
 	rebind     *rebinder
 	uncovered  bool // most decided jobs were not covered by the cluster file
+	mix        *mixLearner
 	now        func() time.Time
 }
 
@@ -70,7 +72,7 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 		}
 	}
 	c := &Controller{cfg: cfg, log: d.Log, topo: topo, poll: slurmstate.NewPoller(cfg.Poll),
-		meter: frag.NewMeter(topo.Cluster, &cfg.Workload), now: time.Now}
+		meter: frag.NewMeter(topo.Cluster, &cfg.Workload), mix: newMixLearner(cfg.Workload), now: time.Now}
 	if n, err := publish.CleanTemps(cfg.Output); n > 0 || err != nil {
 		c.log.Warn().Int("removed", n).AnErr("error", err).Msg("removed temporary files of an interrupted publish")
 	}
@@ -139,6 +141,7 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 		return "build", err
 	}
 	c.logProblems(&rep)
+	c.learnMix(s)
 	c.m.observeDecisions(st.Decisions)
 	c.logCoverage(st.Decisions)
 	s.Generation = publish.NextGeneration(c.generation, start)
@@ -154,6 +157,25 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 		c.rebind.cycle(ctx, c.topo.Cluster, s, st.Pending) // after publishing: the plugin never waits for it
 	}
 	return "", nil
+}
+
+// learnMix feeds the snapshot's running jobs to the mix learner and
+// attaches the learned mix; when it changes, the fragmentation gauges
+// measure against it too.
+func (c *Controller) learnMix(s *occupancy.Snapshot) {
+	mix, changed, err := c.mix.observe(c.topo.Cluster, s)
+	if err != nil {
+		c.log.Warn().Err(err).Msg("learning the request mix; publishing the previous one")
+	}
+	s.Mix = mix
+	if !changed {
+		return
+	}
+	if w, err := frag.MixWorkload(c.topo.Cluster, mix); err == nil {
+		c.meter = frag.NewMeter(c.topo.Cluster, &w)
+	}
+	c.m.mixJobs.Set(float64(mix.Jobs))
+	c.log.Info().Int("jobs", mix.Jobs).Int("node_shapes", len(mix.Node)).Int("gang_shapes", len(mix.Gangs)).Msg("request mix learned from the jobs seen running")
 }
 
 func (c *Controller) reloadTopology() error {

@@ -32,6 +32,7 @@ type metrics struct {
 	leafWhole *prometheus.GaugeVec
 	leafFree  *prometheus.GaugeVec
 	decisions *prometheus.GaugeVec
+	mixJobs   prometheus.Gauge
 }
 
 // Stages a poll can fail in: a Slurm source, the topology file, building the
@@ -56,8 +57,10 @@ func newMetrics(reg prometheus.Registerer, age func() float64) *metrics {
 		jobs:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_jobs", Help: "Jobs holding resources in the last snapshot."}),
 		fragRate:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_fragmentation_rate_percent", Help: "FGD fragmentation rate: node-level fragmentation / idle GPU capacity."}),
 		stranded:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_stranded_gpus", Help: "Idle GPU capacity no typical single-node shape can use where it is."}),
+		mixJobs: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_mix_jobs",
+			Help: "Distinct jobs the published request mix was learned from (0: not enough yet; the plugin and the gauges use the default mix)."}),
 	}
-	reg.MustRegister(m.pollErrors, m.pollDuration, m.commandDuration, m.generation, m.published, m.jobs, m.fragRate, m.stranded)
+	reg.MustRegister(m.pollErrors, m.pollDuration, m.commandDuration, m.generation, m.published, m.jobs, m.fragRate, m.stranded, m.mixJobs)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gangtopo_snapshot_age_seconds",
 		Help: "Seconds since the time the last published snapshot describes (since daemon start before the first)."}, age))
 	m.mismatch = gauge("gangtopo_slurm_mismatch_nodes", "Nodes on which Slurm and the topology (or two Slurm outputs) disagreed in the last poll, by kind.", "kind")

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/selector/frag"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
@@ -67,6 +69,7 @@ type rebinder struct {
 	cfg     ctld.Config
 	stamp   time.Time // config file's mtime when loaded
 	cluster *topology.Cluster
+	mix     string // the request mix the engine measures against, as JSON
 	dec     *jobsubmit.Decider
 	eng     *place.Engine
 	last    map[string]time.Time // job ID -> when it was last updated
@@ -87,7 +90,7 @@ func (r *rebinder) cycle(ctx context.Context, c *topology.Cluster, s *occupancy.
 		r.m.stale.Set(0)
 		return
 	}
-	if err := r.decider(c); err != nil {
+	if err := r.decider(c, s.Mix); err != nil {
 		r.log.Error().Err(err).Msg("re-binding off this cycle: the plugin's policy does not apply to the topology")
 		return
 	}
@@ -165,17 +168,29 @@ func bound(pending []slurmstate.PendingJob) []slurmstate.PendingJob {
 	return out
 }
 
-// decider makes the decision code for cluster c (again when the topology
-// or the policy changed).
-func (r *rebinder) decider(c *topology.Cluster) error {
-	if r.dec != nil && r.cluster == c {
+// decider makes the decision code for cluster c and the request mix the
+// snapshot publishes, as the plugin does (spank/ctld, mix.go): again when
+// the topology, the policy or the mix changed.
+func (r *rebinder) decider(c *topology.Cluster, mix *occupancy.Mix) error {
+	fp := ""
+	if mix != nil {
+		b, _ := json.Marshal(mix)
+		fp = string(b)
+	}
+	if r.dec != nil && r.cluster == c && r.mix == fp {
 		return nil
 	}
 	dec, err := jobsubmit.New(r.cfg.Policy, c)
 	if err != nil {
 		return err
 	}
-	r.cluster, r.dec, r.eng = c, dec, place.New(c, r.cfg.EngineOptions(nil))
+	var w *frag.Workload
+	if mix != nil {
+		if mw, err := frag.MixWorkload(c, mix); err == nil {
+			w = &mw
+		} // else the default mix, as the plugin falls back to
+	}
+	r.cluster, r.mix, r.dec, r.eng = c, fp, dec, place.New(c, r.cfg.EngineOptions(w))
 	return nil
 }
 

@@ -146,9 +146,10 @@ func (r *Report) writePolicies(b *strings.Builder) {
 		"(selector/sim/deployed): each pod is the job a Slurm user submits for it (`--gpus=[model:]G -N 1 "+
 		"--cpus-per-gpu --mem-per-gpu`, several models as a constraint on their node features, a share as "+
 		"`--gres=shard:N`, a CPU-only pod as `-n 1 -c C --mem`), the job_submit plugin's own decision code "+
-		"(selector/jobsubmit, `jobs: all`, the engine given the same typical pods) rewrites it, and the `slurm` model "+
-		"places the rewritten job: the node binding's matching OR in order, Slurm's own GPU indices, whole CPUs. "+
-		"Every policy is charged the trace's CPUs and memory.\n\n")
+		"(selector/jobsubmit, `jobs: all`) rewrites it, and the `slurm` model places the rewritten job: the node "+
+		"binding's matching OR in order, Slurm's own GPU indices, whole CPUs. Its engine is not handed the typical pods: "+
+		"it measures against the mix the controller would learn from the pods that started (frag.Learner), from the "+
+		"Philly prior on, as on a new cluster. Every policy is charged the trace's CPUs and memory.\n\n")
 	for i, k := range Points {
 		fmt.Fprintf(b, "At %d%% arrived:\n\n| workload | %s |\n|---|%s\n", k, strings.Join(cfg.Policies, " | "), strings.Repeat("---|", len(cfg.Policies)))
 		for _, wl := range cfg.Workloads {
