@@ -99,6 +99,9 @@ func (r *rebinder) cycle(ctx context.Context, c *topology.Cluster, s *occupancy.
 	now := r.now()
 	stale, updated := 0, 0
 	for _, pj := range jobs {
+		if notYet[pj.Reason] {
+			continue // it could not start now anyway: its binding is not what keeps it
+		}
 		d, _ := jobsubmit.ParseDecision(pj.Decision) // bound() parsed it
 		rb := r.dec.Rebind(pj.Job, d, work, r.eng, s.Generation)
 		if !rb.Stale {
@@ -145,6 +148,13 @@ func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsu
 		Str("decision", rb.Result.Decision.String()).Msg("re-bound a stale pending job")
 	return nil
 }
+
+// notYet are Slurm's reasons for a job that may not start yet whatever
+// the nodes: held, waiting for another job or a start time, or for its
+// array's earlier tasks (the % limit). Re-binding such a job now would
+// bind it to the state of now, not of when it may start.
+var notYet = map[string]bool{"JobHeldUser": true, "JobHeldAdmin": true, "Dependency": true,
+	"DependencyNeverSatisfied": true, "BeginTime": true, "JobArrayTaskLimit": true}
 
 // bound lists the pending jobs whose decision binds them, in the order
 // Slurm starts them: priority, then submit time, then ID.

@@ -206,3 +206,20 @@ func TestRebindOnlyBoundJobs(t *testing.T) {
 		t.Errorf("updates %v, bound %v; want none", l.updates, testutil.ToFloat64(l.r.m.bound))
 	}
 }
+
+// A held job, or one waiting for another, is not re-bound: it could not
+// start now anyway.
+func TestRebindLeavesJobsThatMayNotStartYet(t *testing.T) {
+	l := newRebindLab(t, nil)
+	atSubmit := nodesBut("node02")
+	atSubmit["node02"] = 4
+	s0 := l.snapshot(atSubmit)
+	held := l.submit("41", 0, s0, jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:2"})
+	held.Reason = "JobHeldUser"
+	after := l.submit("42", 10, s0, jobsubmit.Job{Name: "b", TresPerJob: "gres:gpu:2"})
+	after.Reason = "Dependency"
+	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{held, after})
+	if len(l.updates) != 0 || testutil.ToFloat64(l.r.m.stale) != 0 {
+		t.Errorf("updates %v, stale %v; want none", l.updates, testutil.ToFloat64(l.r.m.stale))
+	}
+}
