@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -135,7 +136,12 @@ func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsu
 		target = pj.ID
 	}
 	err := r.setup.Update(ctx, r.cfg.Rebind.Timeout, target, rb.Update.Args())
-	if err != nil {
+	switch {
+	case err != nil && gone(err):
+		r.m.rebinds.WithLabelValues("gone").Inc()
+		r.log.Info().Str("job", pj.ID).Str("error", err.Error()).Msg("a stale job started or ended before its re-binding")
+		return err
+	case err != nil:
 		r.m.rebinds.WithLabelValues("failed").Inc()
 		r.log.Error().Err(err).Str("job", pj.ID).Str("update", rb.Update.String()).Msg("re-binding a stale job failed")
 		return err
@@ -155,6 +161,14 @@ func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsu
 // bind it to the state of now, not of when it may start.
 var notYet = map[string]bool{"JobHeldUser": true, "JobHeldAdmin": true, "Dependency": true,
 	"DependencyNeverSatisfied": true, "BeginTime": true, "JobArrayTaskLimit": true}
+
+// gone says an update failed because the job is no longer pending: it
+// started (Slurm found room after all) or ended between the poll and the
+// update, which is no failure of the controller's.
+func gone(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "no longer pending") || strings.Contains(msg, "Invalid job id") || strings.Contains(msg, "already completed")
+}
 
 // bound lists the pending jobs whose decision binds them, in the order
 // Slurm starts them: priority, then submit time, then ID.
@@ -241,7 +255,7 @@ type rebindMetrics struct {
 func newRebindMetrics(reg prometheus.Registerer) *rebindMetrics {
 	m := &rebindMetrics{
 		rebinds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_rebinds_total",
-			Help: "Stale pending jobs re-bound through scontrol update, by result: updated or failed."}, []string{"result"}),
+			Help: "Stale pending jobs re-bound through scontrol update, by result: updated, gone (started or ended before the update) or failed."}, []string{"result"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_rebind_skipped_total",
 			Help: "Stale pending jobs left for a later cycle, by limit: job_interval (re-bound recently) or max_per_cycle."}, []string{"limit"}),
 		stale: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_stale_pending_jobs",
@@ -250,7 +264,7 @@ func newRebindMetrics(reg prometheus.Registerer) *rebindMetrics {
 			Help: "Pending jobs carrying a gangtopo binding in the last cycle."}),
 	}
 	reg.MustRegister(m.rebinds, m.skipped, m.stale, m.bound)
-	for _, r := range []string{"updated", "failed"} {
+	for _, r := range []string{"updated", "gone", "failed"} {
 		m.rebinds.WithLabelValues(r)
 	}
 	for _, l := range []string{"job_interval", "max_per_cycle"} {

@@ -223,3 +223,16 @@ func TestRebindLeavesJobsThatMayNotStartYet(t *testing.T) {
 		t.Errorf("updates %v, stale %v; want none", l.updates, testutil.ToFloat64(l.r.m.stale))
 	}
 }
+
+// A job that started between the poll and the update is no failure.
+func TestRebindJobGoneMeanwhile(t *testing.T) {
+	l := newRebindLab(t, nil)
+	atSubmit := nodesBut("node02")
+	atSubmit["node02"] = 4
+	s0 := l.snapshot(atSubmit)
+	l.fail = fmt.Errorf("scontrol update JobId=41: exit status 1: Job is no longer pending execution for job 41")
+	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{l.submit("41", 10, s0, jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:2"})})
+	if testutil.ToFloat64(l.r.m.rebinds.WithLabelValues("gone")) != 1 || testutil.ToFloat64(l.r.m.rebinds.WithLabelValues("failed")) != 0 {
+		t.Errorf("want the update counted gone, not failed:\n%s", l.logs.String())
+	}
+}
