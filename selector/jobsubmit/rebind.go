@@ -80,7 +80,10 @@ func (dc *Decider) Rebind(now Job, d Decision, s *occupancy.Snapshot, e *place.E
 	if p.Done {
 		return Rebinding{Why: fmt.Sprintf("a new decision would not place it (%s: %s)", p.Final.Decision.Verdict, p.Final.Decision.Text)}
 	}
-	fits, never := dc.startsInBinding(now, d, p, s, e)
+	fits, never, err := dc.startsInBinding(now, d, p, s, e)
+	if err != nil {
+		return Rebinding{Why: "as Slurm holds it, " + err.Error()}
+	}
 	if fits {
 		return Rebinding{Why: "it can start inside its binding now"}
 	}
@@ -110,11 +113,12 @@ func (dc *Decider) Rebind(now Job, d Decision, s *occupancy.Snapshot, e *place.E
 
 // startsInBinding is stage 2: whether the job as Slurm holds it now can
 // start inside its binding on s (fits), and whether the binding could
-// never hold it on an empty cluster (never).
-func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy.Snapshot, e *place.Engine) (fits, never bool) {
+// never hold it on an empty cluster (never). An error says the job as
+// Slurm holds it reads as nothing the engine places: it is left alone.
+func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy.Snapshot, e *place.Engine) (fits, never bool, err error) {
 	r, err := dc.buildRequest(now, p.Option)
 	if err != nil {
-		return false, false // as Slurm holds it, it reads as nothing the engine places: leave it
+		return false, false, err
 	}
 	r = dc.EngineRequest(Prepared{Request: r}, s)
 	nodes, domains, byNode := dc.boundNodes(d)
@@ -144,9 +148,9 @@ func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy
 		r.Tier, r.Mode = t, request.Required
 	}
 	if len(r.Allowed) == 0 && len(d.Bound) > 0 {
-		return false, true // the user's node list and the binding have no node in common
+		return false, true, nil // the user's node list and the binding have no node in common
 	}
-	return e.Place(s, r).Status == place.Placed, never
+	return e.Place(s, r).Status == place.Placed, never, nil
 }
 
 // nodeNames names nodes.

@@ -35,8 +35,14 @@ import (
 // many were placed.
 
 // maxArrayIndex bounds an array index, far above Slurm's MaxArraySize
-// limit (at most 4,000,001), so counting the tasks never allocates much.
-const maxArrayIndex = 1 << 22
+// limit (at most 4,000,001), so counting the tasks never allocates much;
+// maxArrayText bounds the list's text. job_submit runs before slurmctld
+// checks the list against MaxArraySize, so these limits, not Slurm's,
+// bound what a user's list costs inside slurmctld.
+const (
+	maxArrayIndex = 1 << 22
+	maxArrayText  = 64 << 10
+)
 
 // ArrayTasks reads a job array's task list (sbatch --array, job_desc's
 // array_inx; squeue's array_task_string for the tasks still pending):
@@ -50,11 +56,18 @@ func ArrayTasks(inx string) (tasks, limit int, err error) {
 			return 0, 0, fmt.Errorf("array %q: task limit %q is not a count", inx, lim)
 		}
 	}
+	if len(inx) > maxArrayText {
+		return 0, 0, fmt.Errorf("array task list of %d bytes (at most %d)", len(inx), maxArrayText)
+	}
 	var seen []uint64 // bit i: task i (indices may repeat across items)
+	budget := maxArrayIndex + 1 // indices visited in all: bounds the work whatever the list
 	for _, item := range strings.Split(list, ",") {
 		lo, hi, step, err := arrayRange(strings.TrimSpace(item))
 		if err != nil {
 			return 0, 0, fmt.Errorf("array %q: %w", inx, err)
+		}
+		if budget -= (hi-lo)/step + 1; budget < 0 {
+			return 0, 0, fmt.Errorf("array %q: more than %d task indices", inx, maxArrayIndex+1)
 		}
 		for len(seen)*64 <= hi {
 			seen = append(seen, 0)

@@ -26,6 +26,8 @@ func TestArrayTasks(t *testing.T) {
 		{inx: "0-9%x", err: `task limit "x" is not a count`},
 		{inx: "", err: `task index "" is not an index`},
 		{inx: "0-99999999", err: `task index "99999999" is not an index`},
+		// the work is bounded: job_submit sees the list before Slurm checks it
+		{inx: "0-4194304,0-4194304", err: "more than 4194305 task indices"},
 	}
 	for _, tc := range tests {
 		tasks, limit, err := ArrayTasks(tc.inx)
