@@ -59,7 +59,7 @@ func ArrayTasks(inx string) (tasks, limit int, err error) {
 	if len(inx) > maxArrayText {
 		return 0, 0, fmt.Errorf("array task list of %d bytes (at most %d)", len(inx), maxArrayText)
 	}
-	var seen []uint64 // bit i: task i (indices may repeat across items)
+	var seen []uint64           // bit i: task i (indices may repeat across items)
 	budget := maxArrayIndex + 1 // indices visited in all: bounds the work whatever the list
 	for _, item := range strings.Split(list, ",") {
 		lo, hi, step, err := arrayRange(strings.TrimSpace(item))
