@@ -61,7 +61,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define GT_ABI_VERSION 3
+#define GT_ABI_VERSION 4
 
 /*
  * GT_REPLY_MARGIN_MS: how long past the deadline the shim waits for an
@@ -92,7 +92,22 @@ enum gt_log_level {
 	GT_LOG_ERROR = 3,
 };
 
-/* The job, as submitted. NULL strings mean "not given"; counts 0 likewise. */
+/* What a request asks (struct gt_job.request). */
+enum gt_request {
+	GT_REQ_SUBMIT = 0,	/* job_submit: decide about a job as submitted */
+	GT_REQ_MODIFY = 1,	/* job_modify: a user's update sets features or
+				 * excluded nodes; keep gangtopo's binding */
+};
+
+/* The fields a GT_REQ_MODIFY update sets (struct gt_job.changes). */
+#define GT_CHANGE_FEATURES 0x1u
+#define GT_CHANGE_EXC_NODES 0x2u
+
+/*
+ * The job, as submitted (GT_REQ_SUBMIT), or an update's new values
+ * (GT_REQ_MODIFY: only user_id, job_id, changes, features and exc_nodes are
+ * set). NULL strings mean "not given"; counts 0 likewise.
+ */
 struct gt_job {
 	uint32_t user_id;
 	const char *name;
@@ -124,6 +139,14 @@ struct gt_job {
 	uint16_t cpus_per_task;
 	uint32_t min_cpus;
 	uint64_t pn_min_memory;		/* MiB; bit 63 set: per CPU (MEM_PER_CPU) */
+	/* ABI 4: arrays, heterogeneous jobs, updates */
+	const char *array_inx;		/* a job array's tasks ("0-49%5"); NULL for a job */
+	uint32_t het_job;		/* 1: component het_job_offset of a heterogeneous job */
+	uint32_t het_job_offset;
+	uint32_t request;		/* enum gt_request */
+	uint32_t changes;		/* GT_REQ_MODIFY: GT_CHANGE_* bits */
+	const char *job_id;		/* GT_REQ_MODIFY: the job the update names
+					 * ("123", "123_4", "123+1") */
 };
 
 /*

@@ -54,7 +54,7 @@ static void job_strings(struct gt_job *j, const char **out[], size_t *n)
 	const char **f[] = { &j->name, &j->partition, &j->default_partition, &j->gang_topology, &j->tres_per_job,
 			     &j->tres_per_node, &j->tres_per_socket, &j->tres_per_task, &j->cpus_per_tres,
 			     &j->mem_per_tres, &j->features, &j->prefer, &j->req_nodes, &j->exc_nodes, &j->comment,
-			     &j->admin_comment };
+			     &j->admin_comment, &j->array_inx, &j->job_id };
 
 	*n = sizeof(f) / sizeof(f[0]);
 	memcpy(out, f, sizeof(f));

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -116,6 +117,9 @@ static void copy_job(const job_desc_msg_t *jd, uint32_t uid, struct gt_job *j)
 	j->cpus_per_task = u16(jd->cpus_per_task);
 	j->min_cpus = u32(jd->min_cpus);
 	j->pn_min_memory = jd->pn_min_memory == NO_VAL64 ? 0 : jd->pn_min_memory;
+	j->array_inx = jd->array_inx;
+	j->het_job = jd->het_job_offset != NO_VAL;	/* job_submit runs once per component */
+	j->het_job_offset = j->het_job ? jd->het_job_offset : 0;
 }
 
 /* replace sets *field to a Slurm-allocated copy of value ("" clears it). */
@@ -368,11 +372,76 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_
 	return rc;
 }
 
+/*
+ * job_modify keeps gangtopo's binding when a user's update sets a job's
+ * features or excluded nodes, which would otherwise drop it: libgangtopo
+ * looks the job up in the bindings the controller publishes with the
+ * snapshot (the job's current fields are not readable here: job_ptr is
+ * slurmctld's private record) and answers with the user's values plus
+ * gangtopo's part (selector/jobsubmit/modify.go). Updates by root and by
+ * slurmctld's own user (the controller's re-binding, `gangtopo unbind
+ * --clear`) and updates of other fields pass without asking. Without an
+ * answer in time the update passes as the user gave it, whatever
+ * on_failure says: refusing users' updates while gangtopo is down would
+ * be worse than a binding lost.
+ */
+static int modify_locked(job_desc_msg_t *jd, uint32_t uid, char **err_msg)
+{
+	const struct gt_params *p = __atomic_load_n(&params, __ATOMIC_ACQUIRE);
+	struct gt_result *res = NULL;
+	struct gt_job job, *block;
+	char id[32];
+	int rc, wait_ms;
+
+	if (uid == 0 || uid == (uint32_t)geteuid() || (!jd->features && !jd->exc_nodes))
+		return SLURM_SUCCESS;
+	if (!p || !gt_channel_is_open(&chan))
+		return SLURM_SUCCESS;
+	memset(&job, 0, sizeof(job));
+	job.request = GT_REQ_MODIFY;
+	job.user_id = uid;
+	job.job_id = jd->job_id_str;
+	if (!job.job_id && jd->job_id != NO_VAL) {
+		snprintf(id, sizeof(id), "%u", jd->job_id);
+		job.job_id = id;
+	}
+	job.changes = (jd->features ? GT_CHANGE_FEATURES : 0) | (jd->exc_nodes ? GT_CHANGE_EXC_NODES : 0);
+	job.features = jd->features;
+	job.exc_nodes = jd->exc_nodes;
+	block = gt_job_pack(&job);
+	wait_ms = (int)((p->deadline_us + 999) / 1000) + GT_REPLY_MARGIN_MS;
+	rc = block ? gt_channel_call(&chan, block, wait_ms, &res) : GT_CH_UNAVAILABLE;
+	if (rc != GT_OK) {
+		slurm_error("%s: update of job %s by uid %u passes as given: no answer from the placement core (%s)",
+			    plugin_type, job.job_id ? job.job_id : "?", uid, rc == GT_CH_TIMEOUT ? "timeout" : "unavailable");
+		return SLURM_SUCCESS;
+	}
+	rc = apply_answer(jd, res, err_msg);
+	gt_result_release(res);
+	return rc == ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE ? ESLURM_NOT_SUPPORTED : rc;
+}
+
+/*
+ * job_modify: slurmctld passes err_msg from 23.02 on (issue 12's
+ * gangtopo_slurm.h names the switch GT_SLURM_MODIFY_ERR_MSG; the same test
+ * is spelled out here until both meet).
+ */
+#ifndef GT_SLURM_MODIFY_ERR_MSG
+#define GT_SLURM_MODIFY_ERR_MSG (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0))
+#endif
+#if GT_SLURM_MODIFY_ERR_MSG
 extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, char **err_msg)
 {
-	(void)job_desc;
+#else
+extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid)
+{
+	char **err_msg = NULL;	/* 22.05 has no message for the user here: the log line says why */
+#endif
+	int rc;
+
 	(void)job_ptr;
-	(void)submit_uid;
-	(void)err_msg;
-	return SLURM_SUCCESS;
+	pthread_mutex_lock(&chan_lock);
+	rc = modify_locked(job_desc, submit_uid, err_msg);
+	pthread_mutex_unlock(&chan_lock);
+	return rc;
 }

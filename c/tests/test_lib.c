@@ -56,6 +56,20 @@ static int call(const char *name, int timeout_ms, char *log, size_t len)
 	return rc;
 }
 
+/* call_modify sends a user's update of a job's features (job_modify). */
+static int call_modify(const char *id, const char *features, char *log, size_t len)
+{
+	struct gt_job j = { .request = GT_REQ_MODIFY, .user_id = 1000, .job_id = id, .features = features,
+			    .changes = GT_CHANGE_FEATURES };
+	struct gt_result *res = NULL;
+	int rc = gt_channel_call(&ch, gt_job_pack(&j), 2000, &res);
+
+	snprintf(log, len, "%s", res && res->log ? res->log : "");
+	CHECK(!res || (res->action == GT_KEEP && !res->features), "update without a snapshot changed the job");
+	gt_result_release(res);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/gangtopo-test-lib-XXXXXX", config[128], log[512];
@@ -76,6 +90,8 @@ int main(int argc, char **argv)
 	CHECK(params && params->deadline_us == 100000 && params->jobs_gpu && !params->fail_closed &&
 	      params->partitions && !*params->partitions, "published parameters");
 	CHECK(call("plain", 2000, log, sizeof(log)) == GT_OK && strstr(log, "gangtopo v1 untouched"), "plain: %s", log);
+	CHECK(call_modify("123_4", "", log, sizeof(log)) == GT_OK &&
+	      strstr(log, "update of job 123_4 by uid 1000 passes as given: no snapshot loaded"), "update: %s", log);
 	CHECK(call("gangtopo-inject-hang", 150, log, sizeof(log)) == GT_CH_TIMEOUT, "hang: no timeout");
 	usleep(1200 * 1000);
 	CHECK(call("after", 2000, log, sizeof(log)) == GT_OK && strstr(log, "\"after\""), "after: %s", log);

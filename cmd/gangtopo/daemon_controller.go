@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -9,21 +12,24 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/controller"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/frag"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 // controllerRole is `gangtopo daemon --role controller` (see package
 // controller).
 func controllerRole(shared *daemonFlags) daemonRole {
 	var (
-		output string
-		slurm  slurmFlags
+		output, config string
+		slurm          slurmFlags
 	)
 	return daemonRole{
 		interval: 5 * time.Second,
 		addFlags: func(cmd *cobra.Command) {
 			fs := cmd.Flags()
 			fs.StringVarP(&output, "output", "o", "", "controller: snapshot `file` to publish")
+			fs.StringVar(&config, "config", "", "controller: the plugin's gangtopo.yaml, whose policy and rebind: section the re-binding of stale pending jobs follows (default: $GANGTOPO_CONFIG, else "+ctld.DefaultConfigPath+" when it exists; without one, no re-binding)")
 			slurm.register(fs)
 		},
 		start: func(d *daemon.Daemon) (func(context.Context) error, error) {
@@ -35,10 +41,18 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			if err != nil {
 				return nil, err
 			}
+			rebind, err := rebindSetup(config, slurm, d)
+			if err != nil {
+				return nil, err
+			}
+			prefix := slurm.featurePrefix
+			if rebind != nil && !slurm.fs.Changed("feature-prefix") {
+				prefix = rebind.Config.FeaturePrefix
+			}
 			c, err := controller.New(controller.Config{
-				Topology: topology, Output: output, Poll: poll, FeaturePrefix: slurm.featurePrefix,
+				Topology: topology, Output: output, Poll: poll, FeaturePrefix: prefix,
 				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},
-				Workload: frag.PhillyPrior(1),
+				Workload: frag.PhillyPrior(1), Rebind: rebind,
 			}, d)
 			if err != nil {
 				return nil, err
@@ -46,4 +60,29 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			return c.Cycle, nil
 		},
 	}
+}
+
+// rebindSetup reads gangtopo.yaml for the re-binding: the file --config
+// names (which must load), else the plugin's default when it exists (nil
+// without one, and a log line saying so).
+func rebindSetup(config string, slurm slurmFlags, d *daemon.Daemon) (*controller.RebindSetup, error) {
+	path, explicit := config, config != ""
+	if !explicit {
+		path = ctld.DefaultConfigPath
+		if env := os.Getenv("GANGTOPO_CONFIG"); env != "" {
+			path = env
+		}
+	}
+	cfg, err := ctld.LoadConfig(path)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist) && !explicit:
+		d.Log.Info().Str("config", path).Msg("no gangtopo.yaml: stale pending jobs are not re-bound (give --config)")
+		return nil, nil
+	case err != nil:
+		return nil, usagef("daemon --role controller: --config: %v", err)
+	}
+	update := func(ctx context.Context, timeout time.Duration, id string, args []string) error {
+		return slurmstate.UpdateJob(ctx, slurm.binDir, timeout, id, args)
+	}
+	return &controller.RebindSetup{ConfigPath: path, Config: cfg, Update: update}, nil
 }

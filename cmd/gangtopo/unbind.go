@@ -6,13 +6,11 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 )
 
@@ -124,56 +122,17 @@ func bindingOf(j slurmJob, prefix string) (binding, bool) {
 	}
 	b := binding{job: j, features: j.features, excluded: j.excluded, newFeatures: j.features, newExcluded: j.excluded}
 	if len(d.Bound) > 0 {
-		expr := featureExpr(prefix, d.Bound)
-		switch {
-		case j.features == expr:
-			b.newFeatures, b.changeFeatures = "", true
-		case strings.HasPrefix(j.features, "(") && strings.HasSuffix(j.features, ")&"+expr):
-			b.newFeatures, b.changeFeatures = j.features[1:len(j.features)-len(expr)-2], true
-		case strings.Contains(j.features, expr):
+		expr := jobsubmit.BindingExpr(prefix, d.Bound)
+		if user, ok := jobsubmit.UserFeatures(j.features, expr); ok {
+			b.newFeatures, b.changeFeatures = user, true
+		} else if strings.Contains(j.features, expr) {
 			b.note = "its features were changed since gangtopo bound it; left as they are"
 		}
 	}
 	if d.Excluded != "" && j.excluded != "" {
-		b.newExcluded, b.changeExcl = withoutNodes(j.excluded, d.Excluded)
+		b.newExcluded, b.changeExcl = jobsubmit.WithoutNodes(j.excluded, d.Excluded)
 	}
 	return b, b.changeFeatures || b.changeExcl || b.note != ""
-}
-
-// featureExpr is the expression the plugin wrote (jobsubmit's featureExpr).
-func featureExpr(prefix string, domains []string) string {
-	fs := make([]string, len(domains))
-	for i, d := range domains {
-		fs[i] = jobsubmit.DomainFeature(prefix, d)
-	}
-	if len(fs) == 1 {
-		return fs[0]
-	}
-	return "[" + strings.Join(fs, "|") + "]"
-}
-
-// withoutNodes takes the nodes of drop out of the host list have.
-func withoutNodes(have, drop string) (string, bool) {
-	h, err1 := hostlist.Expand(have)
-	d, err2 := hostlist.Expand(drop)
-	if err1 != nil || err2 != nil {
-		return have, false
-	}
-	gone := map[string]bool{}
-	for _, n := range d {
-		gone[n] = true
-	}
-	var keep []string
-	for _, n := range h {
-		if !gone[n] {
-			keep = append(keep, n)
-		}
-	}
-	if len(keep) == len(h) {
-		return have, false
-	}
-	sort.Strings(keep)
-	return hostlist.Compress(keep), true
 }
 
 func (o unbindOptions) report(ctx context.Context, w io.Writer, b binding) error {

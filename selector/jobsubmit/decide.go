@@ -87,6 +87,9 @@ type Prepared struct {
 	Final   Result
 	Request request.Request
 	Option  request.Option
+	// Tasks is how many tasks of the job the engine places: a job array's
+	// tasks that may run at once (tasks.go), 1 for a job.
+	Tasks int
 }
 
 // Decide runs every stage with the engine called directly: what the
@@ -96,7 +99,7 @@ func (dc *Decider) Decide(j Job, s *occupancy.Snapshot, gen uint64, e *place.Eng
 	if p.Done {
 		return p.Final, nil
 	}
-	return dc.Rewrite(j, p, e.Place(s, dc.EngineRequest(p, s)), s, gen)
+	return dc.Rewrite(j, p, dc.Place(e, s, p, nil), s, gen)
 }
 
 // EngineRequest is the request the engine places for a prepared job on
@@ -140,22 +143,26 @@ func (dc *Decider) Prepare(j Job) Prepared {
 	if msg := dc.checkRequest(j, req, opt); msg != "" {
 		return Prepared{Done: true, Final: dc.refuse(j, opt.String(), msg)}
 	}
-	return Prepared{Request: req, Option: opt}
+	tasks, err := tasksAtOnce(j)
+	if err != nil {
+		return Prepared{Done: true, Final: dc.leftAsSubmitted(j, opt, req.GPUs, CauseUnsupported, err)}
+	}
+	return Prepared{Request: req, Option: opt, Tasks: tasks}
 }
 
-// Rewrite is stage 5: the engine's answer about a prepared job becomes
-// job fields. An engine status it does not know is an error (the caller's
-// failure path).
-func (dc *Decider) Rewrite(j Job, p Prepared, res place.Result, s *occupancy.Snapshot, gen uint64) (Result, error) {
-	switch res.Status {
+// Rewrite is stage 5: the engine's answer about a prepared job (Place)
+// becomes job fields. An engine status it does not know is an error (the
+// caller's failure path).
+func (dc *Decider) Rewrite(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, gen uint64) (Result, error) {
+	switch pl.Status {
 	case place.Invalid, place.Impossible:
-		return dc.refuse(j, p.Option.String(), res.Message), nil
+		return dc.refuse(j, p.Option.String(), pl.Message), nil
 	case place.NoFit:
-		return dc.waiting(j, p.Request, p.Option, res, s, gen), nil
+		return dc.waiting(j, p, pl.Result, s, gen), nil
 	case place.Placed:
-		return dc.placed(j, p.Request, p.Option, res, s, gen), nil
+		return dc.placed(j, p, pl, s, gen), nil
 	}
-	return Result{}, fmt.Errorf("engine returned status %v", res.Status)
+	return Result{}, fmt.Errorf("engine returned status %v", pl.Status)
 }
 
 // scope reads the job's --gang-topology and says whether gangtopo handles
@@ -283,7 +290,14 @@ func Failure(j Job, err error, gen uint64, refuse bool) Result {
 // JobLabel names a job in log lines: its name quoted (a name cannot forge
 // log lines) and its user.
 func JobLabel(j Job) string {
-	return fmt.Sprintf("job %q of uid %d", j.Name, j.UserID)
+	part := ""
+	switch {
+	case j.HetJob:
+		part = fmt.Sprintf(" (hetjob component %d)", j.HetOffset)
+	case j.ArrayInx != "":
+		part = fmt.Sprintf(" (array %q)", j.ArrayInx)
+	}
+	return fmt.Sprintf("job %q%s of uid %d", j.Name, part, j.UserID)
 }
 
 // JobRequest is what job j asks for in the engine's terms, read as the

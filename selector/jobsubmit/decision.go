@@ -21,7 +21,8 @@ type Decision struct {
 	// the controller's count of such jobs; "" for a failure to decide.
 	Cause    Cause
 	Request  string   // canonical --gang-topology value
-	GPUs     int      // GPUs of the gang
+	GPUs     int      // GPUs of the gang (of each task, for an array)
+	Tasks    int      // a job array's tasks the decision placed at once (tasks.go); 0 for a job
 	Shape    string   // "4x8" when gangtopo set nodes x GPUs per node
 	Domain   string   // the domain the engine chose
 	Tier     string   // its tier
@@ -76,6 +77,9 @@ func (d Decision) String() string {
 	kv("request", d.Request)
 	if d.GPUs > 0 {
 		kv("gpus", strconv.Itoa(d.GPUs))
+	}
+	if d.Tasks > 0 {
+		kv("tasks", strconv.Itoa(d.Tasks))
 	}
 	kv("shape", d.Shape)
 	kv("domain", d.Domain)
@@ -133,6 +137,8 @@ func (d *Decision) set(k, v string) error {
 		d.Request = v
 	case "gpus":
 		d.GPUs, err = strconv.Atoi(v)
+	case "tasks":
+		d.Tasks, err = strconv.Atoi(v)
 	case "shape":
 		d.Shape = v
 	case "domain":

@@ -18,4 +18,14 @@
 // (gt_<domain>, DomainFeature) rather than to node lists, because node
 // lists go stale between submit and start. The decision is written into
 // the job as one line (Decision) that `gangtopo why` reads back.
+//
+// A job array's tasks are each a job to the engine (tasks.go: Place puts
+// them one after another). Around the decision made at submit:
+//
+//	binding.go  gangtopo's part of a job's fields, and the job without it
+//	            (Original)
+//	rebind.go   Rebind: is a pending job's binding what keeps it waiting,
+//	            and what a new decision changes (the controller daemon)
+//	modify.go   KeepBinding: a user's update keeps gangtopo's part (the
+//	            plugin's job_modify)
 package jobsubmit

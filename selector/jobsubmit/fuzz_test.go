@@ -40,3 +40,21 @@ func FuzzParseDecision(f *testing.F) {
 		}
 	})
 }
+
+// FuzzArrayTasks: a job array's task list (sbatch --array, squeue's
+// array_task_string) never panics, and a list that parses counts at least
+// one task and no more than its indices allow.
+func FuzzArrayTasks(f *testing.F) {
+	for _, s := range []string{"0-49%5", "1,3,5-11:2", "7", "0-9,5-14", "0-4194304", "9-3", "%", "0-1:-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		tasks, limit, err := ArrayTasks(in)
+		if err != nil {
+			return
+		}
+		if tasks < 1 || tasks > maxArrayIndex+1 || limit < 0 {
+			t.Errorf("%q: %d tasks, limit %d", in, tasks, limit)
+		}
+	})
+}

@@ -44,6 +44,15 @@ type Job struct {
 	CPUsPerTask   uint16
 	MinCPUs       uint32
 	PnMinMemory   uint64 // MiB per node; with memPerCPU set, per CPU
+	// ArrayInx is a job array's task list as sbatch --array gives it
+	// ("0-49%5"; tasks.go): every task is a job to the engine. "" for a
+	// job that is not an array.
+	ArrayInx string
+	// HetJob says the job is component HetOffset of a heterogeneous job:
+	// Slurm calls job_submit once per component, each a job of its own
+	// (hetjob.go).
+	HetJob    bool
+	HetOffset uint32
 }
 
 // memPerCPU is Slurm's MEM_PER_CPU flag in pn_min_memory.

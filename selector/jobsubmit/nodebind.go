@@ -25,34 +25,59 @@ import (
 
 // nodeBinding returns the ranked node names a placed one-node job is
 // bound to, or nil when node binding is off, the allocation spans nodes,
-// or the nodes do not carry their features.
-func (dc *Decider) nodeBinding(res place.Result, s *occupancy.Snapshot) []string {
-	k := min(dc.policy.BindNodes, maxAlternatives)
-	if k <= 0 || len(res.Alloc.Nodes) != 1 || s.Features == nil {
+// or the nodes do not carry their features. For a job array the nodes its
+// tasks were placed on come first, in the order the engine filled them
+// (tasks.go), then as many ranked alternatives as a job gets.
+func (dc *Decider) nodeBinding(pl Placement, s *occupancy.Snapshot) []string {
+	if dc.policy.BindNodes <= 0 || len(pl.Alloc.Nodes) != 1 || s.Features == nil {
 		return nil
 	}
+	placed := taskNodes(pl)
+	if len(placed) > maxAlternatives {
+		return nil // more nodes than Slurm can take alternatives
+	}
+	k := min(len(placed)+dc.policy.BindNodes-1, maxAlternatives)
 	c := dc.cluster
 	seen := map[topology.NodeID]bool{}
 	var names []string
-	add := func(n topology.NodeID) {
+	add := func(n topology.NodeID) bool {
 		if seen[n] || len(names) >= k {
-			return
+			return true
 		}
 		seen[n] = true
-		if has, _ := s.HasFeature(n, DomainFeature(dc.policy.FeaturePrefix, c.Nodes[n].Name)); has {
+		has, _ := s.HasFeature(n, DomainFeature(dc.policy.FeaturePrefix, c.Nodes[n].Name))
+		if has {
 			names = append(names, c.Nodes[n].Name)
 		}
+		return has
 	}
-	add(res.Alloc.Nodes[0].Node)
-	if len(names) == 0 {
-		return nil // the engine's choice is not bindable: do not send the job elsewhere
+	for _, n := range placed {
+		if !add(n) {
+			return nil // the engine's choice is not bindable: do not send the job elsewhere
+		}
 	}
-	for _, cand := range res.Candidates {
-		if len(cand.Nodes) == 1 {
-			add(cand.Nodes[0].Node)
+	for _, cands := range [][]place.Candidate{pl.Candidates, pl.Spare} {
+		for _, cand := range cands {
+			if len(cand.Nodes) == 1 {
+				add(cand.Nodes[0].Node)
+			}
 		}
 	}
 	return names
+}
+
+// taskNodes lists the nodes of a one-node placement's tasks, each once,
+// in the order the tasks were placed (just the chosen node for a job).
+func taskNodes(pl Placement) []topology.NodeID {
+	out := []topology.NodeID{pl.Alloc.Nodes[0].Node}
+	seen := map[topology.NodeID]bool{out[0]: true}
+	for _, a := range pl.Tasks {
+		if n := a.Nodes[0].Node; len(a.Nodes) == 1 && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // MaxBindNodes is the largest node binding: every alternative Slurm can

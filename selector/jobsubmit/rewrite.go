@@ -40,16 +40,19 @@ import (
 //     store's held decisions (PendingHold) keep a burst of submissions from
 //     walking into it.
 
-// placed builds the rewrite for a placed gang.
-func (dc *Decider) placed(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
+// placed builds the rewrite for a placed gang (for an array, its tasks
+// placed now: pl.Tasks).
+func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, gen uint64) Result {
 	c := dc.cluster
-	d := Decision{Verdict: VerdictPlaced, Request: o.String(), GPUs: req.GPUs, Snapshot: gen,
+	req, res := p.Request, pl.Result
+	d := Decision{Verdict: VerdictPlaced, Request: p.Option.String(), GPUs: req.GPUs, Snapshot: gen,
 		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message + dc.advisoryNote(req, res)}
 	if res.Widened {
 		d.Verdict = VerdictWider
 	}
+	dc.countTasks(j, p, pl, &d)
 	out := Result{Action: Modify}
-	if nodes := dc.onOneNode(j, res, s); nodes != nil {
+	if nodes := dc.onOneNode(j, pl, s); nodes != nil {
 		// one node: the ranked nodes, which lie inside any domain the
 		// request names
 		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(nodes)))
@@ -57,33 +60,48 @@ func (dc *Decider) placed(j Job, req request.Request, o request.Option, res plac
 		d.Bound = nodes
 		return dc.withDecision(j, out, d)
 	}
-	d.Bound = dc.bind(j, req, o, res, s, &out)
+	d.Bound = dc.bind(j, p, pl, s, &out)
 	if shape := dc.shape(j, req, res, &out); shape != "" {
 		d.Shape = shape
 	}
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
-		d.Excluded = dc.keepWholeNodes(j, res, s, &out)
+		d.Excluded = dc.keepWholeNodes(j, pl, s, &out)
 	}
 	return dc.withDecision(j, out, d)
+}
+
+// countTasks records a job array's tasks in the decision, and says when
+// fewer than the tasks that may run at once have room now.
+func (dc *Decider) countTasks(j Job, p Prepared, pl Placement, d *Decision) {
+	if j.ArrayInx == "" {
+		return
+	}
+	d.Tasks = p.Tasks
+	if len(pl.Tasks) < p.Tasks {
+		d.Text += fmt.Sprintf("; %d of the %d tasks that may run at once have room now", len(pl.Tasks), p.Tasks)
+	}
 }
 
 // onOneNode is the node binding of a one-node placement (nodebind.go),
 // nil when it does not apply: the user named nodes, or nodes cannot be
 // bound.
-func (dc *Decider) onOneNode(j Job, res place.Result, s *occupancy.Snapshot) []string {
+func (dc *Decider) onOneNode(j Job, pl Placement, s *occupancy.Snapshot) []string {
 	if j.ReqNodes != "" {
 		return nil
 	}
-	return dc.nodeBinding(res, s)
+	return dc.nodeBinding(pl, s)
 }
 
 // waiting builds the rewrite for a valid gang that has no room now: it is
 // bound like a placed one (so it starts in the first domain that frees) and
 // pends with Slurm's own reason; the decision says why.
-func (dc *Decider) waiting(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
-	d := Decision{Verdict: VerdictWaiting, Request: o.String(), GPUs: req.GPUs, Snapshot: gen, Text: res.Message}
+func (dc *Decider) waiting(j Job, p Prepared, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
+	d := Decision{Verdict: VerdictWaiting, Request: p.Option.String(), GPUs: p.Request.GPUs, Snapshot: gen, Text: res.Message}
+	if j.ArrayInx != "" {
+		d.Tasks = p.Tasks
+	}
 	out := Result{Action: Modify}
-	d.Bound = dc.bind(j, req, o, res, s, &out)
+	d.Bound = dc.bind(j, p, Placement{Result: res}, s, &out)
 	if len(d.Bound) > 0 {
 		d.Text += "; it starts in the first of " + strings.Join(d.Bound, ", ") + " that has room"
 	}
@@ -98,8 +116,9 @@ func (dc *Decider) waiting(j Job, req request.Request, o request.Option, res pla
 // the job is left free to start wider. Slurm's own --prefer is not used:
 // in 22.05 a job whose preferred nodes exist but are busy waits for them
 // (reason Priority), which is what required means, not preferred.
-func (dc *Decider) bind(j Job, req request.Request, o request.Option, res place.Result, s *occupancy.Snapshot, out *Result) []string {
-	if o.Mode == request.Preferred && (res.Status != place.Placed || res.Widened) {
+func (dc *Decider) bind(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, out *Result) []string {
+	req, res := p.Request, pl.Result
+	if p.Option.Mode == request.Preferred && (res.Status != place.Placed || res.Widened) {
 		return nil
 	}
 	t := req.EffectiveTier()
@@ -115,7 +134,7 @@ func (dc *Decider) bind(j Job, req request.Request, o request.Option, res place.
 	if t == topology.TierCluster {
 		return nil
 	}
-	names := dc.rankedDomains(req, t, res, s)
+	names := dc.rankedDomains(req, t, pl, s)
 	if len(names) > 0 {
 		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(names)))
 	}
@@ -137,11 +156,12 @@ func (dc *Decider) nvlinkBlocks(t topology.Tier) bool {
 }
 
 // rankedDomains lists the domains of tier t that could ever hold the gang:
-// the one holding the engine's placement, those holding its alternatives,
-// then the rest in tree order; at most maxAlternatives (Slurm's limit),
+// the one holding the engine's placement, those holding an array's other
+// tasks, those holding its alternatives, then the rest in tree order; at
+// most maxAlternatives (Slurm's limit),
 // and only domains whose feature a node carries when the snapshot reports
 // features (Slurm refuses a job bound to a feature no node has).
-func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, res place.Result, s *occupancy.Snapshot) []string {
+func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, pl Placement, s *occupancy.Snapshot) []string {
 	c := dc.cluster
 	seen := map[topology.DomainID]bool{}
 	var out []string
@@ -153,8 +173,11 @@ func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, res place
 		seen[d] = true
 		out = append(out, c.Domains[d].Name)
 	}
-	if res.Status == place.Placed {
+	if res := pl.Result; res.Status == place.Placed {
 		add(ancestor(c, res.Domain, t))
+		for _, a := range pl.Tasks {
+			add(c.Nodes[a.Nodes[0].Node].Up[t])
+		}
 		for _, a := range res.Alternatives {
 			add(ancestor(c, a, t))
 		}
@@ -269,12 +292,14 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 
 // keepWholeNodes excludes the whole free nodes when the engine put a
 // one-node job on a partly used node (a hole exists), so Slurm's own
-// node order does not break a whole node instead. It returns the nodes it
-// added to the user's exclusions (a host list), which the decision records
-// so that `gangtopo unbind` can take them out again.
-func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot, out *Result) string {
+// node order does not break a whole node instead; for an array, the whole
+// nodes its later tasks were placed on stay allowed. It returns the nodes
+// it added to the user's exclusions (a host list), which the decision
+// records so that `gangtopo unbind` and the controller can take them out
+// again.
+func (dc *Decider) keepWholeNodes(j Job, pl Placement, s *occupancy.Snapshot, out *Result) string {
 	c := dc.cluster
-	chosen := res.Alloc.Nodes[0].Node
+	chosen := pl.Alloc.Nodes[0].Node
 	if s.IsWholeNodeFree(chosen) && s.FreeCPUMilli[chosen] == int32(min(c.Nodes[chosen].CPUs*1000, 1<<31-1)) {
 		return "" // the engine itself opened a whole node: nothing to protect
 	}
@@ -286,10 +311,17 @@ func (dc *Decider) keepWholeNodes(j Job, res place.Result, s *occupancy.Snapshot
 			}
 		}
 	}
+	used := map[topology.NodeID]bool{}
+	for _, a := range pl.Tasks {
+		for _, na := range a.Nodes {
+			used[na.Node] = true
+		}
+	}
 	var added []string
 	for i := range c.Nodes {
 		// a node without GPUs has none to keep whole
-		if c.Nodes[i].NumGPUs() > 0 && s.IsWholeNodeFree(topology.NodeID(i)) && !excl[c.Nodes[i].Name] {
+		id := topology.NodeID(i)
+		if c.Nodes[i].NumGPUs() > 0 && s.IsWholeNodeFree(id) && !used[id] && !excl[c.Nodes[i].Name] {
 			excl[c.Nodes[i].Name] = true
 			added = append(added, c.Nodes[i].Name)
 		}

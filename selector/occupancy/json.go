@@ -31,6 +31,8 @@ type file struct {
 	Nodes        []fileNode `json:"nodes"`
 	Jobs         []fileJob  `json:"jobs,omitempty"`
 	Mix          *Mix       `json:"mix,omitempty"`
+	// Bindings are gangtopo's part of pending jobs' fields (binding.go).
+	Bindings []fileBinding `json:"bindings,omitempty"`
 }
 
 type fileNode struct {
@@ -160,6 +162,9 @@ func (f *file) build(name string, c *topology.Cluster) (*Snapshot, error) {
 		if err := s.readJob(fj, derive); err != nil {
 			errs = append(errs, fmt.Errorf("%s: jobs[%d] (id %q): %w", name, i, fj.ID, err))
 		}
+	}
+	if err := s.readBindings(f.Bindings); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -354,6 +359,7 @@ func (s *Snapshot) toFile(source string) file {
 		}
 		f.Jobs = append(f.Jobs, fj)
 	}
+	f.Bindings = s.fileBindings()
 	return f
 }
 

@@ -66,6 +66,9 @@ type Snapshot struct {
 	// Mix is the request mix the controller learned (nil: not known yet;
 	// the engine then uses its default). Shared between clones.
 	Mix *Mix
+	// Bindings are gangtopo's part of pending jobs' fields (binding.go),
+	// for the plugin's job_modify. Shared between clones.
+	Bindings []Binding
 
 	wholeFree []uint8  // by NodeID: GPUs with FreeMilli == WholeGPU
 	idle      []int32  // by NodeID: sum of FreeMilli over the node's GPUs

@@ -1,11 +1,13 @@
 package ctld
 
 import (
+	"fmt"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +129,35 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// BenchmarkSubmitArray1000Nodes is one job array of 200 1-GPU tasks on the
+// same 70%-full 1,000-node cluster, under the default 50 ms deadline: every
+// task is placed by the engine (tasks.go) until 60% of the deadline is
+// spent. tasks/op is how many were placed within it.
+func BenchmarkSubmitArray1000Nodes(b *testing.B) {
+	g := benchGate(b)
+	g.cfg.Deadline = Defaults().Deadline
+	job := jobsubmit.Job{Name: "bench", TresPerJob: "gres:gpu:1", CPUsPerTres: "gres:gpu:1", ArrayInx: "0-199"}
+	var lat []time.Duration
+	tasks := 0
+	for b.Loop() {
+		t0 := time.Now()
+		res := g.Submit(job, time.Now())
+		lat = append(lat, time.Since(t0))
+		if res.Decision.Verdict != jobsubmit.VerdictPlaced {
+			b.Fatalf("array: %s", res.Log)
+		}
+		placed := res.Decision.Tasks // all, unless the decision says how many
+		var total int
+		if i := strings.Index(res.Decision.Text, " of the "); i >= 0 {
+			fmt.Sscanf(res.Decision.Text[strings.LastIndex(res.Decision.Text[:i], " ")+1:], "%d of the %d", &placed, &total)
+		}
+		tasks += placed
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(a, c int) bool { return lat[a] < lat[c] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-us")
+	b.ReportMetric(float64(tasks)/float64(len(lat)), "tasks/op")
 }

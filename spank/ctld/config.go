@@ -64,6 +64,9 @@ type Config struct {
 	// adds threads that spin up for every goroutine hand-off and GC workers
 	// on every core, all in slurmctld's process (docs/admin.md).
 	GoMaxProcs int
+	// Rebind is the rebind: section: the controller daemon's re-binding of
+	// stale pending jobs (config_rebind.go). The plugin only checks it.
+	Rebind RebindConfig
 }
 
 // Defaults returns every default, in one place.
@@ -78,6 +81,7 @@ func Defaults() Config {
 		Deadline:        50 * time.Millisecond,
 		PendingHold:     10 * time.Second,
 		GoMaxProcs:      1,
+		Rebind:          DefaultRebind(),
 	}
 }
 
@@ -158,6 +162,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"go_max_procs":   func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
 		"bind_nodes":     func(v *yaml.Node, k string) { p.count(v, k, 0, jobsubmit.MaxBindNodes, &c.BindNodes) },
 		"shards_per_gpu": func(v *yaml.Node, k string) { p.count(v, k, 0, maxShardsPerGPU, &c.ShardsPerGPU) },
+		"rebind":         p.rebind,
 	}
 }
 

@@ -34,6 +34,11 @@ partitions: [gpu, big]
 trusted_uids: [64030]
 go_max_procs: 0
 bind_nodes: 4
+rebind:
+  enabled: false
+  max_per_cycle: 3
+  job_interval: 30s
+  timeout: 2s
 `
 	got, err := ParseConfig(strings.NewReader(in), "gangtopo.yaml")
 	if err != nil {
@@ -43,7 +48,8 @@ bind_nodes: 4
 		Policy: jobsubmit.Policy{Jobs: jobsubmit.ScopeGPU, Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
 			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4},
 		DefaultTopology: "leaf:preferred", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
-		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0}
+		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0,
+		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -85,6 +91,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"partitions in one item", base + "partitions: [\"gpu,big\"]\n", `partitions: "gpu,big" is not a partition name`},
 		{"empty partition", base + "partitions: [\"\"]\n", `partitions: "" is not a partition name`},
 		{"partitions not a list", base + "partitions: gpu\n", "g.yaml:4: partitions: want a list of partition names"},
+		{"rebind not a mapping", base + "rebind: yes\n", "g.yaml:4: rebind: want a mapping (enabled, max_per_cycle, job_interval, timeout)"},
+		{"rebind unknown key", base + "rebind:\n  every: 5s\n", "g.yaml:5: rebind.every: unknown key (want one of enabled, job_interval, max_per_cycle, timeout)"},
+		{"rebind bad switch", base + "rebind:\n  enabled: maybe\n", `g.yaml:5: rebind.enabled: "maybe" is not true or false`},
+		{"rebind zero updates", base + "rebind:\n  max_per_cycle: 0\n", "g.yaml:5: rebind.max_per_cycle: 0 out of range (want 1..1000)"},
 		{"empty file", "", "empty file"},
 		{"not a mapping", "- a\n", "want a mapping of settings"},
 	}

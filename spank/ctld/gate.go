@@ -114,3 +114,20 @@ func (g *Gate) Submit(j jobsubmit.Job, now time.Time) (res jobsubmit.Result) {
 func (g *Gate) failure(j jobsubmit.Job, err error, gen uint64) jobsubmit.Result {
 	return jobsubmit.Failure(j, err, gen, g.cfg.OnFailure == FailClosed)
 }
+
+// Modify answers a user's update of a job's features or excluded nodes
+// (job_modify): gangtopo's binding of the job, as the controller published
+// it with the snapshot, is kept (jobsubmit.KeepBinding). Without a snapshot
+// the update passes as given, with a line saying so.
+func (g *Gate) Modify(m jobsubmit.Modification) (res jobsubmit.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = jobsubmit.Result{LogLevel: jobsubmit.LogError, Log: fmt.Sprintf("update of job %s: internal error, passes as given: %v", m.JobID, r)}
+		}
+	}()
+	s := g.store.Current()
+	if s == nil {
+		return jobsubmit.Result{LogLevel: jobsubmit.LogError, Log: fmt.Sprintf("update of job %s by uid %d passes as given: no snapshot loaded, so its binding is not known", m.JobID, m.UserID)}
+	}
+	return jobsubmit.KeepBinding(m, s)
+}

@@ -189,3 +189,45 @@ func TestSubmitCapsAbandonedEngineCalls(t *testing.T) {
 		t.Errorf("after the stuck calls returned: %v (%s)", got.Action, got.Log)
 	}
 }
+
+// A user's update of a job's features keeps gangtopo's binding from the
+// snapshot's bindings; without a snapshot the update passes, with a line.
+func TestModifyKeepsBinding(t *testing.T) {
+	g := gateFixture(t, nil, nil)
+	feat := "gt_h100"
+	m := jobsubmit.Modification{UserID: 1000, JobID: "12", Features: &feat}
+	if res := g.Modify(m); res.Action != jobsubmit.Keep || !strings.Contains(res.Log, "no snapshot loaded") {
+		t.Errorf("without a snapshot: %v %q", res.Action, res.Log)
+	}
+	c := g.Cluster()
+	s := occupancy.New(c)
+	s.Generation, s.Time = 8, time.Now()
+	s.Bindings = []occupancy.Binding{{Job: "12", Features: "[gt_node02|gt_node06]"}}
+	f, err := os.Create(g.cfg.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Encode(f, "test"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	g.Store().Refresh()
+	res := g.Modify(m)
+	if res.Action != jobsubmit.Modify || res.Features == nil || *res.Features != "(gt_h100)&[gt_node02|gt_node06]" {
+		t.Errorf("update: %v %v (%s)", res.Action, res.Features, res.Log)
+	}
+}
+
+// Every task of an array placed now is held: the next job does not get
+// their GPUs.
+func TestSubmitHoldsEveryTask(t *testing.T) {
+	g := gateFixture(t, nil, map[string]int{})
+	arr := g.Submit(jobsubmit.Job{Name: "arr", TresPerJob: "gres:gpu:1", ArrayInx: "0-119"}, time.Now())
+	if arr.Decision.Tasks != 120 {
+		t.Fatalf("array: %s", arr.Log)
+	}
+	// 128 GPUs, 120 held: 8 are left, one whole node
+	if res := g.Submit(jobsubmit.Job{Name: "big", TresPerJob: "gres:gpu:16", GangTopology: "any"}, time.Now()); res.Decision.Verdict != jobsubmit.VerdictWaiting {
+		t.Errorf("after the array, a 16-GPU job: %s", res.Log)
+	}
+}

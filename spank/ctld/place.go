@@ -8,7 +8,6 @@ import (
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
-	"github.com/gangtopo/gangtopo/selector/request"
 )
 
 // engineSlot is the placement engine with the busy flag of a call that
@@ -79,35 +78,42 @@ func (g *Gate) place(j jobsubmit.Job, p jobsubmit.Prepared, now time.Time) jobsu
 		e, w, v := g.store.takeEngineLocked()
 		g.workload, g.mixVersion, g.engine = w, v, engineSlot{e: e}
 	}
-	res, abandoned, err := g.runEngine(j, snap, g.decider.EngineRequest(p, snap))
+	pl, abandoned, err := g.runEngine(j, snap, p)
 	defer func() { g.store.Release(abandoned) }()
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
-	out, err := g.decider.Rewrite(j, p, res, snap, info.Generation)
+	out, err := g.decider.Rewrite(j, p, pl, snap, info.Generation)
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
-	if res.Status == place.Placed {
-		g.store.HoldLocked(res.Alloc, now)
+	if pl.Status == place.Placed {
+		for _, a := range pl.Tasks { // every task of an array is held
+			g.store.HoldLocked(a, now)
+		}
 	}
 	return out
 }
 
 type engineOut struct {
-	res place.Result
+	pl  jobsubmit.Placement
 	err error
 	dur time.Duration // the engine's own time
 }
 
-// runEngine calls the engine in a goroutine bounded by cfg.Deadline,
-// turning a panic into an error. On a timeout the call is abandoned
-// (abandoned=true): it keeps reading the snapshot, so the store copies it
-// before the next change, and the next call gets a fresh engine. With
-// maxAbandoned calls still running, no new one starts.
-func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, r request.Request) (place.Result, bool, error) {
+// taskShare is the part of the deadline an array's tasks may use before
+// the loop stops placing more (the rest is the answer's margin).
+const taskShare = 0.6
+
+// runEngine places the prepared job (every task of an array, until
+// taskShare of the deadline is spent) in a goroutine bounded by
+// cfg.Deadline, turning a panic into an error. On a timeout the call is
+// abandoned (abandoned=true): it keeps reading the snapshot, so the store
+// copies it before the next change, and the next call gets a fresh engine.
+// With maxAbandoned calls still running, no new one starts.
+func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, p jobsubmit.Prepared) (jobsubmit.Placement, bool, error) {
 	if n := abandoned.Load(); n >= maxAbandoned {
-		return place.Result{}, false, fmt.Errorf("%d placements are still running past their deadline: none is started until one returns", n)
+		return jobsubmit.Placement{}, false, fmt.Errorf("%d placements are still running past their deadline: none is started until one returns", n)
 	}
 	if g.engine.e == nil || (g.engine.busy != nil && g.engine.busy.Load()) {
 		g.engine = engineSlot{e: place.New(g.Cluster(), g.cfg.EngineOptions(g.workload))}
@@ -125,22 +131,23 @@ func (g *Gate) runEngine(j jobsubmit.Job, s *occupancy.Snapshot, r request.Reque
 		}()
 		hook(j)
 		t0 := time.Now()
-		res := e.Place(s, r)
-		ch <- engineOut{res: res, dur: time.Since(t0)}
+		budget := time.Duration(float64(g.cfg.Deadline) * taskShare)
+		pl := g.decider.Place(e, s, p, func() bool { return time.Since(t0) < budget })
+		ch <- engineOut{pl: pl, dur: time.Since(t0)}
 	}()
 	timer := time.NewTimer(g.cfg.Deadline)
 	defer timer.Stop()
 	select {
 	case out := <-ch:
 		g.lastEngine = out.dur
-		return out.res, false, out.err
+		return out.pl, false, out.err
 	case <-timer.C:
 		if !run.abandon() { // it ended as the timer fired
 			out := <-ch
 			g.lastEngine = out.dur
-			return out.res, false, out.err
+			return out.pl, false, out.err
 		}
 		g.engine.busy = busy
-		return place.Result{}, true, fmt.Errorf("placement took longer than the %v deadline", g.cfg.Deadline)
+		return jobsubmit.Placement{}, true, fmt.Errorf("placement took longer than the %v deadline", g.cfg.Deadline)
 	}
 }

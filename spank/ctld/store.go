@@ -312,3 +312,12 @@ func (s *Store) rebuild() {
 	}
 	s.held = kept
 }
+
+// Current returns the last good snapshot as loaded (without held
+// decisions), whatever its age, or nil: job_modify reads its bindings,
+// which an old snapshot still knows best.
+func (s *Store) Current() *occupancy.Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}

@@ -135,9 +135,17 @@ func answer(gateOf func() *ctld.Gate, job *C.struct_gt_job) (res *C.struct_gt_re
 				Log: fmt.Sprintf("internal error, job left as submitted: %v", r)}, pendingLogs())
 		}
 	}()
+	var out jobsubmit.Result
+	if job.request == C.GT_REQ_MODIFY {
+		m := goModification(job)
+		C.free(unsafe.Pointer(job))
+		if g := gateOf(); g != nil {
+			out = g.Modify(m)
+		}
+		return packResult(out, pendingLogs())
+	}
 	j := goJob(job)
 	C.free(unsafe.Pointer(job))
-	var out jobsubmit.Result
 	if g := gateOf(); g != nil {
 		out = g.Submit(j, time.Now())
 	}

@@ -41,7 +41,23 @@ func goJob(j *C.struct_gt_job) jobsubmit.Job {
 		MinNodes: uint32(j.min_nodes), MaxNodes: uint32(j.max_nodes), NumTasks: uint32(j.num_tasks),
 		NtasksPerNode: uint16(j.ntasks_per_node), CPUsPerTask: uint16(j.cpus_per_task),
 		MinCPUs: uint32(j.min_cpus), PnMinMemory: uint64(j.pn_min_memory),
+		ArrayInx: str(j.array_inx), HetJob: j.het_job != 0, HetOffset: uint32(j.het_job_offset),
 	}
+}
+
+// goModification copies an update out of the shim's block (GT_REQ_MODIFY):
+// the changes bits say which fields it sets, "" included.
+func goModification(j *C.struct_gt_job) jobsubmit.Modification {
+	m := jobsubmit.Modification{UserID: uint32(j.user_id), JobID: str(j.job_id)}
+	if j.changes&C.GT_CHANGE_FEATURES != 0 {
+		f := str(j.features)
+		m.Features = &f
+	}
+	if j.changes&C.GT_CHANGE_EXC_NODES != 0 {
+		x := str(j.exc_nodes)
+		m.ExcNodes = &x
+	}
+	return m
 }
 
 // block lays out a struct followed by its NUL-terminated strings in one

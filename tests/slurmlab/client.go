@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -60,4 +61,21 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// RunAs is Run as another user (uid and gid), for what slurmctld treats
+// differently from root's commands: a user's own scontrol update, say.
+func (l *Lab) RunAs(ctx context.Context, uid, gid uint32, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = l.Env()
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s as uid %d: %w: %s", name, strings.Join(args, " "), uid, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
 }

@@ -94,7 +94,10 @@ func (l *Lab) WaitNodesIdle(ctx context.Context, limit time.Duration) error {
 			return false
 		}
 		for _, st := range state {
-			if st != "idle" {
+			// plnd: idle, with backfill's mark for a job it planned to
+			// start there (a heterogeneous job, say), which stays until
+			// its next pass (bf_interval, 30 s) even when the job is gone
+			if st != "idle" && st != "plnd" {
 				return false
 			}
 		}

@@ -31,6 +31,9 @@ type Config struct {
 	// FeaturePrefix is the plugin's feature_prefix: nodes whose features
 	// with it differ from the cluster file are reported ("": no check).
 	FeaturePrefix string
+	// Rebind, when set, re-binds stale pending jobs after each published
+	// snapshot (rebind.go).
+	Rebind *RebindSetup
 }
 
 // Controller polls and publishes; it is not safe for concurrent cycles
@@ -47,6 +50,7 @@ type Controller struct {
 	lastTime   atomic.Int64 // Unix ns of the last published snapshot's time
 	problems   string       // the last report, to log only changes
 	failing    bool
+	rebind     *rebinder
 	uncovered  bool // most decided jobs were not covered by the cluster file
 	mix        *mixLearner
 	now        func() time.Time
@@ -83,6 +87,15 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 	}
 	c.lastTime.Store(start.UnixNano())
 	c.m = newMetrics(d.Registry, c.age)
+	if cfg.Rebind != nil {
+		if cfg.Poll.JobsFrom != slurmstate.SqueueJSON {
+			return nil, fmt.Errorf("re-binding (gangtopo.yaml's rebind: section, on by default) needs jobs from squeue --json: use --jobs-from squeue, or set rebind: {enabled: false}")
+		}
+		c.rebind = newRebinder(*cfg.Rebind, c.log, d.Registry, func() time.Time { return c.now() })
+		c.log.Info().Str("config", cfg.Rebind.ConfigPath).Bool("enabled", cfg.Rebind.Config.Rebind.Enabled).
+			Int("max_per_cycle", cfg.Rebind.Config.Rebind.MaxPerCycle).Dur("job_interval", cfg.Rebind.Config.Rebind.JobInterval).
+			Msg("re-binding of stale pending jobs")
+	}
 	c.log.Info().Str("topology", topo.Cluster.String()).Str("output", cfg.Output).Uint64("generation", h.Generation).Msg("controller ready")
 	return c, nil
 }
@@ -140,6 +153,9 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	c.m.observeSnapshot(s, &rep)
 	c.m.observeFrag(c.meter, s)
 	c.log.Debug().Uint64("generation", s.Generation).Int("jobs", len(s.Jobs)).Dur("took", c.now().Sub(start)).Msg("snapshot published")
+	if c.rebind != nil {
+		c.rebind.cycle(ctx, c.topo.Cluster, s, st.Pending) // after publishing: the plugin never waits for it
+	}
 	return "", nil
 }
 

@@ -14,6 +14,8 @@
 //  4. Publish it (publish.WriteSnapshot) with a generation above the last.
 //  5. Update the metrics, including the fragmentation gauges computed by
 //     the engine's frag package.
+//  6. With gangtopo.yaml (--config), re-bind the pending jobs whose binding
+//     went stale (rebind.go), within its rate limits.
 //
 // A cycle that fails at any step publishes nothing: the previous snapshot
 // stays in place, complete, and ages; gangtopo_snapshot_age_seconds shows

@@ -84,6 +84,9 @@ type State struct {
 	// Decisions counts the gangtopo decisions of every job listed, not only
 	// the ones holding resources.
 	Decisions Decisions
+	// Pending lists the pending jobs with a gangtopo decision (squeue
+	// --json only; pending.go).
+	Pending []PendingJob
 }
 
 // holdingStates are the job states in which a job holds its allocation

@@ -32,6 +32,8 @@ import (
 //  4. Jobs are recorded with their per-node GPUs, CPUs and memory, for
 //     reports and `gangtopo why`; the free capacity does not depend on them
 //     beyond step 1 and 2.
+//  5. The pending jobs gangtopo bound (squeue --json only) give the
+//     snapshot's bindings (Bindings), for the plugin's job_modify.
 //
 // Jobs read from scontrol's text (Job.FromText) are the exception: users'
 // job names and comments are printed there unescaped and can forge Slurm's
@@ -84,6 +86,9 @@ func BuildSnapshot(c *topology.Cluster, st *State, at time.Time, featurePrefix s
 	s.Jobs = snapshotJobs(c, st.Jobs, slurm, &rep)
 	for _, u := range st.Unreadable {
 		rep.add(JobUnreadable, "", "%s", u)
+	}
+	if featurePrefix != "" {
+		s.Bindings = Bindings(st.Pending, featurePrefix) // step 5
 	}
 	return s, rep, nil
 }

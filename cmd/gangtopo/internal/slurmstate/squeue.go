@@ -3,6 +3,7 @@ package slurmstate
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gangtopo/gangtopo/selector/hostlist"
 )
@@ -16,15 +17,16 @@ import (
 // job_resources.allocated_nodes[].sockets and its memory from
 // memory_allocated. (cpus_used there is always 0 in 22.05.)
 func ParseSqueueJSON(data []byte, label string) (jobs []Job, version string, err error) {
-	return parseSqueueJSON(data, label, nil)
+	return parseSqueueJSON(data, label, nil, nil)
 }
 
 // parseSqueueJSON is ParseSqueueJSON that also counts every job's decision
-// into dec (when not nil).
-func parseSqueueJSON(data []byte, label string, dec Decisions) (jobs []Job, version string, err error) {
+// into dec and collects the pending jobs with a decision into pend (each
+// when not nil).
+func parseSqueueJSON(data []byte, label string, dec Decisions, pend *[]PendingJob) (jobs []Job, version string, err error) {
 	s := &jsonScanner{data: data, memo: gresMemo{}}
 	version, err = s.openAPIDoc("jobs", func(i int) error {
-		j, holds, err := s.squeueJob(dec)
+		j, holds, err := s.squeueJob(dec, pend)
 		if err != nil {
 			return fmt.Errorf("jobs[%d]%s: %w", i, idSuffix(j.ID), err)
 		}
@@ -51,6 +53,7 @@ type squeueRaw struct {
 	adminComment string
 	gresDetail   []string
 	resources    *jobResources
+	pending      pendingRaw // pending.go
 	seen         int
 }
 
@@ -68,7 +71,7 @@ const (
 
 var squeueFieldNames = []string{"job_id", "job_state", "gres_detail"}
 
-func (s *jsonScanner) squeueJob(dec Decisions) (Job, bool, error) {
+func (s *jsonScanner) squeueJob(dec Decisions, pend *[]PendingJob) (Job, bool, error) {
 	var j Job
 	var raw squeueRaw
 	var field []byte // the key being read, for errors (aliases the input)
@@ -88,6 +91,9 @@ func (s *jsonScanner) squeueJob(dec Decisions) (Job, bool, error) {
 	}
 	dec.add(raw.adminComment)
 	if !holds {
+		if pj, ok := raw.pending.pendingJob(&j, raw.adminComment); ok && pend != nil && strings.EqualFold(j.State, "PENDING") {
+			*pend = append(*pend, pj)
+		}
 		return j, false, nil
 	}
 	j.GangTopology = requestFrom(raw.adminComment)
@@ -119,7 +125,10 @@ func (s *jsonScanner) squeueField(key []byte, j *Job, raw *squeueRaw) error {
 	case "job_resources":
 		raw.resources, err = s.jobResources()
 	default:
-		err = s.skip()
+		var handled bool
+		if handled, err = s.pendingField(key, &raw.pending); !handled {
+			err = s.skip()
+		}
 	}
 	return err
 }

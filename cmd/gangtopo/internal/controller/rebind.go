@@ -1,0 +1,274 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/selector/frag"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/spank/ctld"
+)
+
+// Re-binding pending jobs whose binding went stale (steering at schedule
+// time).
+//
+// After each published snapshot the controller looks at every pending job
+// that carries a gangtopo decision with a binding (squeue --json,
+// slurmstate.PendingJob) and asks the plugin's own decision code
+// (jobsubmit.Decider.Rebind) whether the binding is what keeps it waiting:
+// it cannot start inside its bound domains or nodes now, but a new
+// decision on the same snapshot, about the job as its user submitted it,
+// would start it. Such a job gets the new decision's fields through
+// `scontrol update` (features, exclusions, shape, and the new decision
+// line in its AdminComment).
+//
+// Order and limits: the jobs are taken in Slurm's priority order (then
+// submit time), the order Slurm starts them in, and each job re-bound is
+// allocated on the cycle's working copy of the snapshot, so two jobs are
+// not sent to the same free GPUs. At most max_per_cycle updates a cycle; a
+// job is not updated again within job_interval (Slurm may need a
+// scheduling pass or two to start it); every update is killed after
+// timeout, and one that runs out ends the cycle's updates (slurmctld is
+// busy or down, and the next would wait as long). The snapshot is already
+// published when this runs, so the plugin never waits for it.
+//
+// Only jobs with a decision in their AdminComment are looked at: users
+// cannot write it, so no user can make the controller change a job.
+
+// Updater changes a pending job through Slurm: scontrol update JobId=id
+// args..., killed after timeout (slurmstate.UpdateJob); tests give a fake.
+type Updater func(ctx context.Context, timeout time.Duration, id string, args []string) error
+
+// RebindSetup turns re-binding on: gangtopo.yaml (the plugin's policy and
+// its rebind: section, re-read when the file changes) and how to update
+// jobs.
+type RebindSetup struct {
+	ConfigPath string
+	Config     ctld.Config // as loaded at start
+	Update     Updater
+}
+
+// rebinder is the controller's re-binding state across cycles.
+type rebinder struct {
+	setup RebindSetup
+	log   zerolog.Logger
+	m     *rebindMetrics
+	now   func() time.Time
+
+	cfg     ctld.Config
+	stamp   time.Time // config file's mtime when loaded
+	cluster *topology.Cluster
+	mix     string // the request mix the engine measures against, as JSON
+	dec     *jobsubmit.Decider
+	eng     *place.Engine
+	last    map[string]time.Time // job ID -> when it was last updated
+}
+
+func newRebinder(setup RebindSetup, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *rebinder {
+	r := &rebinder{setup: setup, log: log, m: newRebindMetrics(reg), now: now, cfg: setup.Config, last: map[string]time.Time{}}
+	if fi, err := os.Stat(setup.ConfigPath); err == nil {
+		r.stamp = fi.ModTime()
+	}
+	return r
+}
+
+// cycle re-binds the stale jobs among pending on snapshot s (of cluster c).
+func (r *rebinder) cycle(ctx context.Context, c *topology.Cluster, s *occupancy.Snapshot, pending []slurmstate.PendingJob) {
+	r.reloadConfig()
+	if !r.cfg.Rebind.Enabled {
+		r.m.stale.Set(0)
+		return
+	}
+	if err := r.decider(c, s.Mix); err != nil {
+		r.log.Error().Err(err).Msg("re-binding off this cycle: the plugin's policy does not apply to the topology")
+		return
+	}
+	jobs := bound(pending)
+	work := s.Clone()
+	now := r.now()
+	stale, updated := 0, 0
+	for _, pj := range jobs {
+		if notYet[pj.Reason] {
+			continue // it could not start now anyway: its binding is not what keeps it
+		}
+		d, _ := jobsubmit.ParseDecision(pj.Decision) // bound() parsed it
+		rb := r.dec.Rebind(pj.Job, d, work, r.eng, s.Generation)
+		if !rb.Stale {
+			continue
+		}
+		stale++
+		if t, ok := r.last[pj.ID]; ok && now.Sub(t) < r.cfg.Rebind.JobInterval {
+			r.m.skipped.WithLabelValues("job_interval").Inc()
+			continue
+		}
+		if updated >= r.cfg.Rebind.MaxPerCycle {
+			r.m.skipped.WithLabelValues("max_per_cycle").Inc()
+			continue
+		}
+		updated++
+		if err := r.apply(ctx, pj, rb, work, now); errors.Is(err, slurmstate.ErrUpdateTimeout) {
+			break
+		}
+	}
+	r.m.stale.Set(float64(stale))
+	r.m.bound.Set(float64(len(jobs)))
+	r.forget(now)
+}
+
+// apply runs one update, logs it and, when it took, holds the job's new
+// placement on the cycle's working snapshot.
+func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsubmit.Rebinding, work *occupancy.Snapshot, now time.Time) error {
+	r.last[pj.ID] = now
+	target := pj.Target
+	if target == "" {
+		target = pj.ID
+	}
+	err := r.setup.Update(ctx, r.cfg.Rebind.Timeout, target, rb.Update.Args())
+	switch {
+	case err != nil && gone(err):
+		r.m.rebinds.WithLabelValues("gone").Inc()
+		r.log.Info().Str("job", pj.ID).Str("error", err.Error()).Msg("a stale job started or ended before its re-binding")
+		return err
+	case err != nil:
+		r.m.rebinds.WithLabelValues("failed").Inc()
+		r.log.Error().Err(err).Str("job", pj.ID).Str("update", rb.Update.String()).Msg("re-binding a stale job failed")
+		return err
+	}
+	r.m.rebinds.WithLabelValues("updated").Inc()
+	for _, a := range rb.Tasks {
+		_ = work.Allocate(a) // placed by the engine on work: it fits
+	}
+	r.log.Info().Str("job", pj.ID).Str("reason", pj.Reason).Str("why", rb.Why).Str("update", rb.Update.String()).
+		Str("decision", rb.Result.Decision.String()).Msg("re-bound a stale pending job")
+	return nil
+}
+
+// notYet are Slurm's reasons for a job that may not start yet whatever
+// the nodes: held, waiting for another job or a start time, or for its
+// array's earlier tasks (the % limit). Re-binding such a job now would
+// bind it to the state of now, not of when it may start.
+var notYet = map[string]bool{"JobHeldUser": true, "JobHeldAdmin": true, "Dependency": true,
+	"DependencyNeverSatisfied": true, "BeginTime": true, "JobArrayTaskLimit": true}
+
+// gone says an update failed because the job is no longer pending: it
+// started (Slurm found room after all) or ended between the poll and the
+// update, which is no failure of the controller's.
+func gone(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "no longer pending") || strings.Contains(msg, "Invalid job id") || strings.Contains(msg, "already completed")
+}
+
+// bound lists the pending jobs whose decision binds them, in the order
+// Slurm starts them: priority, then submit time, then ID.
+func bound(pending []slurmstate.PendingJob) []slurmstate.PendingJob {
+	var out []slurmstate.PendingJob
+	for _, pj := range pending {
+		if d, err := jobsubmit.ParseDecision(pj.Decision); err == nil && d.Binds() {
+			out = append(out, pj)
+		}
+	}
+	sort.SliceStable(out, func(i, k int) bool {
+		a, b := out[i], out[k]
+		if a.Priority != b.Priority {
+			return a.Priority > b.Priority
+		}
+		if !a.Submit.Equal(b.Submit) {
+			return a.Submit.Before(b.Submit)
+		}
+		return a.ID < b.ID
+	})
+	return out
+}
+
+// decider makes the decision code for cluster c and the request mix the
+// snapshot publishes, as the plugin does (spank/ctld, mix.go): again when
+// the topology, the policy or the mix changed.
+func (r *rebinder) decider(c *topology.Cluster, mix *occupancy.Mix) error {
+	fp := ""
+	if mix != nil {
+		b, _ := json.Marshal(mix)
+		fp = string(b)
+	}
+	if r.dec != nil && r.cluster == c && r.mix == fp {
+		return nil
+	}
+	dec, err := jobsubmit.New(r.cfg.Policy, c)
+	if err != nil {
+		return err
+	}
+	var w *frag.Workload
+	if mix != nil {
+		if mw, err := frag.MixWorkload(c, mix); err == nil {
+			w = &mw
+		} // else the default mix, as the plugin falls back to
+	}
+	r.cluster, r.mix, r.dec, r.eng = c, fp, dec, place.New(c, r.cfg.EngineOptions(w))
+	return nil
+}
+
+// reloadConfig re-reads gangtopo.yaml when it changed; one that does not
+// load is logged and the previous one kept, as the plugin does.
+func (r *rebinder) reloadConfig() {
+	fi, err := os.Stat(r.setup.ConfigPath)
+	if err != nil || fi.ModTime().Equal(r.stamp) {
+		return
+	}
+	r.stamp = fi.ModTime()
+	cfg, err := ctld.LoadConfig(r.setup.ConfigPath)
+	if err != nil {
+		r.log.Error().Err(err).Msg("gangtopo.yaml changed but does not load; re-binding keeps the previous configuration")
+		return
+	}
+	r.cfg, r.dec = cfg, nil
+	r.log.Info().Str("config", r.setup.ConfigPath).Bool("rebind", cfg.Rebind.Enabled).Msg("gangtopo.yaml reloaded")
+}
+
+// forget drops the jobs updated longer than job_interval ago.
+func (r *rebinder) forget(now time.Time) {
+	for id, t := range r.last {
+		if now.Sub(t) >= r.cfg.Rebind.JobInterval {
+			delete(r.last, id)
+		}
+	}
+}
+
+// rebindMetrics are the re-binding's Prometheus series.
+type rebindMetrics struct {
+	rebinds *prometheus.CounterVec
+	skipped *prometheus.CounterVec
+	stale   prometheus.Gauge
+	bound   prometheus.Gauge
+}
+
+func newRebindMetrics(reg prometheus.Registerer) *rebindMetrics {
+	m := &rebindMetrics{
+		rebinds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_rebinds_total",
+			Help: "Stale pending jobs re-bound through scontrol update, by result: updated, gone (started or ended before the update) or failed."}, []string{"result"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_rebind_skipped_total",
+			Help: "Stale pending jobs left for a later cycle, by limit: job_interval (re-bound recently) or max_per_cycle."}, []string{"limit"}),
+		stale: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_stale_pending_jobs",
+			Help: "Pending jobs found waiting only because of their gangtopo binding in the last cycle (a new decision would start them)."}),
+		bound: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_bound_pending_jobs",
+			Help: "Pending jobs carrying a gangtopo binding in the last cycle."}),
+	}
+	reg.MustRegister(m.rebinds, m.skipped, m.stale, m.bound)
+	for _, r := range []string{"updated", "gone", "failed"} {
+		m.rebinds.WithLabelValues(r)
+	}
+	for _, l := range []string{"job_interval", "max_per_cycle"} {
+		m.skipped.WithLabelValues(l)
+	}
+	return m
+}

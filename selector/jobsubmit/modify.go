@@ -1,0 +1,80 @@
+package jobsubmit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+)
+
+// A user's update of a job keeps gangtopo's binding.
+//
+// `scontrol update JobId=X Features=...` replaces a pending job's features
+// and with them gangtopo's matching OR; `ExcNodeList=...` replaces the
+// exclusions gangtopo added. slurmctld calls job_modify with only the
+// fields the update sets, and the job's current fields are out of reach
+// there (job_ptr is slurmctld's private record), so the plugin cannot see
+// what the job is bound to. The controller can: it publishes, with each
+// snapshot, gangtopo's part of every pending job it bound
+// (occupancy.Binding). KeepBinding adds that part to the user's new
+// values: the features become "(new)&[gangtopo's]" (as the rewrite writes
+// them), the exclusions the user's plus gangtopo's.
+//
+// Not covered, and why:
+//   - a job updated before the controller published its binding (up to one
+//     controller cycle after submit, 5 s by default) passes as updated;
+//   - updates of the size (NumNodes, GPUs) keep the binding as it is; if it
+//     can then never hold the job, the controller's re-binding replaces it
+//     (rebind.go);
+//   - an update naming a whole heterogeneous job ("123" for components
+//     123+0, 123+1, ...) is refused when it sets features or exclusions:
+//     job_modify is called once per component with the same update and
+//     cannot tell which component it is called for, and each carries its
+//     own binding. Updating the components one by one works.
+//
+// Root and slurmctld's own user pass untouched (the C shim does not even
+// ask): the controller's re-binding and `gangtopo unbind --clear` change
+// bindings on purpose.
+
+// Modification is an update of a job as job_modify sees it: who, which
+// job, and the fields it sets (nil: not set; "" clears).
+type Modification struct {
+	UserID   uint32
+	JobID    string // as the update names it: "123", "123_4", "123+1"
+	Features *string
+	ExcNodes *string
+}
+
+// KeepBinding is the answer about update m of a job with snapshot s's
+// bindings: the fields to write instead of the user's, or Keep when
+// gangtopo has no part in them.
+func KeepBinding(m Modification, s *occupancy.Snapshot) Result {
+	b, ok, het := s.BindingOf(m.JobID)
+	switch {
+	case het:
+		msg := fmt.Sprintf("gangtopo: job %s is a heterogeneous job whose components gangtopo placed each on its own: update its features and excluded nodes one component at a time (JobId=%s+0, %s+1, ...)", m.JobID, m.JobID, m.JobID)
+		return Result{Action: Reject, ErrMsg: msg, LogLevel: LogInfo, Log: fmt.Sprintf("update of job %s by uid %d refused: a whole heterogeneous job", m.JobID, m.UserID)}
+	case !ok:
+		return Result{}
+	}
+	out := Result{Action: Modify, LogLevel: LogInfo}
+	var kept []string
+	if m.Features != nil && b.Features != "" {
+		f := WithBinding(*m.Features, b.Features)
+		out.Features = &f
+		kept = append(kept, fmt.Sprintf("Features %q -> %q", *m.Features, f))
+	}
+	if m.ExcNodes != nil && b.Excluded != "" {
+		x, err := WithNodes(*m.ExcNodes, b.Excluded)
+		if err != nil {
+			return Result{LogLevel: LogInfo, Log: fmt.Sprintf("update of job %s by uid %d passes as given: ExcNodeList %q: %v", m.JobID, m.UserID, *m.ExcNodes, err)}
+		}
+		out.ExcNodes = &x
+		kept = append(kept, fmt.Sprintf("ExcNodeList %q -> %q", *m.ExcNodes, x))
+	}
+	if len(kept) == 0 {
+		return Result{}
+	}
+	out.Log = fmt.Sprintf("update of job %s by uid %d keeps gangtopo's binding: %s", m.JobID, m.UserID, strings.Join(kept, "; "))
+	return out
+}

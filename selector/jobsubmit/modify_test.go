@@ -1,0 +1,67 @@
+package jobsubmit
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/topology/topotest"
+)
+
+func TestKeepBinding(t *testing.T) {
+	s := occupancy.New(topotest.Lab16())
+	s.Bindings = []occupancy.Binding{
+		{Job: "12", Features: "[gt_node02|gt_node06]"},
+		{Job: "13", Excluded: "node[05-08]"},
+		{Job: "14", Features: "[gt_leaf1|gt_leaf2]"},     // an array's pending record
+		{Job: "20+0", Features: "[gt_node01|gt_node03]"}, // a hetjob's components
+		{Job: "20+1", Features: "[gt_leaf3|gt_leaf4]"},
+	}
+	str := func(v string) *string { return &v }
+	type answer struct {
+		Action             Action
+		Features, ExcNodes string
+		ErrMsg             string
+	}
+	tests := []struct {
+		name string
+		m    Modification
+		want answer
+	}{
+		{"the user's constraint goes before gangtopo's", Modification{JobID: "12", Features: str("gt_h100")},
+			answer{Action: Modify, Features: "(gt_h100)&[gt_node02|gt_node06]", ExcNodes: "<unset>"}},
+		{"clearing the features keeps gangtopo's", Modification{JobID: "12", Features: str("")},
+			answer{Action: Modify, Features: "[gt_node02|gt_node06]", ExcNodes: "<unset>"}},
+		// an update of a whole array reaches job_modify once per task with
+		// the same fields: the second call must not add it twice
+		{"already there", Modification{JobID: "14", Features: str("(a)&[gt_leaf1|gt_leaf2]")},
+			answer{Action: Modify, Features: "(a)&[gt_leaf1|gt_leaf2]", ExcNodes: "<unset>"}},
+		{"a task of an array's pending record", Modification{JobID: "14_7", Features: str("a")},
+			answer{Action: Modify, Features: "(a)&[gt_leaf1|gt_leaf2]", ExcNodes: "<unset>"}},
+		{"exclusions are the user's and gangtopo's", Modification{JobID: "13", ExcNodes: str("node16")},
+			answer{Action: Modify, Features: "<unset>", ExcNodes: "node[05-08,16]"}},
+		{"no exclusions of gangtopo's: nothing to keep", Modification{JobID: "12", ExcNodes: str("")}, answer{Features: "<unset>", ExcNodes: "<unset>"}},
+		{"a job gangtopo did not bind", Modification{JobID: "99", Features: str("x")}, answer{Features: "<unset>", ExcNodes: "<unset>"}},
+		{"a component", Modification{JobID: "20+1", Features: str("x")},
+			answer{Action: Modify, Features: "(x)&[gt_leaf3|gt_leaf4]", ExcNodes: "<unset>"}},
+		{"a whole hetjob", Modification{JobID: "20", Features: str("x")},
+			answer{Action: Reject, Features: "<unset>", ExcNodes: "<unset>",
+				ErrMsg: "gangtopo: job 20 is a heterogeneous job whose components gangtopo placed each on its own: update its features and excluded nodes one component at a time (JobId=20+0, 20+1, ...)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := KeepBinding(tc.m, s)
+			v := func(p *string) string {
+				if p == nil {
+					return "<unset>"
+				}
+				return *p
+			}
+			got := answer{Action: r.Action, Features: v(r.Features), ExcNodes: v(r.ExcNodes), ErrMsg: r.ErrMsg}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s\nlog: %s", diff, r.Log)
+			}
+		})
+	}
+}
