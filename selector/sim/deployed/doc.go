@@ -10,7 +10,7 @@
 //	request (a trace's job)
 //	  -> SbatchJob       the job_desc_msg_t fields sbatch would send for it
 //	  -> Path.Submit     jobsubmit.Decider.Decide on the snapshot of now
-//	  -> Apply           the job with the rewrite applied
+//	  -> Result.Apply    the job with the rewrite applied (as the shim writes it)
 //	  -> Path.Start      stockslurm on the snapshot when Slurm schedules it
 //
 // What the model leaves out: the snapshot the plugin decides on is the

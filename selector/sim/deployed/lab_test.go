@@ -113,7 +113,7 @@ func replayLabRun(t *testing.T, p *Path, c *topology.Cluster, run string) (int, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, started, err := p.Start(s, Apply(job, res), nil)
+		got, started, err := p.Start(s, res.Apply(job), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ func submitStart(t *testing.T, p *Path, sub, run *occupancy.Snapshot, r request.
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, ok, err := p.Start(run, Apply(j, res), nil)
+	a, ok, err := p.Start(run, res.Apply(j), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

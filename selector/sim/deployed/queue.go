@@ -87,5 +87,5 @@ func (q *Queue) decide(s *occupancy.Snapshot, r *request.Request) (jobsubmit.Job
 	if err != nil || res.Action == jobsubmit.Reject {
 		return jobsubmit.Job{}, false
 	}
-	return Apply(job, res), true
+	return res.Apply(job), true
 }

@@ -104,30 +104,3 @@ func ceilDiv(a, b int64) int64 {
 	}
 	return (a + b - 1) / b
 }
-
-// Apply is job j after the plugin's rewrite res: every field the rewrite
-// sets replaces the job's, as the C shim writes them into job_desc.
-func Apply(j jobsubmit.Job, res jobsubmit.Result) jobsubmit.Job {
-	if res.Action != jobsubmit.Modify {
-		return j
-	}
-	set := func(dst *string, src *string) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	set(&j.Features, res.Features)
-	set(&j.Prefer, res.Prefer)
-	set(&j.ReqNodes, res.ReqNodes)
-	set(&j.ExcNodes, res.ExcNodes)
-	set(&j.TresPerJob, res.TresPerJob)
-	set(&j.TresPerNode, res.TresPerNode)
-	set(&j.Comment, res.Comment)
-	if res.MinNodes > 0 {
-		j.MinNodes = res.MinNodes
-	}
-	if res.MaxNodes > 0 {
-		j.MaxNodes = res.MaxNodes
-	}
-	return j
-}

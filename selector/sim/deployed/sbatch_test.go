@@ -50,16 +50,3 @@ func TestSbatchJob(t *testing.T) {
 		t.Error("a share of 2 GPUs was accepted")
 	}
 }
-
-func TestApply(t *testing.T) {
-	feat, exc, empty := "[gt_node02|gt_node05]", "node[05-16]", ""
-	j := jobsubmit.Job{Name: "j", TresPerJob: "gres:gpu:32", Features: "ib"}
-	got := Apply(j, jobsubmit.Result{Action: jobsubmit.Modify, Features: &feat, ExcNodes: &exc, TresPerJob: &empty, MinNodes: 4, MaxNodes: 4})
-	want := jobsubmit.Job{Name: "j", Features: feat, ExcNodes: exc, MinNodes: 4, MaxNodes: 4}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if got := Apply(j, jobsubmit.Result{Action: jobsubmit.Keep, Features: &feat}); !cmp.Equal(j, got) {
-		t.Errorf("Keep changed the job: %+v", got)
-	}
-}

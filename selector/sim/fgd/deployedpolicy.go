@@ -49,7 +49,7 @@ func (d *deployedPolicy) Place(s *occupancy.Snapshot, j *Job) (occupancy.Allocat
 	if err != nil || res.Action == jobsubmit.Reject {
 		return occupancy.Allocation{}, false
 	}
-	a, ok, err := d.p.Start(s, deployed.Apply(job, res), &deployed.Resources{CPUMilli: j.CPUMilli, MemMiB: j.MemMiB})
+	a, ok, err := d.p.Start(s, res.Apply(job), &deployed.Resources{CPUMilli: j.CPUMilli, MemMiB: j.MemMiB})
 	if ok && err == nil {
 		d.p.Started(&j.Req)
 	}
