@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"bytes"
 	"errors"
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,7 +125,7 @@ func TestNodeFileWrittenWhenMapDirFails(t *testing.T) {
 				t.Fatal(err)
 			}
 			if os.Geteuid() != 0 {
-				t.Skip("needs root to give the directory away")
+				needs.Skip(t, "needs root to give the directory away")
 			}
 			if err := os.Chown(p, 65534, 65534); err != nil {
 				t.Fatal(err)
