@@ -45,12 +45,15 @@ test-partial: lint unit c-test
 # (`make test-partial` runs the rest). About 3 minutes. E2E_UID is for
 # tests/tools/makecheck.
 E2E_UID ?= $(shell id -u)
+# E2E_RUN picks tests by name, as go test -run does: every test runs under
+# TestE2E/slurm-<release>/ (e.g. E2E_RUN='TestE2E/slurm-.*/Gang').
+E2E_RUN ?= .
 e2e:
 	@if [ "$(E2E_UID)" != 0 ]; then echo "e2e: NOT RUN: it needs root (a real slurmctld and slurmd). This is not a pass:" \
 	  "run make test as root (CI does), or make test-partial for what runs without root (it says it is partial)." >&2; exit 1; \
 	else $(MAKE) --no-print-directory slurm-packages plugins plugins-fault build && \
 	  GANGTOPO_E2E=1 GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) \
-	  GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 10m -v ./tests/e2e/; fi
+	  GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 10m -v -run '$(E2E_RUN)' ./tests/e2e/; fi
 
 # ---- Slurm plugins (c/ and spank/) -----------------------------------------
 # Built against the installed Slurm headers; a plugin only loads into the

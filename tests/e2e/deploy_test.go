@@ -16,6 +16,10 @@ import (
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
+func init() {
+	register("DeployingOnACluster", testDeployingOnACluster)
+}
+
 // deployStep is one command of docs/admin.md's "Deploying on a cluster", as
 // written there, and how the lab runs it.
 type deployStep struct {
@@ -28,14 +32,14 @@ type deployStep struct {
 	before func(t *testing.T)
 }
 
-// TestDeployingOnACluster runs every command of docs/admin.md's "Deploying
+// testDeployingOnACluster runs every command of docs/admin.md's "Deploying
 // on a cluster", in the order written, against the lab: documented paths
 // (/etc/gangtopo, /var/lib/gangtopo) move into a scratch directory,
 // /etc/slurm/topology.conf is the lab's, and make builds and installs into
 // the scratch directory, away from the objects the lab's slurmctld has
 // loaded. The section must hold exactly these commands, so a command added
 // to it is a command this test runs.
-func TestDeployingOnACluster(t *testing.T) {
+func testDeployingOnACluster(t *testing.T) {
 	reset(t)
 	scratch := t.TempDir()
 	must(t, os.Chmod(scratch, 0o755))

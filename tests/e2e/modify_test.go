@@ -6,17 +6,21 @@ import (
 	"testing"
 )
 
+func init() {
+	register("UserUpdateKeepsBinding", testUserUpdateKeepsBinding)
+}
+
 // nobody is the user the tests submit and update jobs as when root's
 // rights would hide the point (slurmctld's job_modify lets root's and
 // SlurmUser's updates through untouched).
 const nobody = 65534
 
-// TestUserUpdateKeepsBinding: a user's `scontrol update JobId=X
+// testUserUpdateKeepsBinding: a user's `scontrol update JobId=X
 // Features=...` would replace gangtopo's matching OR; job_modify puts it
 // back after the user's constraint, from the binding the snapshot
 // publishes. Clearing the features keeps gangtopo's alone. root's update
 // (an administrator, the controller) passes as given.
-func TestUserUpdateKeepsBinding(t *testing.T) {
+func testUserUpdateKeepsBinding(t *testing.T) {
 	reset(t)
 	defer cancelUser(t, nobody)
 	fill(t, map[string]int{"node02": 6})

@@ -6,7 +6,11 @@ import (
 	"time"
 )
 
-// TestRequiredWaitsPreferredGoesWider: one node busy in every leaf, so no
+func init() {
+	register("RequiredWaitsPreferredGoesWider", testRequiredWaitsPreferredGoesWider)
+}
+
+// testRequiredWaitsPreferredGoesWider: one node busy in every leaf, so no
 // leaf has 32 GPUs free.
 //
 // A required leaf gang pends; Slurm's reason says it waits for resources,
@@ -15,7 +19,7 @@ import (
 // one frees up. A preferred leaf gang in the same situation starts at
 // once, wider. (They are not submitted together: with unlimited time limits
 // Slurm does not start a later job past a pending one in the partition.)
-func TestRequiredWaitsPreferredGoesWider(t *testing.T) {
+func testRequiredWaitsPreferredGoesWider(t *testing.T) {
 	reset(t)
 	fill(t, whole("node01", "node05", "node09", "node13"))
 	id := submit(t, "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf")
