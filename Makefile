@@ -56,8 +56,13 @@ e2e:
 	  GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 10m -v -run '$(E2E_RUN)' ./tests/e2e/; fi
 
 # ---- Slurm plugins (c/ and spank/) -----------------------------------------
-# Built against the installed Slurm headers; a plugin only loads into the
-# Slurm release series it was built for (22.05 here): see docs/admin.md.
+# Built against the installed Slurm headers (SLURM_INCLUDE: the directory
+# holding slurm/slurm.h), for the release they are: a job_submit plugin loads
+# only into the exact release it was built for, a SPANK plugin into its
+# series (docs/admin.md, "Slurm series"). c/slurm-release.sh reads the
+# release from slurm_version.h and refuses series outside 22.05-26.05;
+# $(PLUGIN_BUILD)/slurm-release records it, and install checks it against
+# the Slurm installed here.
 SLURM_INCLUDE    ?= /usr/include
 # Where Slurm loads plugins from: slurm.conf's PluginDir, which differs
 # between builds (Debian's packages: /usr/lib/x86_64-linux-gnu/slurm-wlm; a
@@ -71,17 +76,26 @@ HARDEN_CFLAGS    = -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
 HARDEN_LDFLAGS   = -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack
 PLUGIN_CFLAGS    = -std=gnu11 -O2 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -I$(SLURM_INCLUDE) -Ic
 SPANK_SRC        = c/spank_gangtopo.c c/spank_client.c c/spank_remote.c c/gangtopo_option.c c/gangtopo_nodefile.c c/gangtopo_quote.c
-SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h c/gangtopo_quote.h
+SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h c/gangtopo_quote.h c/gangtopo_slurm.h
 JOBSUBMIT_SRC    = c/job_submit_gangtopo.c c/gangtopo_channel.c c/gangtopo_scope.c c/gangtopo_quote.c
-JOBSUBMIT_HDR    = c/gangtopo_abi.h c/gangtopo_channel.h c/gangtopo_scope.h c/gangtopo_quote.h
+JOBSUBMIT_HDR    = c/gangtopo_abi.h c/gangtopo_channel.h c/gangtopo_scope.h c/gangtopo_quote.h c/gangtopo_slurm.h
 GO_CSHARED       = $(GO) build -buildmode=c-shared -trimpath \
 	-ldflags "-extldflags '-Wl,--version-script=$(abspath c/libgangtopo.lds) $(HARDEN_LDFLAGS)'"
 
 plugins: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)/job_submit_gangtopo.so
 
+# The release the headers are, recorded; rewritten (and the shims rebuilt)
+# only when it changes. Fails, saying why, for missing or unsupported headers.
+.PHONY: FORCE
+$(PLUGIN_BUILD)/slurm-release: FORCE
+	@mkdir -p $(PLUGIN_BUILD)
+	@r=$$(c/slurm-release.sh header $(SLURM_INCLUDE)) || exit 2; \
+	  if [ "$$(cat $@ 2>/dev/null)" != "$$r" ]; then echo "$$r" > $@; echo "plugins: building for Slurm $$r (headers in $(SLURM_INCLUDE))"; fi
+
 # The same job_submit plugin over a libgangtopo built with the fault hooks of
 # spank/ctld/fault_inject.go (tag gangtopo_faultinject): e2e fault tests only.
 plugins-fault: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)-fault/libgangtopo.so
+	cp $(PLUGIN_BUILD)/slurm-release $(PLUGIN_BUILD)-fault/
 	$(CC) $(PLUGIN_CFLAGS) -shared -o $(PLUGIN_BUILD)-fault/job_submit_gangtopo.so $(JOBSUBMIT_SRC) \
 	  -L$(PLUGIN_BUILD)-fault -lgangtopo -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
 	cp $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)-fault/
@@ -91,8 +105,7 @@ $(PLUGIN_BUILD)-fault/libgangtopo.so:
 	@mkdir -p $(PLUGIN_BUILD)-fault
 	$(GO_CSHARED) -tags gangtopo_faultinject -o $@ ./spank/libgangtopo
 
-$(PLUGIN_BUILD)/spank_gangtopo.so: $(SPANK_SRC) $(SPANK_HDR) c/spank_gangtopo.lds
-	@mkdir -p $(PLUGIN_BUILD)
+$(PLUGIN_BUILD)/spank_gangtopo.so: $(SPANK_SRC) $(SPANK_HDR) c/spank_gangtopo.lds $(PLUGIN_BUILD)/slurm-release
 	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $(SPANK_SRC) -Wl,--version-script=c/spank_gangtopo.lds $(HARDEN_LDFLAGS)
 
 # libgangtopo.so: go decides what is stale, so it is always asked.
@@ -101,7 +114,7 @@ $(PLUGIN_BUILD)/libgangtopo.so:
 	@mkdir -p $(PLUGIN_BUILD)
 	$(GO_CSHARED) -o $@ ./spank/libgangtopo
 
-$(PLUGIN_BUILD)/job_submit_gangtopo.so: $(JOBSUBMIT_SRC) $(JOBSUBMIT_HDR) c/job_submit_gangtopo.lds $(PLUGIN_BUILD)/libgangtopo.so
+$(PLUGIN_BUILD)/job_submit_gangtopo.so: $(JOBSUBMIT_SRC) $(JOBSUBMIT_HDR) c/job_submit_gangtopo.lds $(PLUGIN_BUILD)/libgangtopo.so $(PLUGIN_BUILD)/slurm-release
 	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $(JOBSUBMIT_SRC) -L$(PLUGIN_BUILD) -lgangtopo \
 	  -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
 
@@ -132,6 +145,10 @@ slurm-packages:
 # (the old is unlinked, not overwritten), so a running slurmctld keeps the
 # objects it has loaded; never cp over a loaded .so.
 install-plugins: plugins
+	@built=$$(cat $(PLUGIN_BUILD)/slurm-release); here=$$(c/slurm-release.sh installed); \
+	  if [ -n "$$here" ] && [ "$$here" != "$$built" ]; then echo "install-plugins: the plugins in $(PLUGIN_BUILD) are built for Slurm $$built," \
+	    "but this host runs Slurm $$here, which would refuse them (a job_submit plugin loads only into the release it was built for):" \
+	    "rebuild for $$here with its headers (make plugins SLURM_INCLUDE=<dir holding its slurm/slurm.h>, or install its libslurm-dev), then make install" >&2; exit 2; fi
 	@test -n "$(SLURM_PLUGIN_DIR)" || { echo "install-plugins: SLURM_PLUGIN_DIR is not set and scontrol show config does not say: give your Slurm's PluginDir, e.g. make install-plugins SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm"; exit 2; }
 	install -D -m 0755 $(PLUGIN_BUILD)/spank_gangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_gangtopo.so
 	install -D -m 0755 $(PLUGIN_BUILD)/job_submit_gangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/job_submit_gangtopo.so
