@@ -17,6 +17,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 # warnings say nothing about gangtopo, so they are silenced.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
+.PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean
 .PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay
 
 all: build
@@ -39,21 +40,75 @@ test: lint unit c-test e2e
 test-partial: lint unit c-test
 	@echo "make test-partial: PARTIAL: lint, unit and c-test passed; e2e was NOT run (needs root). This is not a pass of make test."
 
-# end-to-end tests on a real Slurm 22.05 (tests/slurmlab): needs root; installs
-# the Slurm packages with apt-get when missing. For a user who is not root it
-# fails, saying so, so that `make test` never looks like a pass without them
-# (`make test-partial` runs the rest). About 3 minutes. E2E_UID is for
-# tests/tools/makecheck.
+# end-to-end tests on real Slurm (tests/slurmlab): needs root; installs what
+# it needs with apt-get when missing. For a user who is not root it fails,
+# saying so, so that `make test` never looks like a pass without them (`make
+# test-partial` runs the rest). E2E_UID is for tests/tools/makecheck.
+#
+# The whole suite runs once per Slurm series of E2E_SLURM: host = the host's
+# own packages (Debian bookworm: 22.05.8), trixie = 24.11.5 and sid =
+# 26.05.5, each from a Debian root under $(ROOTS) (make roots; cached there)
+# whose daemons the lab runs chrooted, with the plugins built against that
+# root's headers. On sid the suite tests the Debian package make deb builds,
+# installed into the root with dpkg. Each test is named after the release it
+# ran on: TestE2E/slurm-24.11.5/GangStaysInOneLeaf.
 E2E_UID ?= $(shell id -u)
-# E2E_RUN picks tests by name, as go test -run does: every test runs under
-# TestE2E/slurm-<release>/ (e.g. E2E_RUN='TestE2E/slurm-.*/Gang').
+E2E_SLURM ?= host trixie sid
+# E2E_RUN picks tests by name, as go test -run does (e.g.
+# E2E_RUN='TestE2E/slurm-.*/Gang' on every series of E2E_SLURM).
 E2E_RUN ?= .
 e2e:
 	@if [ "$(E2E_UID)" != 0 ]; then echo "e2e: NOT RUN: it needs root (a real slurmctld and slurmd). This is not a pass:" \
-	  "run make test as root (CI does), or make test-partial for what runs without root (it says it is partial)." >&2; exit 1; \
-	else $(MAKE) --no-print-directory slurm-packages plugins plugins-fault build && \
-	  GANGTOPO_E2E=1 GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) \
-	  GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 10m -v -run '$(E2E_RUN)' ./tests/e2e/; fi
+	  "run make test as root (CI does), or make test-partial for what runs without root (it says it is partial)." >&2; exit 1; fi
+	@$(MAKE) --no-print-directory build $(if $(filter-out host,$(E2E_SLURM)),roots ROOT_SUITES="$(filter-out host,$(E2E_SLURM))")
+	@fail=; for s in $(E2E_SLURM); do t0=$$(date +%s); \
+	  $(MAKE) --no-print-directory e2e-$$s || fail="$$fail $$s"; \
+	  echo "e2e: series $$s: $$(( $$(date +%s) - t0 )) s$${fail:+ (failed so far:$$fail)}"; done; \
+	  if [ -n "$$fail" ]; then echo "e2e: FAILED on:$$fail" >&2; exit 1; fi
+
+# one series: the plugins for it, then the suite against its lab
+E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 15m -v -run '$(E2E_RUN)' ./tests/e2e/
+e2e-host: slurm-packages plugins plugins-fault build
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST)
+
+e2e-trixie: slurm-packages build
+	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/trixie/usr/include PLUGIN_BUILD=$(BUILD)/plugins-trixie
+	GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/trixie) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-trixie) \
+	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-trixie-fault) $(E2E_GO_TEST)
+
+e2e-sid: slurm-packages build
+	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/sid/usr/include PLUGIN_BUILD=$(BUILD)/plugins-sid
+	GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/sid) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-sid) \
+	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-sid-fault) $(E2E_GO_TEST)
+
+# ---- Debian roots with newer Slurm series (tests only) ----------------------
+# debootstrap --variant=minbase of each suite with Slurm's daemons, clients,
+# munge and headers (about 2 minutes and 300 MB each here), cached: a root
+# is made once and reused until `make roots-clean`. rm --one-file-system:
+# an interrupted debootstrap may leave /proc mounted in its directory.
+ROOTS         ?= $(BUILD)/roots
+ROOT_SUITES   ?= trixie sid
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+ROOT_PACKAGES  = slurmctld,slurmd,munge,slurm-client,libslurm-dev
+
+roots:
+	@pids=; for s in $(ROOT_SUITES); do $(MAKE) --no-print-directory $(ROOTS)/$$s/.gangtopo-root & pids="$$pids $$!"; done; \
+	  rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
+
+$(ROOTS)/%/.gangtopo-root:
+	@command -v debootstrap >/dev/null || { echo "installing debootstrap"; apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
+	@echo "roots: making the $* root (debootstrap, about 2 minutes)"; mkdir -p $(ROOTS)
+	@for m in $$(awk '{print $$2}' /proc/mounts | grep "^$(abspath $(ROOTS))/$*.tmp/" | sort -r); do umount -l "$$m"; done; \
+	  rm -rf --one-file-system $(ROOTS)/$*.tmp
+	@t0=$$(date +%s); debootstrap --variant=minbase --include=$(ROOT_PACKAGES) $* $(ROOTS)/$*.tmp $(DEBIAN_MIRROR) \
+	  > $(ROOTS)/$*.log 2>&1 || { tail -20 $(ROOTS)/$*.log; echo "roots: debootstrap $* failed (log: $(ROOTS)/$*.log)" >&2; exit 1; }; \
+	  echo "127.0.0.1 localhost" > $(ROOTS)/$*.tmp/etc/hosts; \
+	  rm -rf --one-file-system $(ROOTS)/$*; mv $(ROOTS)/$*.tmp $(ROOTS)/$*; \
+	  echo "$(ROOT_PACKAGES)" > $@; echo "roots: $* made in $$(( $$(date +%s) - t0 )) s: Slurm $$(c/slurm-release.sh header $(ROOTS)/$*/usr/include)"
+
+roots-clean:
+	@for s in $(ROOT_SUITES); do rm -rf --one-file-system $(ROOTS)/$$s $(ROOTS)/$$s.tmp; done
 
 # ---- Slurm plugins (c/ and spank/) -----------------------------------------
 # Built against the installed Slurm headers (SLURM_INCLUDE: the directory

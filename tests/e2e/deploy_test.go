@@ -45,10 +45,15 @@ func testDeployingOnACluster(t *testing.T) {
 	must(t, os.Chmod(scratch, 0o755))
 	var jobID string
 	stock := slurmlab.Plugins{Dir: os.Getenv("GANGTOPO_PLUGINS"), Spank: true}
+	// on a Debian root the administrator's machine is the root: its headers
+	build := " BUILD=" + scratch + "/build"
+	if root := slurmRoot(); root != "" {
+		build += " SLURM_INCLUDE=" + root + "/usr/include"
+	}
 	steps := []deployStep{
-		{cmd: "make build plugins", repo: true, extra: " BUILD=" + scratch + "/build"},
+		{cmd: "make build plugins", repo: true, extra: build},
 		{cmd: "make install PREFIX=/usr/local SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm", repo: true,
-			extra: " BUILD=" + scratch + "/build DESTDIR=" + scratch + "/root",
+			extra: build + " DESTDIR=" + scratch + "/root",
 			check: func(t *testing.T, _ string) {
 				for _, f := range []string{"usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gangtopo.so", "usr/lib/x86_64-linux-gnu/slurm-wlm/libgangtopo.so",
 					"usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gangtopo.so", "usr/local/bin/gangtopo"} {

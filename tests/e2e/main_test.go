@@ -109,9 +109,26 @@ func startLab() (*slurmlab.Lab, error) {
 	return slurmlab.Start(context.Background(), slurmlab.Options{
 		Dir: dir, RemoveDir: true, Cluster: c, ClusterFile: clusterFile, Owner: os.Getpid(),
 		Plugins: gangtopoPlugins(plugins), Partitions: labPartitions,
+		Root: slurmRoot(), Expose: pluginDirs(),
 		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
 	})
 }
+
+// pluginDirs are the plugin builds the tests load, which a lab on a Debian
+// root must see inside it.
+func pluginDirs() []string {
+	var out []string
+	for _, v := range []string{"GANGTOPO_PLUGINS", "GANGTOPO_FAULT_PLUGINS"} {
+		if d := os.Getenv(v); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// slurmRoot is the Debian root of the series under test, "" for the
+// host's own Slurm (make e2e sets GANGTOPO_SLURM_ROOT).
+func slurmRoot() string { return os.Getenv("GANGTOPO_SLURM_ROOT") }
 
 // gangtopoPlugins loads both plugins from dir.
 func gangtopoPlugins(dir string) slurmlab.Plugins {

@@ -14,14 +14,15 @@ import (
 func (l *Lab) startMunge(ctx context.Context) error {
 	key := l.Path("munge", "key", "munge.key")
 	if _, err := os.Stat(key); err != nil {
-		if out, err := exec.CommandContext(ctx, "mungekey", "--create", "--keyfile="+key).CombinedOutput(); err != nil {
+		argv := l.inRoot("", "/usr/sbin/mungekey", "--create", "--keyfile="+key)
+		if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
 			return fmt.Errorf("mungekey: %v: %s", err, out)
 		}
 	}
 	sock := l.mungeSocket()
-	_, err := l.spawn("munged", nil, "/usr/sbin/munged", "-F", "--socket="+sock, "--key-file="+key,
+	_, err := l.spawn("munged", nil, l.inRoot("", "/usr/sbin/munged", "-F", "--socket="+sock, "--key-file="+key,
 		"--pid-file="+l.Path("munge", "munged.pid"), "--log-file="+l.Path("log", "munged.log"),
-		"--seed-file="+l.Path("munge", "munged.seed"))
+		"--seed-file="+l.Path("munge", "munged.seed"))...)
 	if err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func (l *Lab) mungeSocket() string { return l.Path("munge", "munge.socket.2") }
 // startCtld starts slurmctld in the foreground (-D) with a cleared state
 // (-c): state saved by an earlier run would otherwise come back.
 func (l *Lab) startCtld(ctx context.Context) error {
-	pid, err := l.spawn("slurmctld", l.opts.Plugins.CtldEnv, l.Path("bin", "slurmctld"), "-D", "-c", "-f", l.Conf)
+	pid, err := l.spawn("slurmctld", l.opts.Plugins.CtldEnv, l.inRoot("", l.Path("bin", "slurmctld"), "-D", "-c", "-f", l.Conf)...)
 	if err != nil {
 		return err
 	}
@@ -64,9 +65,15 @@ func (l *Lab) startNodes(ctx context.Context) error {
 	stepd := l.Path("bin", "slurmstepd")
 	for i := range l.Cluster.Nodes {
 		name := l.Cluster.Nodes[i].Name
-		argv := []string{"/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-			`mount --bind "$1" "$2" && shift 2 && exec "$@"`, "sh", l.NodeFileDir(name), l.Path("nodes"),
-			l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd}
+		daemon := []string{l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd}
+		mountNS := []string{"/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+			`mount --bind "$1" "$2" && shift 2 && exec "$@"`, "sh", l.NodeFileDir(name)}
+		argv := append(append(mountNS, l.Path("nodes")), daemon...)
+		if root := l.opts.Root; root != "" {
+			// enter the lab's namespace, mount at the path as seen from
+			// outside the root, then chroot (root.go)
+			argv = append(append(append(l.nsenter(), mountNS...), root+l.Path("nodes"), "/usr/sbin/chroot", root), daemon...)
+		}
 		if _, err := l.spawn("slurmd-"+name, nil, argv...); err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ func (l *Lab) spawn(name string, env []string, argv ...string) (int, error) {
 	defer out.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = l.Dir
-	cmd.Env = append(l.Env(), env...)
+	cmd.Env = l.daemonEnv(env)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -49,6 +49,11 @@ func (l *Lab) spawn(name string, env []string, argv ...string) (int, error) {
 		}
 	}
 	return pid, l.writePIDs()
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func readFile(path string) string {
@@ -181,13 +186,15 @@ func StopDir(dir string) error {
 			cancelAll(dir) // let slurmd clean its steps up itself first
 		}
 	}
-	order := []string{"slurmd", "slurmctld", "", "munged"}
+	// a rooted lab's namespace holder goes last: the others live in its
+	// namespace (which outlives it anyway as long as they run)
+	order := []string{"slurmd", "slurmctld", "", "munged", holderName}
 	var left int
 	for _, stage := range order {
 		var pids []int
 		if stage == "" {
-			pids = marked(dir) // job steps and tasks; never munged's turn yet
-			pids = without(pids, procs, "munged")
+			pids = marked(dir) // job steps and tasks; never munged's or the holder's turn yet
+			pids = without(pids, procs, "munged", holderName)
 		} else {
 			for _, p := range procs {
 				if strings.HasPrefix(p.Name, stage) {
@@ -206,7 +213,11 @@ func StopDir(dir string) error {
 
 // cancelAll runs scancel for every job of the lab in dir, bounded.
 func cancelAll(dir string) {
-	cmd := exec.Command("scancel", "--quiet", "--full", "-u", "root")
+	scancel := "scancel"
+	if script := filepath.Join(dir, "bin", "slurm", "scancel"); fileExists(script) {
+		scancel = script // a rooted lab's own (root.go)
+	}
+	cmd := exec.Command(scancel, "--quiet", "--full", "-u", "root")
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+filepath.Join(dir, "etc", "slurm.conf"))
 	done := make(chan struct{})
 	if cmd.Start() != nil {
@@ -221,11 +232,13 @@ func cancelAll(dir string) {
 	}
 }
 
-func without(pids []int, procs []proc, name string) []int {
+func without(pids []int, procs []proc, names ...string) []int {
 	skip := map[int]bool{}
 	for _, p := range procs {
-		if p.Name == name {
-			skip[p.PID] = true
+		for _, n := range names {
+			if p.Name == n {
+				skip[p.PID] = true
+			}
 		}
 	}
 	var out []int

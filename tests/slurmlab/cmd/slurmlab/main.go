@@ -22,6 +22,7 @@ func main() {
 	port := fs.Int("port", 16817, "slurmctld port; slurmd ports follow it")
 	plugins := fs.String("plugins", "", "directory with job_submit_gangtopo.so and spank_gangtopo.so (empty: stock Slurm)")
 	config := fs.String("config", "", "gangtopo.yaml for the job_submit plugin (with --plugins)")
+	root := fs.String("root", "", "a Debian root with a newer Slurm series (make roots: build/roots/trixie, build/roots/sid); empty: the host's Slurm")
 	_ = fs.Parse(os.Args[2:])
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "slurmlab: --dir is required")
@@ -30,7 +31,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "up":
-		err = up(*dir, *topo, *port, *plugins, *config)
+		err = up(*dir, *topo, *port, *plugins, *config, *root)
 	case "down":
 		err = slurmlab.StopDir(*dir)
 	default:
@@ -51,12 +52,12 @@ func parseTopology(topo string) (*topology.Cluster, error) {
 	return topology.Parse(f, topo)
 }
 
-func up(dir, topo string, port int, plugins, config string) error {
+func up(dir, topo string, port int, plugins, config, root string) error {
 	c, err := parseTopology(topo)
 	if err != nil {
 		return err
 	}
-	opts := slurmlab.Options{Dir: dir, Cluster: c, ClusterFile: topo, CtldPort: port,
+	opts := slurmlab.Options{Dir: dir, Cluster: c, ClusterFile: topo, CtldPort: port, Root: root,
 		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) }}
 	if plugins != "" {
 		abs, err := filepath.Abs(plugins)
@@ -64,6 +65,7 @@ func up(dir, topo string, port int, plugins, config string) error {
 			return err
 		}
 		opts.Plugins = slurmlab.Plugins{Dir: abs, JobSubmit: true, Spank: true}
+		opts.Expose = []string{abs}
 		if config != "" {
 			cfg, err := filepath.Abs(config)
 			if err != nil {
