@@ -20,11 +20,11 @@ type Source uint8
 
 // The sources. A poll reads one node source and one job source.
 const (
-	SinfoJSON     Source = iota // sinfo --json
-	SqueueJSON                  // squeue --json
-	ScontrolNodes               // scontrol -a -d -o show node
-	ScontrolJobs                // scontrol -a -d show job
-	ScontrolNodesJSON           // scontrol -a --json show nodes (Slurm 23.02 and later)
+	SinfoJSON         Source = iota // sinfo --json
+	SqueueJSON                      // squeue --json
+	ScontrolNodes                   // scontrol -a -d -o show node
+	ScontrolJobs                    // scontrol -a -d show job
+	ScontrolNodesJSON               // scontrol -a --json show nodes (Slurm 23.02 and later)
 	numSources
 )
 
@@ -48,10 +48,14 @@ func (s Source) Label() string {
 }
 
 // Sources lists every source.
-func Sources() []Source { return []Source{SinfoJSON, SqueueJSON, ScontrolNodes, ScontrolJobs, ScontrolNodesJSON} }
+func Sources() []Source {
+	return []Source{SinfoJSON, SqueueJSON, ScontrolNodes, ScontrolJobs, ScontrolNodesJSON}
+}
 
 // IsNodeSource says whether s lists nodes.
-func (s Source) IsNodeSource() bool { return s == SinfoJSON || s == ScontrolNodes || s == ScontrolNodesJSON }
+func (s Source) IsNodeSource() bool {
+	return s == SinfoJSON || s == ScontrolNodes || s == ScontrolNodesJSON
+}
 
 // MaxOutputBytes bounds what one command may print; squeue --json of a
 // large busy cluster is tens of MB.
