@@ -134,14 +134,43 @@ static void replace(char **field, const char *value)
 		*field = slurm_xstrdup(value);
 }
 
+/*
+ * replace_tres is replace for a TRES list the decision writes in 22.05's
+ * form ("gres:gpu:8,gres:nic:1"): from 23.02 on job_desc_msg_t holds
+ * "gres/gpu:8" and slurmctld refuses the old form ("Invalid Trackable
+ * RESource (TRES) specification"), so each item's "gres:" becomes "gres/".
+ */
+static void replace_tres(char **field, const char *value)
+{
+#if GT_SLURM_TRES_SLASH
+	char *copy, *p;
+
+	if (!value || !*value) {
+		replace(field, value);
+		return;
+	}
+	copy = slurm_xstrdup(value);
+	for (p = copy; p; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		if (!strncmp(p, "gres:", 5))
+			p[4] = '/';
+	}
+	slurm_xfree((void **)field);
+	*field = copy;
+#else
+	replace(field, value);
+#endif
+}
+
 static void apply(job_desc_msg_t *jd, const struct gt_result *r)
 {
 	replace(&jd->features, r->features);
 	replace(&jd->prefer, r->prefer);
 	replace(&jd->req_nodes, r->req_nodes);
 	replace(&jd->exc_nodes, r->exc_nodes);
-	replace(&jd->tres_per_job, r->tres_per_job);
-	replace(&jd->tres_per_node, r->tres_per_node);
+	replace_tres(&jd->tres_per_job, r->tres_per_job);
+	replace_tres(&jd->tres_per_node, r->tres_per_node);
 	replace(&jd->comment, r->comment);
 	replace(&jd->admin_comment, r->admin_comment);
 	if (r->min_nodes)
