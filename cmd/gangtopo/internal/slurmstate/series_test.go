@@ -87,4 +87,3 @@ func TestGroupedSinfoRefused(t *testing.T) {
 		}
 	}
 }
-
