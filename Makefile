@@ -126,6 +126,9 @@ SLURM_INCLUDE    ?= /usr/include
 # (Expanded once, on first use: make test never asks.)
 SLURM_PLUGIN_DIR ?= $(eval SLURM_PLUGIN_DIR := $(shell timeout 10 scontrol show config 2>/dev/null | awk '$$1 == "PluginDir" { split($$3, d, ":"); print d[1] }'))$(SLURM_PLUGIN_DIR)
 PLUGIN_BUILD     ?= $(BUILD)/plugins
+# The system image whose Slurm install-plugins checks the build against
+# (default: this host; the e2e deploy test gives a Debian root of make roots).
+SLURM_ROOT       ?= /
 CC               ?= cc
 HARDEN_CFLAGS    = -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
 HARDEN_LDFLAGS   = -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack
@@ -200,7 +203,7 @@ slurm-packages:
 # (the old is unlinked, not overwritten), so a running slurmctld keeps the
 # objects it has loaded; never cp over a loaded .so.
 install-plugins: plugins
-	@built=$$(cat $(PLUGIN_BUILD)/slurm-release); here=$$(c/slurm-release.sh installed); \
+	@built=$$(cat $(PLUGIN_BUILD)/slurm-release); here=$$(c/slurm-release.sh installed $(SLURM_ROOT)); \
 	  if [ -n "$$here" ] && [ "$$here" != "$$built" ]; then echo "install-plugins: the plugins in $(PLUGIN_BUILD) are built for Slurm $$built," \
 	    "but this host runs Slurm $$here, which would refuse them (a job_submit plugin loads only into the release it was built for):" \
 	    "rebuild for $$here with its headers (make plugins SLURM_INCLUDE=<dir holding its slurm/slurm.h>, or install its libslurm-dev), then make install" >&2; exit 2; fi

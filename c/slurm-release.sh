@@ -6,9 +6,11 @@
 #                                     ("24.11.5"); exit 2 with a message when the
 #                                     headers are missing or of a series gangtopo
 #                                     does not support (22.05 to 26.05)
-#   slurm-release.sh installed        the release of the Slurm on this host
+#   slurm-release.sh installed [ROOT] the release of the Slurm on this host
 #                                     (slurmctld -V, slurmd -V or scontrol -V,
-#                                     first found on $PATH, /usr/sbin, /usr/bin);
+#                                     first found on $PATH, /usr/sbin, /usr/bin),
+#                                     or in the system image ROOT (run chrooted
+#                                     there: a Debian root the lab runs);
 #                                     nothing when none is installed
 set -u
 oldest=0x160500 # 22.05
@@ -38,10 +40,16 @@ header() {
 }
 
 installed() {
+	root="${1:-/}"
 	for cmd in slurmctld slurmd scontrol; do
-		p=$(PATH="$PATH:/usr/sbin:/usr/bin" command -v $cmd) || continue
-		# "slurm 24.11.5" or "slurm-wlm 22.05.8"
-		out=$("$p" -V 2>/dev/null) || continue
+		if [ "$root" != / ]; then
+			p=$(chroot "$root" /bin/sh -c "PATH=/usr/sbin:/usr/bin command -v $cmd") || continue
+			out=$(chroot "$root" "$p" -V 2>/dev/null) || continue
+		else
+			p=$(PATH="$PATH:/usr/sbin:/usr/bin" command -v $cmd) || continue
+			# "slurm 24.11.5" or "slurm-wlm 22.05.8"
+			out=$("$p" -V 2>/dev/null) || continue
+		fi
 		set -- $out
 		[ $# -eq 2 ] && { echo "$2"; return; }
 	done
@@ -49,9 +57,9 @@ installed() {
 
 case "${1:-}" in
 header) header "${2:-/usr/include}" ;;
-installed) installed ;;
+installed) installed "${2:-/}" ;;
 *)
-	echo "usage: slurm-release.sh header INCLUDE_DIR | installed" >&2
+	echo "usage: slurm-release.sh header INCLUDE_DIR | installed [ROOT]" >&2
 	exit 2
 	;;
 esac

@@ -48,7 +48,7 @@ func testDeployingOnACluster(t *testing.T) {
 	// on a Debian root the administrator's machine is the root: its headers
 	build := " BUILD=" + scratch + "/build"
 	if root := slurmRoot(); root != "" {
-		build += " SLURM_INCLUDE=" + root + "/usr/include"
+		build += " SLURM_INCLUDE=" + root + "/usr/include SLURM_ROOT=" + root
 	}
 	steps := []deployStep{
 		{cmd: "make build plugins", repo: true, extra: build},
