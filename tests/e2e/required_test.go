@@ -24,7 +24,8 @@ func testRequiredWaitsPreferredGoesWider(t *testing.T) {
 	fill(t, whole("node01", "node05", "node09", "node13"))
 	id := submit(t, "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf")
 	req := settle(t, id)
-	if req.State != "PENDING" || req.Reason != "Resources" {
+	// Slurm 26.05 names the same wait Insufficient_resources_in_topology_unit
+	if req.State != "PENDING" || req.Reason != "Resources" && req.Reason != "Insufficient_resources_in_topology_unit" {
 		t.Fatalf("required gang: %s (%s), want PENDING (Resources)", req.State, req.Reason)
 	}
 	wantText := "gangtopo v1 waiting request=leaf:required gpus=32 bound=leaf1,leaf2,leaf3,leaf4 snapshot="
@@ -32,7 +33,7 @@ func testRequiredWaitsPreferredGoesWider(t *testing.T) {
 		t.Errorf("decision %q, want %q... no leaf has room for 32 GPUs now", req.AdminComment, wantText)
 	}
 	why := gangtopoWhy(t, id)
-	for _, want := range []string{"PENDING (Resources: waiting for resources", "gangtopo: no domain of the requested tier had room",
+	for _, want := range []string{"PENDING (" + req.Reason + ": waiting for resources", "gangtopo: no domain of the requested tier had room",
 		"bound to:  leaf1, leaf2, leaf3, leaf4 (required, [gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4])", "no leaf has room for 32 GPUs now"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("gangtopo why %s:\n%s\nwant it to contain %q", id, why, want)
