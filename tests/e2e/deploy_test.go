@@ -157,8 +157,17 @@ func runShell(t *testing.T, line string, repo bool, scratch string) string {
 	if repo {
 		cmd.Dir = "../.."
 	}
+	// gangtopo first, then the lab's PATH (on a Debian root its Slurm
+	// clients come first there: the host's 22.05 clients cannot talk to a
+	// 26.05 slurmctld, and sinfo says only "Unspecified error")
 	bin := filepath.Dir(os.Getenv("GANGTOPO_BIN"))
-	cmd.Env = append(lab.Env(), "PATH="+bin+":"+os.Getenv("PATH"))
+	path := os.Getenv("PATH")
+	for _, kv := range lab.Env() {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	cmd.Env = append(lab.Env(), "PATH="+bin+":"+path)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)
