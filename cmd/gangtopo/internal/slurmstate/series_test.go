@@ -86,19 +86,4 @@ func TestGroupedSinfoRefused(t *testing.T) {
 			t.Errorf("%s: got %v, want the grouped-nodes refusal naming scontrol --json show nodes", file, err)
 		}
 	}
-	// the same with an error Slurm listed in it (seen from 26.05.5's sinfo
-	// during the deploy e2e test): still the grouped form, never read
-	file := filepath.Join("slurm-26.05.5", "sinfo.json")
-	withErr := edit(t, file, `"errors": []`, `"errors": [{"description": "Unspecified error", "error_number": -1}]`)
-	_, _, err := ParseSinfoJSON(withErr, file)
-	var grouped *groupedSinfoError
-	if !errors.As(err, &grouped) {
-		t.Errorf("%s with an error listed: got %v, want the grouped-nodes refusal", file, err)
-	}
-	// scontrol --json show nodes with an error listed fails with it
-	file = filepath.Join("slurm-26.05.5", "scontrol_nodes.json")
-	_, _, err = ParseScontrolNodesJSON(edit(t, file, `"errors": []`, `"errors": [{"description": "Unspecified error"}]`), file)
-	if err == nil || !strings.Contains(err.Error(), "Slurm reported errors: Unspecified error") {
-		t.Errorf("%s with an error listed: got %v, want Slurm's error", file, err)
-	}
 }

@@ -1,7 +1,6 @@
 package slurmstate
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -13,7 +12,7 @@ import (
 // of nodes, not nodes: refused, naming the command that lists nodes
 // (ParseScontrolNodesJSON).
 func ParseSinfoJSON(data []byte, label string) (nodes []Node, version string, err error) {
-	nodes, m, err := parseNodesJSON(data, "nodes", true)
+	nodes, m, err := parseNodesJSON(data, "nodes")
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", label, err)
 	}
@@ -24,18 +23,15 @@ func ParseSinfoJSON(data []byte, label string) (nodes []Node, version string, er
 // 23.02 and later): the same node facts as 22.05's sinfo --json, one
 // record per node.
 func ParseScontrolNodesJSON(data []byte, label string) (nodes []Node, version string, err error) {
-	nodes, m, err := parseNodesJSON(data, "nodes", false)
+	nodes, m, err := parseNodesJSON(data, "nodes")
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", label, err)
 	}
 	return nodes, m.release, nil
 }
 
-// parseNodesJSON reads a document listing nodes under list. For sinfo, a
-// document of the later layout is the grouped form even when Slurm listed
-// errors in it (26.05.5's sinfo --json was seen to report "Unspecified
-// error" while scontrol read the same cluster): it is never read.
-func parseNodesJSON(data []byte, list string, sinfo bool) ([]Node, docMeta, error) {
+// parseNodesJSON reads a document listing nodes under list.
+func parseNodesJSON(data []byte, list string) ([]Node, docMeta, error) {
 	var nodes []Node
 	s := &jsonScanner{data: data, memo: gresMemo{}}
 	m, saw, err := s.openAPIDoc(list, func(i int) error {
@@ -46,10 +42,6 @@ func parseNodesJSON(data []byte, list string, sinfo bool) ([]Node, docMeta, erro
 		nodes = append(nodes, n)
 		return nil
 	})
-	var reported *reportedErrors
-	if sinfo && !saw && m.layout == layoutDataParser && (err == nil || errors.As(err, &reported)) {
-		return nil, m, &groupedSinfoError{m}
-	}
 	if err == nil && !saw {
 		if m.layout == layoutDataParser {
 			return nil, m, &groupedSinfoError{m}
@@ -67,7 +59,6 @@ func parseNodesJSON(data []byte, list string, sinfo bool) ([]Node, docMeta, erro
 // list; saw says the list was there.
 func (s *jsonScanner) openAPIDoc(list string, each func(i int) error) (m docMeta, saw bool, err error) {
 	sawMeta := false
-	var slurmErr error
 	err = s.object(func(key []byte) error {
 		switch string(key) {
 		case "meta":
@@ -76,11 +67,7 @@ func (s *jsonScanner) openAPIDoc(list string, each func(i int) error) (m docMeta
 			sawMeta = true
 			return err
 		case "errors":
-			msgs, err := s.slurmErrors()
-			if err == nil && len(msgs) > 0 {
-				slurmErr = &reportedErrors{msgs}
-			}
-			return err
+			return s.slurmErrors()
 		case list:
 			saw = true
 			return s.array(each)
@@ -93,9 +80,6 @@ func (s *jsonScanner) openAPIDoc(list string, each func(i int) error) (m docMeta
 	}
 	if err == nil && !sawMeta {
 		err = fmt.Errorf("no meta: not the output of a Slurm --json command")
-	}
-	if err == nil {
-		err = slurmErr
 	}
 	return m, saw, err
 }
@@ -118,15 +102,8 @@ func checkUniqueNodes(nodes []Node) error {
 	return nil
 }
 
-// reportedErrors is what Slurm listed under "errors" in its output.
-type reportedErrors struct{ msgs []string }
-
-func (e *reportedErrors) Error() string {
-	return "Slurm reported errors: " + strings.Join(e.msgs, "; ")
-}
-
-// slurmErrors reads the errors Slurm listed in its output.
-func (s *jsonScanner) slurmErrors() ([]string, error) {
+// slurmErrors fails when Slurm listed errors in its output.
+func (s *jsonScanner) slurmErrors() error {
 	var msgs []string
 	err := s.array(func(int) error {
 		msg := "(no message)"
@@ -144,9 +121,12 @@ func (s *jsonScanner) slurmErrors() ([]string, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("errors: %w", err)
+		return fmt.Errorf("errors: %w", err)
 	}
-	return msgs, nil
+	if len(msgs) > 0 {
+		return fmt.Errorf("Slurm reported errors: %s", strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 // Fields every sinfo node must have.
