@@ -83,7 +83,10 @@ func testDeployingOnACluster(t *testing.T) {
 					t.Error(err)
 				}
 			}},
-		{cmd: "scontrol reconfigure"},
+		// from 24.05 slurmctld re-executes itself on reconfigure, and the
+		// nodes are unavailable until their slurmd registers again: the
+		// job below would pend (ReqNodeNotAvail) without this wait
+		{cmd: "scontrol reconfigure", check: func(t *testing.T, _ string) { must(t, lab.WaitNodesIdle(ctxT(t), time.Minute)) }},
 		{cmd: "sbatch --gpus=16 --gang-topology=leaf --wrap 'sleep 60'", extra: " -o /dev/null",
 			check: func(t *testing.T, out string) {
 				m := regexp.MustCompile(`Submitted batch job (\d+)`).FindStringSubmatch(out)
