@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -43,13 +44,13 @@ func (l *Lab) startCtld(ctx context.Context) error {
 	}
 	l.CtldPID = pid
 	return waitFor(ctx, 20*time.Second, "slurmctld to answer", func() bool {
-		if !l.CtldAlive() {
+		if l.ctldGone() {
 			return true // fail fast below
 		}
 		_, err := l.Run(ctx, 5*time.Second, "scontrol", "ping")
 		return err == nil
 	}, func() error {
-		if !l.CtldAlive() {
+		if l.ctldGone() {
 			return fmt.Errorf("slurmctld exited at start: %s", l.LogTail("slurmctld.log", 5))
 		}
 		return nil
@@ -119,6 +120,15 @@ func (l *Lab) WaitNodesIdle(ctx context.Context, limit time.Duration) error {
 // CtldAlive reports whether the slurmctld this lab started still runs
 // (checked by PID and marker, never by name).
 func (l *Lab) CtldAlive() bool { return l.CtldPID > 0 && belongs(l.CtldPID, l.Dir) }
+
+// ctldGone says slurmctld's process has exited. Not !CtldAlive: while a
+// rooted lab's nsenter execs chroot and chroot execs slurmctld, /proc/PID
+// can read empty for a moment, and a loaded machine saw a lab fail to start
+// with "slurmctld exited at start" (its log then said only that the lab's
+// SIGTERM stopped it).
+func (l *Lab) ctldGone() bool {
+	return l.CtldPID <= 0 || syscall.Kill(l.CtldPID, 0) == syscall.ESRCH || isZombie(l.CtldPID)
+}
 
 // Stop tears the lab down by PID (see StopDir) and removes its directory if
 // Start made it. It is safe to call twice and on a half-started lab.
