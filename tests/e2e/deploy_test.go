@@ -94,6 +94,12 @@ func testDeployingOnACluster(t *testing.T) {
 					t.Fatalf("no job ID in %q", out)
 				}
 				jobID = m[1]
+				// the documented check reads a placed job; the
+				// unbind step further on wants it started (24.11.5
+				// took seconds to look at it)
+				if j, err := lab.WaitSettled(ctxT(t), jobID, 2*time.Second, time.Minute); err != nil || j.State != "RUNNING" {
+					t.Fatalf("job %s: %v %+v, want RUNNING", jobID, err, j)
+				}
 			}},
 		{cmd: "gangtopo why JOBID", check: contains("gangtopo: placed in leaf")},
 		// the off switch: gangtopo out of JobSubmitPlugins, then reconfigure
