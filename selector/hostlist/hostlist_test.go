@@ -143,3 +143,29 @@ func TestExpandAtMost(t *testing.T) {
 		}
 	}
 }
+
+// FuzzExpandAtMost checks the bound holds for any expression and bound, and
+// that within the bound ExpandAtMost agrees with Expand.
+func FuzzExpandAtMost(f *testing.F) {
+	f.Add("node[01-16]", 8)
+	f.Add("a[1,3-5]b[0-1],c", 7)
+	f.Add("r[1-9]n[1-9],x", 81)
+	f.Fuzz(func(t *testing.T, expr string, limit int) {
+		limit %= 1000 // a small positive bound: 1..1000
+		if limit < 0 {
+			limit = -limit
+		}
+		limit++
+		names, err := ExpandAtMost(expr, limit)
+		if err != nil {
+			return
+		}
+		if len(names) > limit {
+			t.Fatalf("ExpandAtMost(%q, %d) returned %d names", expr, limit, len(names))
+		}
+		all, err := Expand(expr)
+		if err != nil || len(all) != len(names) {
+			t.Fatalf("Expand(%q) = %d names, %v; ExpandAtMost gave %d", expr, len(all), err, len(names))
+		}
+	})
+}
