@@ -128,13 +128,21 @@ func candidateDomains(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tie
 func planDomain(e *place.Engine, s *occupancy.Snapshot, r request.Request, d topology.DomainID, opts Options, cost func(int) float64) (Plan, bool) {
 	c := e.Cluster()
 	dom := &c.Domains[d]
+	own := r.Allowed // the request's own node list, if any, still holds
 	r.Allowed = nil
 	freeMilli := 0
 	for n := dom.NodeLo; n < dom.NodeHi; n++ {
-		r.Allowed = append(r.Allowed, c.Nodes[n].Name)
+		name := c.Nodes[n].Name
+		if len(own) > 0 && !slices.Contains(own, name) {
+			continue
+		}
+		r.Allowed = append(r.Allowed, name)
 		if s.State[n].Usable() {
 			freeMilli += s.IdleMilli(n)
 		}
+	}
+	if len(r.Allowed) == 0 {
+		return Plan{}, false
 	}
 	r.Mode = request.Required
 	need := r.GPUs * r.Share()

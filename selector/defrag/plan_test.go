@@ -115,3 +115,25 @@ func TestPlanCheapestDomain(t *testing.T) {
 		t.Errorf("a gang that fits got %+v", p)
 	}
 }
+
+// TestPlanKeepsTheRequestsNodeList: a gang restricted to some nodes (its
+// own --nodelist, or a pin) is planned only on them.
+func TestPlanKeepsTheRequestsNodeList(t *testing.T) {
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	addJob(t, s, "a", map[string][]int{"node01": {0}}) // leaf1
+	addJob(t, s, "b", map[string][]int{"node05": {0}}) // leaf2
+	e := place.New(c, place.Options{})
+	// 16 GPUs of leaf1 alone would fit now on node02-03; the gang may
+	// use node01 and node02 only: job a must go
+	r := request.Request{GPUs: 16, Tier: topology.TierLeaf, Allowed: []string{"node01", "node02"}}
+	p, ok := For(e, s, r, Options{})
+	if !ok || c.Domains[p.Domain].Name != "leaf1" || len(p.Evict) != 1 || s.Jobs[p.Evict[0]].ID != "a" {
+		t.Fatalf("plan %+v (ok %v), want leaf1 evicting job a", p, ok)
+	}
+	// none of its nodes in a domain of the tier: no plan there
+	r.Allowed = []string{"node99"}
+	if _, ok := For(e, s, r, Options{}); ok {
+		t.Error("planned on nodes the request does not allow")
+	}
+}
