@@ -57,6 +57,10 @@ type DefragAuto struct {
 	MinWait     time.Duration
 	MaxCost     float64 // weighted GPU-hours (CostModel.Cost); 0: no cap
 	MaxPerCycle int     // plans carried out per cycle
+	// MaxTries bounds the gangs planned for per cycle (the oldest first);
+	// Retry: a gang no plan passed for is not planned for again within it.
+	MaxTries int
+	Retry    time.Duration
 }
 
 // DefaultDefrag is the defrag: section's defaults. Nothing is requeued
@@ -71,7 +75,8 @@ func DefaultDefrag() DefragConfig {
 		Hold:     10 * time.Minute,
 		Expedite: true,
 		Timeout:  10 * time.Second,
-		Auto:     DefragAuto{MinGPUs: 32, MinWait: 30 * time.Minute, MaxCost: 512, MaxPerCycle: 1},
+		Auto: DefragAuto{MinGPUs: 32, MinWait: 30 * time.Minute, MaxCost: 512, MaxPerCycle: 1, MaxTries: 8,
+			Retry: 10 * time.Minute},
 	}
 }
 
@@ -107,6 +112,8 @@ func (p *configParser) defragAuto(v *yaml.Node, key string) {
 		"min_wait":      func(v *yaml.Node, k string) { p.duration(v, k, 0, 90*24*time.Hour, &a.MinWait) },
 		"max_cost":      func(v *yaml.Node, k string) { p.number(v, k, 0, 1e9, &a.MaxCost) },
 		"max_per_cycle": func(v *yaml.Node, k string) { p.count(v, k, 1, 100, &a.MaxPerCycle) },
+		"max_tries":     func(v *yaml.Node, k string) { p.count(v, k, 1, 1000, &a.MaxTries) },
+		"retry":         func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &a.Retry) },
 	})
 }
 

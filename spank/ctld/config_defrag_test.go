@@ -35,6 +35,8 @@ defrag:
     min_wait: 2h
     max_cost: 100.5
     max_per_cycle: 2
+    max_tries: 3
+    retry: 1m
 `
 	got, err := ParseConfig(strings.NewReader(in), "g.yaml")
 	if err != nil {
@@ -49,7 +51,7 @@ defrag:
 		Hold:          5 * time.Minute,
 		Timeout:       3 * time.Second,
 		PinPreemption: true,
-		Auto:          DefragAuto{Enabled: true, MinGPUs: 64, MinWait: 2 * time.Hour, MaxCost: 100.5, MaxPerCycle: 2},
+		Auto:          DefragAuto{Enabled: true, MinGPUs: 64, MinWait: 2 * time.Hour, MaxCost: 100.5, MaxPerCycle: 2, MaxTries: 3, Retry: time.Minute},
 	}
 	if diff := cmp.Diff(want, got.Defrag); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -69,7 +71,7 @@ func TestParseDefragErrors(t *testing.T) {
 		{"percent not a number", base + "  budget_percent: lots\n", `g.yaml:5: defrag.budget_percent: "lots" is not a number`},
 		{"relative audit log", base + "  audit_log: defrag.log\n", `g.yaml:5: defrag.audit_log: "defrag.log" is not an absolute path`},
 		{"hold too short", base + "  hold: 1s\n", "g.yaml:5: defrag.hold: 1s out of range (want 30s..24h0m0s)"},
-		{"auto unknown key", base + "  auto:\n    min_gpu: 8\n", "g.yaml:6: defrag.auto.min_gpu: unknown key (want one of enabled, max_cost, max_per_cycle, min_gpus, min_wait)"},
+		{"auto unknown key", base + "  auto:\n    min_gpu: 8\n", "g.yaml:6: defrag.auto.min_gpu: unknown key (want one of enabled, max_cost, max_per_cycle, max_tries, min_gpus, min_wait, retry)"},
 		{"auto bad bool", base + "  auto:\n    enabled: sometimes\n", `g.yaml:6: defrag.auto.enabled: "sometimes" is not true or false`},
 		{"given twice", base + "  hold: 1m\n  hold: 2m\n", "g.yaml:6: defrag.hold: given twice"},
 	}
