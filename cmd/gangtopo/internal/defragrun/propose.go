@@ -139,13 +139,35 @@ type Proposal struct {
 // domains to those. ok is false when no plan exists (Skipped says what
 // kept the jobs out).
 func (p *Planner) Propose(v *View, g Gang, only []topology.DomainID) (*Proposal, bool) {
+	return p.propose(v, g, only, p.Config.Defrag.Scope.Why, true)
+}
+
+// ProposePreemption plans the room Slurm's own preemption would free for
+// gang g: the victims are the jobs rule lets the gang preempt (and that
+// frees their GPUs), chosen so the room is one compact domain at the least
+// cost. The limits do not apply: Slurm preempts, gangtopo only pins the
+// gang to the nodes (ReqNodeList).
+func (p *Planner) ProposePreemption(v *View, g Gang, rule defrag.Preemption) (*Proposal, bool) {
+	gang := JobOf(g.Job.Facts, g.Job.Job.Partition)
+	why := func(victim defrag.Job) string {
+		if rule.Frees(gang, victim, v.At) {
+			return ""
+		}
+		return "Slurm's preemption rule does not let the gang preempt it (or preempting it keeps its GPUs)"
+	}
+	return p.propose(v, g, nil, why, false)
+}
+
+// propose plans for g with the jobs whyNot lets be taken; limits says
+// whether the History's limits apply.
+func (p *Planner) propose(v *View, g Gang, only []topology.DomainID, whyNot func(defrag.Job) string, limits bool) (*Proposal, bool) {
 	s, now := v.Snapshot, v.At
 	cfg := p.Config.Defrag
 	pr := &Proposal{Gang: g, Skipped: map[string]int{}}
 	jobs := make([]defrag.Job, len(s.Jobs))
 	ok := make([]bool, len(s.Jobs))
 	for j := range s.Jobs {
-		ok[j] = p.evictable(v, g, j, &jobs[j], pr.Skipped)
+		ok[j] = p.evictable(v, g, j, &jobs[j], pr.Skipped, whyNot, limits)
 	}
 	ref := g.Job.Priority
 	cost := func(j int) float64 { return cfg.Cost.Cost(jobs[j], s.Jobs[j].Alloc.NumGPUs(), now, ref) }
@@ -174,7 +196,7 @@ func (p *Planner) Propose(v *View, g Gang, only []topology.DomainID) (*Proposal,
 		pr.Lost += vi.Lost
 	}
 	sort.SliceStable(pr.Victims, func(a, b int) bool { return pr.Victims[a].ID < pr.Victims[b].ID })
-	if !pr.FitsNow {
+	if !pr.FitsNow && limits {
 		pr.Limit = p.History.Allow(len(pr.Victims), pr.Lost, p.Cluster.NumGPUs(), now, cfg.Limits)
 	}
 	return pr, true
@@ -182,7 +204,7 @@ func (p *Planner) Propose(v *View, g Gang, only []topology.DomainID) (*Proposal,
 
 // evictable says whether job j may be taken for gang g, filling in what
 // the cost model reads; a job that may not is counted under its reason.
-func (p *Planner) evictable(v *View, g Gang, j int, dj *defrag.Job, skipped map[string]int) bool {
+func (p *Planner) evictable(v *View, g Gang, j int, dj *defrag.Job, skipped map[string]int, whyNot func(defrag.Job) string, limits bool) bool {
 	job := &v.Snapshot.Jobs[j]
 	f, known := v.Facts[job.ID]
 	*dj = JobOf(f, job.Partition)
@@ -194,10 +216,10 @@ func (p *Planner) evictable(v *View, g Gang, j int, dj *defrag.Job, skipped map[
 		why = "Slurm's facts about it are unknown (jobs not read from squeue --json)"
 	case strings.HasPrefix(f.Reservation, HoldPrefix):
 		why = "it runs in room gangtopo holds for a gang"
-	case p.History.Protected(job.ID, v.At, p.Config.Defrag.Limits):
+	case limits && p.History.Protected(job.ID, v.At, p.Config.Defrag.Limits):
 		why = fmt.Sprintf("it was requeued, or started by a plan, within defrag.requeue_window (%s)", p.Config.Defrag.Limits.Window)
 	default:
-		why = p.Config.Defrag.Scope.Why(*dj)
+		why = whyNot(*dj)
 	}
 	if why != "" {
 		skipped[why]++

@@ -39,11 +39,16 @@ func FromState(st *slurmstate.State, c *topology.Cluster, featurePrefix string, 
 	if err != nil {
 		return nil, err
 	}
+	return NewView(s, st, now), nil
+}
+
+// NewView is the view of snapshot s, built from poll st.
+func NewView(s *occupancy.Snapshot, st *slurmstate.State, now time.Time) *View {
 	v := &View{Snapshot: s, Facts: make(map[string]slurmstate.JobFacts, len(st.Jobs)), Pending: st.Pending, At: now}
 	for i := range st.Jobs {
 		v.Facts[st.Jobs[i].ID] = st.Jobs[i].Facts
 	}
-	return v, nil
+	return v
 }
 
 // PendingByID finds a pending job gangtopo decided about.
