@@ -37,15 +37,19 @@ func (f *fakeSlurm) do(format string, args ...any) error {
 func (f *fakeSlurm) Hold(_ context.Context, name, nodes, user string, d time.Duration) error {
 	return f.do("hold %s %s %s", name, nodes, user)
 }
-func (f *fakeSlurm) Attach(_ context.Context, id, name string) error { return f.do("attach %s %s", id, name) }
-func (f *fakeSlurm) Detach(_ context.Context, id string) error       { return f.do("detach %s", id) }
-func (f *fakeSlurm) Unhold(_ context.Context, name string) error     { return f.do("unhold %s", name) }
+func (f *fakeSlurm) Attach(_ context.Context, id, name string) error {
+	return f.do("attach %s %s", id, name)
+}
+func (f *fakeSlurm) Detach(_ context.Context, id string) error   { return f.do("detach %s", id) }
+func (f *fakeSlurm) Unhold(_ context.Context, name string) error { return f.do("unhold %s", name) }
 func (f *fakeSlurm) Requeue(_ context.Context, id string) error {
 	f.states[id] = "PENDING"
 	return f.do("requeue %s", id)
 }
-func (f *fakeSlurm) Eligible(_ context.Context, id string) error  { return f.do("eligible %s", id) }
-func (f *fakeSlurm) Pin(_ context.Context, id, nodes string) error { return f.do("pin %s %s", id, nodes) }
+func (f *fakeSlurm) Eligible(_ context.Context, id string) error { return f.do("eligible %s", id) }
+func (f *fakeSlurm) Pin(_ context.Context, id, nodes string) error {
+	return f.do("pin %s %s", id, nodes)
+}
 func (f *fakeSlurm) Job(_ context.Context, id string) (string, string, bool, error) {
 	st, ok := f.states[id]
 	return st, "Resources", ok, nil
