@@ -270,6 +270,9 @@ func (o *whyOptions) whyDefrag(w io.Writer, id string) {
 	l := &o.live
 	l.topology = o.topology
 	if err := l.load(false); err != nil {
+		if o.topology == "" && l.config == "" {
+			return // no cluster file known: nothing to plan on, and nothing was asked
+		}
 		fmt.Fprintf(w, "  defrag:    no plan shown (%v)\n", err)
 		return
 	}
