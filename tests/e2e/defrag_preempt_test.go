@@ -112,4 +112,3 @@ func waitRunningIn(t *testing.T, l *slurmlab.Lab, id string) *slurmlab.Job {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
-
