@@ -45,8 +45,8 @@ func TestGolden(t *testing.T) {
 		// from the e2e lab; two hours after the fillers started
 		{"frag-pending", append([]string{"frag", "--pending", "--topology", lab, "--no-picture"}, savedLab...)},
 		{"why-defrag", append([]string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab}, savedLab...)},
-		{"why-defrag-nothing-preemptible", append([]string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab,
-			"--squeue-json", "testdata/defrag/squeue.json", "--sinfo-json", "testdata/defrag/sinfo.json", "--config", "testdata/defrag/no-defrag.yaml", "--now", "2026-12-03T22:07:53Z"})},
+		{"why-defrag-nothing-preemptible", []string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab,
+			"--squeue-json", "testdata/defrag/squeue.json", "--sinfo-json", "testdata/defrag/sinfo.json", "--config", "testdata/defrag/no-defrag.yaml", "--now", "2026-12-03T22:07:53Z"}},
 		{"frag-pending-with-state", []string{"frag", "--pending", "--topology", lab, "--state", busy}},
 	}
 	for _, tc := range tests {
