@@ -17,7 +17,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 # warnings say nothing about gangtopo, so they are silenced.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay bench-defrag
 
 all: build
 
@@ -138,7 +138,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-stockslurm bench-controller bench-replay bench-simulate
+bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-simulate
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -179,6 +179,12 @@ bench-controller:
 # flat) and naive Kubernetes pods: tables written into docs/benchmarks.md.
 bench-replay: build
 	tests/tools/bench-replay.sh $(BUILD)/gangtopo docs/benchmarks.md
+
+# Defragmentation in the replay (issue 14): the controller's policy with
+# and without, on the deployed path and the engine, on 256 DGX H100 and the
+# heterogeneous cluster: the "defrag" section of docs/benchmarks.md.
+bench-defrag: build
+	tests/tools/bench-defrag.sh $(BUILD)/gangtopo docs/benchmarks.md
 
 # The trace simulator (issue 3): the FGD protocol on the openb traces, every
 # policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on

@@ -67,6 +67,10 @@ type Config struct {
 	// Rebind is the rebind: section: the controller daemon's re-binding of
 	// stale pending jobs (config_rebind.go). The plugin only checks it.
 	Rebind RebindConfig
+	// Defrag is the defrag: section: what `gangtopo defrag apply` and the
+	// controller may requeue, within which limits (config_defrag.go). The
+	// plugin only checks it.
+	Defrag DefragConfig
 }
 
 // Defaults returns every default, in one place.
@@ -82,6 +86,7 @@ func Defaults() Config {
 		PendingHold:     10 * time.Second,
 		GoMaxProcs:      1,
 		Rebind:          DefaultRebind(),
+		Defrag:          DefaultDefrag(),
 	}
 }
 
@@ -163,6 +168,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"bind_nodes":     func(v *yaml.Node, k string) { p.count(v, k, 0, jobsubmit.MaxBindNodes, &c.BindNodes) },
 		"shards_per_gpu": func(v *yaml.Node, k string) { p.count(v, k, 0, maxShardsPerGPU, &c.ShardsPerGPU) },
 		"rebind":         p.rebind,
+		"defrag":         p.defrag,
 	}
 }
 

@@ -58,6 +58,9 @@ type Options struct {
 	// partition (gpu, every node, Default=YES), e.g.
 	// "PartitionName=cpu Nodes=node[13-16] State=UP".
 	Partitions []string
+	// Extra are slurm.conf lines added before the nodes, e.g.
+	// "PreemptType=preempt/partition_prio".
+	Extra []string
 	// Owner marks a lab started by a process that will stop it: a later
 	// Start removes labs whose owner died (a test binary killed by its
 	// timeout). 0 marks a lab meant to outlive its starter (make demo).

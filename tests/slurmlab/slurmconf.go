@@ -60,7 +60,8 @@ InactiveLimit=0
 MinJobAge=300
 KillWait=5
 Waittime=0
-{{range .Nodes}}{{.}}
+{{range .Extra}}{{.}}
+{{end}}{{range .Nodes}}{{.}}
 {{end}}PartitionName=gpu Nodes={{.AllNodes}} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 {{range .Partitions}}{{.}}
 {{end}}`))
@@ -69,7 +70,7 @@ type confData struct {
 	Dir, Name, PluginDir, AllNodes string
 	Port, SlurmdPort               int
 	JobSubmit                      bool
-	Nodes, Partitions              []string
+	Nodes, Partitions, Extra       []string
 }
 
 // writeConfig writes slurm.conf, gres.conf, topology.conf and
@@ -81,7 +82,7 @@ func (l *Lab) writeConfig() error {
 		return err
 	}
 	d := confData{Dir: l.Dir, Name: "gtlab", Port: l.Port, SlurmdPort: l.Port + 1,
-		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions}
+		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions, Extra: l.opts.Extra}
 	if l.opts.Plugins.Dir != "" {
 		d.PluginDir += ":" + l.opts.Plugins.Dir // a colon list works (SLURM-LAB.md)
 	}

@@ -52,6 +52,8 @@ type Job struct {
 	// own lines and can forge them: BuildSnapshot believes its claims only
 	// where the node's own counts confirm them.
 	FromText bool
+	// Facts are the rest of what Slurm says about the job (facts.go).
+	Facts JobFacts
 }
 
 // JobNode is a job's share of one node.

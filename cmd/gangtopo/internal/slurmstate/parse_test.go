@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -45,7 +46,8 @@ func TestParseSinfoJSONSample(t *testing.T) {
 }
 
 // The real squeue sample: jobs 1 and 2 completed (dropped), job 3 running
-// with 8 GPUs on node01 and 4 on node02, one core on each.
+// with 8 GPUs on node01 and 4 on node02, one core on each; Slurm may
+// requeue it, it started at 1796199159 and commented "leaf".
 func TestParseSqueueJSONSample(t *testing.T) {
 	jobs, _, err := ParseSqueueJSON(readTestdata(t, "squeue.json"), "squeue --json")
 	if err != nil {
@@ -55,7 +57,8 @@ func TestParseSqueueJSONSample(t *testing.T) {
 		Nodes: []JobNode{
 			{Name: "node01", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, GPUCount: 8, Cores: 1},
 			{Name: "node02", GPUs: []int{0, 1, 2, 3}, GPUCount: 4, Cores: 1},
-		}}}
+		},
+		Facts: JobFacts{Requeue: true, Comment: "leaf", Start: time.Unix(1796199159, 0).UTC(), Priority: 4294901757, Known: true}}}
 	if diff := cmp.Diff(want, jobs, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("jobs (-want +got):\n%s", diff)
 	}

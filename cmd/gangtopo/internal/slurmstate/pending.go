@@ -44,6 +44,9 @@ type PendingJob struct {
 	// Job is the job's fields as the plugin reads them, with what gangtopo
 	// wrote into them.
 	Job jobsubmit.Job
+	// User is the job's user name; Facts its QOS, account, reservation.
+	User  string
+	Facts JobFacts
 }
 
 // pendingRaw holds the fields read for pending jobs.
@@ -167,7 +170,7 @@ func (p *pendingRaw) pendingJob(j *Job, adminComment string) (PendingJob, bool) 
 		return PendingJob{}, false
 	}
 	pj := PendingJob{ID: j.ID, Priority: uint32(min(max(p.priority, 0), 1<<32-1)), Reason: p.reason, Decision: adminComment,
-		Job: p.job(j, adminComment)}
+		Job: p.job(j, adminComment), User: j.User, Facts: j.Facts}
 	if p.submit > 0 {
 		pj.Submit = time.Unix(p.submit, 0).UTC()
 	}

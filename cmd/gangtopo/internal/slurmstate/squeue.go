@@ -85,6 +85,9 @@ func (s *jsonScanner) squeueJob(dec Decisions, pend *[]PendingJob) (Job, bool, e
 	if raw.seen&squeueRequired != squeueRequired {
 		return j, false, fmt.Errorf("field %s: missing", firstMissing(raw.seen, squeueRequired, squeueFieldNames))
 	}
+	j.Facts.Known = true
+	j.Facts.Priority = uint32(min(max(raw.pending.priority, 0), 1<<32-1))
+	j.Facts.UserID = u32(raw.pending.userID)
 	holds, ok := jobHolds(j.State)
 	if !ok {
 		return j, false, fmt.Errorf("field job_state: unknown job state %q", j.State)
@@ -126,6 +129,9 @@ func (s *jsonScanner) squeueField(key []byte, j *Job, raw *squeueRaw) error {
 		raw.resources, err = s.jobResources()
 	default:
 		var handled bool
+		if handled, err = s.factField(key, &j.Facts); handled {
+			break
+		}
 		if handled, err = s.pendingField(key, &raw.pending); !handled {
 			err = s.skip()
 		}
