@@ -26,6 +26,7 @@ import (
 // read Slurm.
 type defragLive struct {
 	config, topology string
+	at               string // --now
 	slurm            slurmFlags
 	cfg              ctld.Config
 	cfgPath          string // the file read, "" for the defaults
@@ -38,6 +39,7 @@ func (l *defragLive) register(fs *pflag.FlagSet, withTopology bool) {
 	if withTopology {
 		fs.StringVar(&l.topology, "topology", "", "cluster file (default: gangtopo.yaml's topology)")
 	}
+	fs.StringVar(&l.at, "now", "", "plan as of this `time` (RFC 3339; with saved outputs of Slurm's commands): what a job has run is counted to it")
 	l.slurm.register(fs)
 }
 
@@ -47,6 +49,13 @@ func (l *defragLive) register(fs *pflag.FlagSet, withTopology bool) {
 func (l *defragLive) load(needConfig bool) error {
 	if l.now == nil {
 		l.now = time.Now
+	}
+	if l.at != "" {
+		at, err := time.Parse(time.RFC3339, l.at)
+		if err != nil {
+			return usagef("--now %q: want an RFC 3339 time, e.g. 2026-12-03T18:00:00Z", l.at)
+		}
+		l.now = func() time.Time { return at }
 	}
 	path, explicit := l.config, l.config != ""
 	if !explicit {
@@ -154,4 +163,41 @@ func noPlan(pr *defragrun.Proposal, cfgPath string) string {
 		msg += " (no gangtopo.yaml was read: give --config)"
 	}
 	return msg
+}
+
+// writePendingPlans lists the pending gangs a plan could start, with its
+// cost, or why none can (for frag --pending and why).
+func (l *defragLive) writePendingPlans(w io.Writer, v *defragrun.View, p *defragrun.Planner, only string) {
+	n := 0
+	for _, pj := range v.Pending {
+		if only != "" && pj.ID != only {
+			continue
+		}
+		g, err := p.Gang(pj)
+		if err != nil || g.Request.GPUs < 2 {
+			continue
+		}
+		n++
+		head := fmt.Sprintf("  job %-8s %3d GPUs %-6s waiting %5.1f h: ", pj.ID, g.Request.GPUs, g.Request.EffectiveTier(), v.At.Sub(pj.Submit).Hours())
+		pr, ok := p.Propose(v, g, nil)
+		switch {
+		case !ok:
+			fmt.Fprintln(w, head+noPlan(pr, l.cfgPath))
+		case pr.FitsNow:
+			fmt.Fprintf(w, "%sfits now in %s %s: Slurm starts it at its next pass\n", head, g.Request.EffectiveTier(), pr.Domain)
+		default:
+			fmt.Fprintf(w, "%sa plan could start it: requeue %d job(s) holding %d GPUs in %s %s, cost %.2f (%.2f GPU-hours lost)%s\n",
+				head, len(pr.Victims), pr.Plan.EvictGPUs, g.Request.EffectiveTier(), pr.Domain, pr.Plan.Cost, pr.Lost, limitNote(pr))
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "  none (no pending gang gangtopo decided about)")
+	}
+}
+
+func limitNote(pr *defragrun.Proposal) string {
+	if pr.Limit == nil {
+		return ""
+	}
+	return "; the limits refuse it now: " + pr.Limit.Error()
 }

@@ -151,6 +151,16 @@ func TestDecideRewrites(t *testing.T) {
 				TresPerJob: u, TresPerNode: u},
 		},
 		{
+			// leaf1 has 16 GPUs busy, leaf2 1, leaf3 8, leaf4 4: the
+			// leaves closest to fitting come first (where Slurm preempts
+			// for the gang, it preempts in the first with room)
+			name: "required waits bound closest to fitting first",
+			busy: map[string]int{"node01": 8, "node02": 8, "node06": 1, "node09": 8, "node13": 4},
+			job:  Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf"},
+			want: rewrite{Action: Modify, Verdict: VerdictWaiting, Features: "[gt_leaf2|gt_leaf4|gt_leaf3|gt_leaf1]", Prefer: u, ExcNodes: u,
+				TresPerJob: u, TresPerNode: u},
+		},
+		{
 			name: "user constraint is kept",
 			busy: map[string]int{},
 			job:  Job{TresPerJob: "gres:gpu:16", GangTopology: "spine", Features: "bigmem"},

@@ -2,6 +2,7 @@ package jobsubmit
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/gangtopo/gangtopo/selector/hostlist"
@@ -157,7 +158,11 @@ func (dc *Decider) nvlinkBlocks(t topology.Tier) bool {
 
 // rankedDomains lists the domains of tier t that could ever hold the gang:
 // the one holding the engine's placement, those holding an array's other
-// tasks, those holding its alternatives, then the rest in tree order; at
+// tasks, those holding its alternatives, then the rest, the most free GPUs
+// first (ties in tree order): the closest to fitting first. Slurm takes the
+// first alternative that can start the job; where it preempts (a gang of a
+// higher PriorityTier or QOS), that is the first where preempting makes
+// room, so the closest to fitting is where it preempts the fewest GPUs; at
 // most maxAlternatives (Slurm's limit),
 // and only domains whose feature a node carries when the snapshot reports
 // features (Slurm refuses a job bound to a feature no node has).
@@ -182,10 +187,31 @@ func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, pl Placem
 			add(ancestor(c, a, t))
 		}
 	}
-	for _, d := range c.ByTier[t] {
+	for _, d := range mostFree(c, s, t) {
 		add(d)
 	}
 	return out
+}
+
+// mostFree lists the domains of tier t, the most free GPU capacity on
+// usable nodes first, ties in tree order (tree order alone without a
+// snapshot).
+func mostFree(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tier) []topology.DomainID {
+	ids := append([]topology.DomainID(nil), c.ByTier[t]...)
+	if s == nil {
+		return ids
+	}
+	free := make(map[topology.DomainID]int, len(ids))
+	for _, d := range ids {
+		dom := &c.Domains[d]
+		for n := dom.NodeLo; n < dom.NodeHi; n++ {
+			if s.State[n].Usable() {
+				free[d] += s.IdleMilli(n)
+			}
+		}
+	}
+	sort.SliceStable(ids, func(i, j int) bool { return free[ids[i]] > free[ids[j]] })
+	return ids
 }
 
 // carried says whether Slurm's nodes carry domain d's feature: a node of

@@ -61,9 +61,9 @@ type Options struct {
 	// Accounting runs a real slurmdbd over a real MariaDB with the lab
 	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced.
 	Accounting bool
-	// ConfLines are added to slurm.conf as they are (e.g.
-	// "PreemptType=preempt/qos").
-	ConfLines []string
+	// Extra are slurm.conf lines added before the nodes, e.g.
+	// "PreemptType=preempt/partition_prio" or "PreemptType=preempt/qos".
+	Extra []string
 	// Owner marks a lab started by a process that will stop it: a later
 	// Start removes labs whose owner died (a test binary killed by its
 	// timeout). 0 marks a lab meant to outlive its starter (make demo).

@@ -62,8 +62,7 @@ MinJobAge=300
 KillWait=5
 Waittime=0
 {{range .Extra}}{{.}}
-{{end -}}
-{{range .Nodes}}{{.}}
+{{end}}{{range .Nodes}}{{.}}
 {{end}}PartitionName=gpu Nodes={{.AllNodes}} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 {{range .Partitions}}{{.}}
 {{end}}`))
@@ -90,7 +89,7 @@ func (l *Lab) writeConfig() error {
 	}
 	d := confData{Dir: l.Dir, Name: clusterName, Port: l.Port, SlurmdPort: l.Port + 1,
 		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions,
-		Accounting: l.accountingConf(), Extra: l.opts.ConfLines}
+		Accounting: l.accountingConf(), Extra: l.opts.Extra}
 	if l.opts.Plugins.Dir != "" {
 		d.PluginDir += ":" + l.opts.Plugins.Dir // a colon list works (SLURM-LAB.md)
 	}

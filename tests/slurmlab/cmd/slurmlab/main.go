@@ -33,7 +33,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "up":
-		err = up(slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, ConfLines: lines}, *topo, *plugins, *config)
+		err = up(slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, Extra: lines}, *topo, *plugins, *config)
 	case "down":
 		err = slurmlab.StopDir(*dir)
 	default:
