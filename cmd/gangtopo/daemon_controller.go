@@ -108,8 +108,8 @@ func quotaSetup(rebind *controller.RebindSetup, slurm slurmFlags) *controller.Qu
 		return nil
 	}
 	timeout := rebind.Config.Quota.Timeout
-	update := func(ctx context.Context, job, qos string) error {
-		return slurmstate.UpdateJob(ctx, slurm.binDir, timeout, job, []string{"QOS=" + qos})
+	update := func(ctx context.Context, job string, args ...string) error {
+		return slurmstate.UpdateJob(ctx, slurm.binDir, timeout, job, args)
 	}
 	return &controller.QuotaSetup{ConfigPath: rebind.ConfigPath, Config: rebind.Config,
 		Sacctmgr: quotaexec.Sacctmgr{BinDir: slurm.binDir, Timeout: timeout}, Update: update}

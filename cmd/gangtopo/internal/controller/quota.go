@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/quotaexec"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/frag"
@@ -33,7 +34,8 @@ import (
 //  4. Move the waiting jobs (scontrol update JobId= QOS=), at most
 //     max_per_cycle a cycle and a job not again within job_interval, each
 //     logged.
-//  5. Publish the ledger as metrics.
+//  5. Reclaim (see reclaim) for the waiting jobs within their share.
+//  6. Publish the ledger as metrics (done before the changes).
 
 // QuotaSetup turns the duty on: gangtopo.yaml (re-read when it changes)
 // and how to reach Slurm.
@@ -41,8 +43,9 @@ type QuotaSetup struct {
 	ConfigPath string
 	Config     ctld.Config
 	Sacctmgr   quotaexec.Sacctmgr
-	// Update moves a waiting job to a QOS (scontrol update JobId= QOS=).
-	Update func(ctx context.Context, job, qos string) error
+	// Update runs scontrol update JobId=job with args ("QOS=...",
+	// "ReqNodeList=...").
+	Update func(ctx context.Context, job string, args ...string) error
 }
 
 type quotaDuty struct {
@@ -92,7 +95,10 @@ func (q *quotaDuty) cycle(ctx context.Context, s *occupancy.Snapshot, st *slurms
 	if !q.limits(ctx, acc, c.Limits, now) {
 		return
 	}
-	q.move(ctx, c.Moves, now)
+	done := q.move(ctx, c.Moves, now)
+	if c.Ledger.Borrowed > 0 {
+		q.reclaim(ctx, s, st, &c, now, done)
+	}
 	q.forget(now)
 }
 
@@ -116,8 +122,8 @@ func (q *quotaDuty) limits(ctx context.Context, acc *quotaexec.Accounting, want 
 	return true
 }
 
-// move is step 4.
-func (q *quotaDuty) move(ctx context.Context, moves []quotaexec.Move, now time.Time) {
+// move is step 4; it returns the updates made.
+func (q *quotaDuty) move(ctx context.Context, moves []quotaexec.Move, now time.Time) int {
 	done := 0
 	for _, mv := range moves {
 		if done >= q.cfg.Quota.MaxPerCycle {
@@ -128,13 +134,56 @@ func (q *quotaDuty) move(ctx context.Context, moves []quotaexec.Move, now time.T
 		}
 		q.moved[mv.Job.Target] = now
 		done++
-		if err := q.setup.Update(ctx, mv.Job.Target, mv.To); err != nil {
+		if err := q.setup.Update(ctx, mv.Job.Target, "QOS="+mv.To); err != nil {
 			q.fail("move", err, "moving a waiting job to another QOS failed")
 			continue
 		}
 		q.m.changes.WithLabelValues("move").Inc()
 		q.log.Info().Str("job", mv.Job.Target).Str("account", mv.Job.Account).Int("gpus", mv.Job.GPUs).
 			Str("from", mv.From).Str("to", mv.To).Bool("borrowing", mv.Borrowing).Msg("quota: waiting job moved")
+	}
+	return done
+}
+
+// reclaim is step 5: each waiting job within its share that does not fit
+// now, while others borrow, gets a reclaim plan (defragrun.Planner.Reclaim:
+// borrowed jobs only, the shape it needs, the least work lost) and is moved
+// to the reclaim QOS pinned (ReqNodeList) to the plan's nodes: Slurm's
+// preempt/qos then requeues the borrowed jobs there and nowhere else.
+func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slurmstate.State, c *quotaexec.Cycle, now time.Time, done int) {
+	p, err := defragrun.NewPlanner(q.cfg, s.Cluster, nil)
+	if err != nil {
+		q.fail("reclaim", err, "no reclaim planner this cycle")
+		return
+	}
+	v := defragrun.NewView(s, st, now)
+	byTarget := map[string]slurmstate.PendingJob{}
+	for _, pj := range st.Queued {
+		byTarget[pj.Target] = pj
+	}
+	for _, j := range c.Entitled {
+		if done >= q.cfg.Quota.MaxPerCycle {
+			return
+		}
+		pj, ok := byTarget[j.Target]
+		if t, moved := q.moved[j.Target]; !ok || moved && now.Sub(t) < q.cfg.Quota.JobInterval || pj.Job.ReqNodes != "" {
+			continue
+		}
+		plan, found, err := p.Reclaim(v, pj, &c.Ledger, q.cfg.Quota.BorrowQOS)
+		if err != nil || !found || plan.FitsNow {
+			continue
+		}
+		q.moved[j.Target] = now
+		done++
+		err = q.setup.Update(ctx, j.Target, "QOS="+q.cfg.Quota.ReclaimQOS, "ReqNodeList="+plan.Nodes)
+		if err != nil {
+			q.fail("reclaim", err, "moving an entitled job to the reclaim QOS failed; nothing is preempted for it")
+			continue
+		}
+		q.m.changes.WithLabelValues("reclaim").Inc()
+		q.log.Info().Str("job", j.Target).Str("account", j.Account).Int("gpus", j.GPUs).Str("nodes", plan.Nodes).
+			Str("domain", plan.Domain).Strs("victims", plan.Victims).Str("qos", q.cfg.Quota.ReclaimQOS).
+			Msg("quota: entitled job pinned to reclaim borrowed GPUs")
 	}
 }
 
@@ -182,9 +231,9 @@ func newQuotaMetrics(reg prometheus.Registerer) *quotaMetrics {
 		pool:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_quota_pool_gpus", Help: "GPUs the lending accounts may lend now."}),
 		borrowed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_quota_borrowed_gpus", Help: "GPUs held beyond the accounts' shares."}),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_quota_changes_total",
-			Help: "Changes the quota duty made in Slurm, by kind: limit (a QOS GrpTRES), move (a waiting job to another QOS)."}, []string{"kind"}),
+			Help: "Changes the quota duty made in Slurm, by kind: limit (a QOS GrpTRES), move (a waiting job to another QOS), reclaim (an entitled job to the reclaim QOS, pinned)."}, []string{"kind"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_quota_errors_total",
-			Help: "Quota cycles that changed nothing or stopped, by step: read, check, limit, move."}, []string{"step"}),
+			Help: "Quota cycles that changed nothing or stopped, by step: read, check, limit, move, reclaim."}, []string{"step"}),
 	}
 	reg.MustRegister(m.account, m.pool, m.borrowed, m.changes, m.errors)
 	return m

@@ -45,6 +45,10 @@ type Cycle struct {
 	Ledger quota.Ledger
 	Limits Limits
 	Moves  []Move
+	// Entitled are the waiting jobs within their account's share (in its
+	// own QOS once moved), in priority order: those that may take back
+	// what others borrowed (the controller's reclaim).
+	Entitled []WaitJob
 }
 
 // Plan makes the cycle's plan on a cluster of clusterGPUs GPUs; wait is in
@@ -70,14 +74,13 @@ func Plan(cfg ctld.QuotaConfig, clusterGPUs int, run []RunJob, wait []WaitJob, f
 	}
 	l := quota.Compute(cfg.Shares, clusterGPUs, jobs, frag, cfg.FragWeight)
 	c := Cycle{Ledger: l, Limits: Desired(cfg, &l, reclaimHeld, inBorrow)}
-	c.Moves = moves(cfg, l, wait)
+	c.Moves, c.Entitled = moves(cfg, l, wait)
 	return c
 }
 
 // moves is step 3 of the plan, on a copy of the ledger.
-func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) []Move {
+func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, entitled []WaitJob) {
 	l.Accounts = append([]quota.Usage(nil), l.Accounts...)
-	var out []Move
 	for _, j := range wait {
 		if _, ok := cfg.Shares.Find(j.Account); !ok || j.GPUs == 0 {
 			continue
@@ -90,6 +93,7 @@ func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) []Move {
 		switch {
 		case l.Entitled(j.Account, j.GPUs):
 			to = own
+			entitled = append(entitled, j)
 			l.Start(j.Account, j.GPUs, false)
 		case l.MayBorrow(j.Account, j.GPUs):
 			to = cfg.BorrowQOS
@@ -99,5 +103,5 @@ func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) []Move {
 			out = append(out, Move{Job: j, From: j.QOS, To: to, Borrowing: to == cfg.BorrowQOS})
 		}
 	}
-	return out
+	return out, entitled
 }

@@ -20,8 +20,9 @@ func planConfig() ctld.QuotaConfig {
 
 func TestPlanMoves(t *testing.T) {
 	type want struct {
-		moves  []string // target:from>to
-		limits Limits
+		moves    []string // target:from>to
+		limits   Limits
+		entitled []string
 	}
 	for _, tc := range []struct {
 		name string
@@ -50,7 +51,7 @@ func TestPlanMoves(t *testing.T) {
 		// pool = c's nothing (c never lends) + a's nothing (waiting) = 0:
 		// job 6 may not borrow and stays where it is.
 		// borrow QOS: 8 running there + max(0, pool 0 - borrowed 8) = 8
-		want: want{moves: []string{"5:gt-borrow>gt-a"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8}},
+		want: want{moves: []string{"5:gt-borrow>gt-a"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8}},
 	}, {
 		// a job in a QOS of the site's (not own, not borrow) is left alone,
 		// and so is an account with no share.
@@ -65,6 +66,13 @@ func TestPlanMoves(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.moves, got); diff != "" {
 				t.Errorf("moves (-want +got):\n%s", diff)
+			}
+			var ent []string
+			for _, j := range c.Entitled {
+				ent = append(ent, j.Target)
+			}
+			if diff := cmp.Diff(tc.want.entitled, ent); diff != "" {
+				t.Errorf("entitled (-want +got):\n%s", diff)
 			}
 			if tc.want.limits != nil {
 				if diff := cmp.Diff(tc.want.limits, c.Limits); diff != "" {
