@@ -50,7 +50,7 @@ e2e:
 	  "run make test as root (CI does), or make test-partial for what runs without root (it says it is partial)." >&2; exit 1; \
 	else $(MAKE) --no-print-directory slurm-packages plugins plugins-fault build && \
 	  GANGTOPO_E2E=1 GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) \
-	  GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 10m -v ./tests/e2e/; fi
+	  GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 10m -v ./tests/e2e/ ./tests/e2e/quota/; fi
 
 # ---- Slurm plugins (c/ and spank/) -----------------------------------------
 # Built against the installed Slurm headers; a plugin only loads into the

@@ -75,6 +75,29 @@ func (l *defragLive) load(needConfig bool) error {
 	default:
 		l.cfg, l.cfgPath = cfg, path
 	}
+	return l.loadCluster()
+}
+
+// loadConfigOnly reads gangtopo.yaml, which must exist (no cluster file).
+func (l *defragLive) loadConfigOnly() error {
+	path := l.config
+	if path == "" {
+		path = ctld.DefaultConfigPath
+		if env := os.Getenv("GANGTOPO_CONFIG"); env != "" {
+			path = env
+		}
+	}
+	cfg, err := ctld.LoadConfig(path)
+	if err != nil {
+		return usagef("--config: %v", err)
+	}
+	l.cfg, l.cfgPath = cfg, path
+	return nil
+}
+
+// loadCluster reads the cluster file (--topology, else gangtopo.yaml's).
+func (l *defragLive) loadCluster() error {
+	var err error
 	topo := l.topology
 	if topo == "" {
 		topo = l.cfg.Topology
@@ -88,22 +111,28 @@ func (l *defragLive) load(needConfig bool) error {
 
 // observe reads Slurm now.
 func (l *defragLive) observe(ctx context.Context) (*defragrun.View, error) {
+	st, err := l.poll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return defragrun.FromState(st, l.cluster, l.cfg.FeaturePrefix, l.now())
+}
+
+// poll reads Slurm (squeue --json: jobs with their facts) now.
+func (l *defragLive) poll(ctx context.Context) (*slurmstate.State, error) {
 	cfg, err := l.slurm.config()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.JobsFrom != slurmstate.SqueueJSON {
-		return nil, usagef("--jobs-from: defragmentation reads jobs from squeue --json (their requeue flag, start and priority)")
+		return nil, usagef("--jobs-from: defragmentation and quotas read jobs from squeue --json (their requeue flag, account, QOS, start and priority)")
 	}
 	st, _, err := slurmstate.Poll(ctx, cfg)
 	var pe *slurmstate.PollError
 	if errors.As(err, &pe) && pe.Input {
 		return nil, asUsage(err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return defragrun.FromState(st, l.cluster, l.cfg.FeaturePrefix, l.now())
+	return st, err
 }
 
 // audit is the configured audit log.

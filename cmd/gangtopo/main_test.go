@@ -17,10 +17,17 @@ func TestGolden(t *testing.T) {
 	busy := filepath.Join("testdata", "lab16-busy.json")
 	savedLab := []string{"--config", "testdata/defrag/gangtopo.yaml", "--squeue-json", "testdata/defrag/squeue.json",
 		"--sinfo-json", "testdata/defrag/sinfo.json", "--now", "2026-12-03T22:07:53Z"}
+	quotaCapture := filepath.Join("internal", "slurmstate", "testdata", "quota_")
+	savedQuota := []string{"--config", "testdata/quota/gangtopo.yaml", "--topology", lab, "--sinfo-json", quotaCapture + "sinfo.json",
+		"--squeue-json", quotaCapture + "squeue.json"}
 	tests := []struct {
 		name string
 		args []string
 	}{
+		{"quota-table", append([]string{"quota"}, savedQuota...)},
+		{"quota-json", append([]string{"quota", "-o", "json"}, savedQuota...)},
+		{"quota-bad-output", append([]string{"quota", "-o", "yaml"}, savedQuota...)},
+		{"quota-not-enabled", []string{"quota", "--config", "testdata/defrag/gangtopo.yaml", "--topology", lab}},
 		{"frag-empty", []string{"frag", "--topology", lab, "--no-color"}},
 		{"frag-busy", []string{"frag", "--topology", lab, "--state", busy, "--no-color", "--width", "80"}},
 		{"frag-json", []string{"frag", "--topology", lab, "--state", busy, "-o", "json"}},

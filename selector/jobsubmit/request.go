@@ -285,3 +285,17 @@ func joinOr(xs []string) string {
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
+
+// GPUCount is the GPUs a job asks for (--gpus, --gpus-per-node x nodes,
+// --gpus-per-task x tasks; 0 without GPUs): what the quota counts of a
+// waiting job.
+func GPUCount(j Job) (int, error) {
+	if !asksGPUs(j) {
+		return 0, nil
+	}
+	var r request.Request
+	if err := gpusOf(j, &r); err != nil {
+		return 0, err
+	}
+	return r.GPUs, nil
+}

@@ -71,6 +71,10 @@ type Config struct {
 	// controller may requeue, within which limits (config_defrag.go). The
 	// plugin only checks it.
 	Defrag DefragConfig
+	// Quota is the quota: section: accounts' guaranteed GPU shares, which
+	// the controller keeps in Slurm's QOS (config_quota.go). The plugin
+	// only checks it.
+	Quota QuotaConfig
 }
 
 // Defaults returns every default, in one place.
@@ -87,6 +91,7 @@ func Defaults() Config {
 		GoMaxProcs:      1,
 		Rebind:          DefaultRebind(),
 		Defrag:          DefaultDefrag(),
+		Quota:           DefaultQuota(),
 	}
 }
 
@@ -169,6 +174,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"shards_per_gpu": func(v *yaml.Node, k string) { p.count(v, k, 0, maxShardsPerGPU, &c.ShardsPerGPU) },
 		"rebind":         p.rebind,
 		"defrag":         p.defrag,
+		"quota":          p.quota,
 	}
 }
 

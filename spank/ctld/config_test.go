@@ -50,7 +50,7 @@ rebind:
 		DefaultTopology: "leaf:preferred", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0,
 		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second},
-		Defrag: DefaultDefrag()}
+		Defrag: DefaultDefrag(), Quota: DefaultQuota()}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -58,8 +58,11 @@ type Options struct {
 	// partition (gpu, every node, Default=YES), e.g.
 	// "PartitionName=cpu Nodes=node[13-16] State=UP".
 	Partitions []string
+	// Accounting runs a real slurmdbd over a real MariaDB with the lab
+	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced.
+	Accounting bool
 	// Extra are slurm.conf lines added before the nodes, e.g.
-	// "PreemptType=preempt/partition_prio".
+	// "PreemptType=preempt/partition_prio" or "PreemptType=preempt/qos".
 	Extra []string
 	// Owner marks a lab started by a process that will stop it: a later
 	// Start removes labs whose owner died (a test binary killed by its
@@ -80,6 +83,7 @@ type Lab struct {
 	opts    Options
 	tempDir bool
 	procs   []proc
+	acct    accounting
 }
 
 // proc is one daemon the lab started.
@@ -102,6 +106,11 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	}
 	if err := EnsurePackages(ctx, opts.Logf); err != nil {
 		return nil, err
+	}
+	if opts.Accounting {
+		if err := EnsureDBPackages(ctx, opts.Logf); err != nil {
+			return nil, err
+		}
 	}
 	CleanupStale(os.TempDir(), opts.Logf)
 	l := &Lab{Cluster: opts.Cluster, opts: opts}
@@ -134,7 +143,7 @@ func (l *Lab) makeDir() error {
 	l.Conf = filepath.Join(dir, "etc", "slurm.conf")
 	// munged wants every directory on the way to its socket executable by
 	// all, and its key directory private.
-	for _, sub := range []string{"", "etc", "bin", "dev", "log", "run", "munge", "spool", "spool/ctld", "spool/d", "state"} {
+	for _, sub := range []string{"", "etc", "bin", "dev", "log", "run", "munge", "spool", "spool/ctld", "spool/d", "state", "db"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return fmt.Errorf("slurmlab: %w", err)
 		}
@@ -150,15 +159,22 @@ func (l *Lab) makeDir() error {
 
 // start is Start's body: every step may fail, and Start cleans up.
 func (l *Lab) start(ctx context.Context) error {
+	// slurmctld, one slurmd per node, and with accounting the database
+	// and slurmdbd, all from one range so that none collides
+	n := len(l.Cluster.Nodes) + 1
+	if l.opts.Accounting {
+		n += 2
+	}
 	port := l.opts.CtldPort
 	if port == 0 {
-		p, err := freePorts(len(l.Cluster.Nodes) + 1)
+		p, err := freePorts(n)
 		if err != nil {
 			return err
 		}
 		port = p
 	}
 	l.Port = port
+	l.acct.dbPort, l.acct.dbdPort = port+n-2, port+n-1
 	if err := os.WriteFile(filepath.Join(l.Dir, "run", "owner"), []byte(strconv.Itoa(l.opts.Owner)+"\n"), 0o644); err != nil {
 		return err
 	}
@@ -179,6 +195,11 @@ func (l *Lab) start(ctx context.Context) error {
 	t0 := time.Now()
 	if err := l.startMunge(ctx); err != nil {
 		return err
+	}
+	if l.opts.Accounting {
+		if err := l.startAccounting(ctx); err != nil {
+			return err
+		}
 	}
 	if err := l.startCtld(ctx); err != nil {
 		return err

@@ -169,7 +169,8 @@ func stopPIDs(pids []int, dir string, grace time.Duration) int {
 }
 
 // StopDir stops the lab in dir by PID: first the slurmds, then slurmctld,
-// then whatever job processes are left, then munged. It needs no Lab value,
+// then slurmdbd and MariaDB (a lab with accounting), then whatever job
+// processes are left, then munged. It needs no Lab value,
 // so `slurmlab down` can stop a lab another process started.
 func StopDir(dir string) error {
 	procs, err := readPIDs(dir)
@@ -181,7 +182,7 @@ func StopDir(dir string) error {
 			cancelAll(dir) // let slurmd clean its steps up itself first
 		}
 	}
-	order := []string{"slurmd", "slurmctld", "", "munged"}
+	order := []string{"slurmd", "slurmctld", "slurmdbd", "mariadbd", "", "munged"}
 	var left int
 	for _, stage := range order {
 		var pids []int
@@ -190,7 +191,7 @@ func StopDir(dir string) error {
 			pids = without(pids, procs, "munged")
 		} else {
 			for _, p := range procs {
-				if strings.HasPrefix(p.Name, stage) {
+				if p.Name == stage || strings.HasPrefix(p.Name, stage+"-") { // slurmd-node01, not slurmdbd
 					pids = append(pids, p.PID)
 				}
 			}

@@ -42,7 +42,8 @@ JobSubmitPlugins=gangtopo
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+{{range .Accounting}}{{.}}
+{{end -}}
 JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
@@ -70,8 +71,13 @@ type confData struct {
 	Dir, Name, PluginDir, AllNodes string
 	Port, SlurmdPort               int
 	JobSubmit                      bool
-	Nodes, Partitions, Extra       []string
+	Nodes, Partitions              []string
+	Accounting, Extra              []string
 }
+
+// clusterName is the lab's ClusterName (registered with slurmdbd when the
+// lab has accounting).
+const clusterName = "gtlab"
 
 // writeConfig writes slurm.conf, gres.conf, topology.conf and
 // plugstack.conf for the lab's cluster and plugins.
@@ -81,8 +87,9 @@ func (l *Lab) writeConfig() error {
 	if err != nil {
 		return err
 	}
-	d := confData{Dir: l.Dir, Name: "gtlab", Port: l.Port, SlurmdPort: l.Port + 1,
-		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions, Extra: l.opts.Extra}
+	d := confData{Dir: l.Dir, Name: clusterName, Port: l.Port, SlurmdPort: l.Port + 1,
+		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions,
+		Accounting: l.accountingConf(), Extra: l.opts.Extra}
 	if l.opts.Plugins.Dir != "" {
 		d.PluginDir += ":" + l.opts.Plugins.Dir // a colon list works (SLURM-LAB.md)
 	}

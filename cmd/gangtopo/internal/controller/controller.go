@@ -38,6 +38,9 @@ type Config struct {
 	// Defrag, when set, runs the defragmentation duties after each
 	// published snapshot (defrag.go).
 	Defrag *DefragSetup
+	// Quota, when set, runs the quota duty after each published snapshot
+	// (quota.go).
+	Quota *QuotaSetup
 }
 
 // Controller polls and publishes; it is not safe for concurrent cycles
@@ -56,6 +59,7 @@ type Controller struct {
 	failing    bool
 	rebind     *rebinder
 	defrag     *defragDuty
+	quota      *quotaDuty
 	uncovered  bool // most decided jobs were not covered by the cluster file
 	mix        *mixLearner
 	now        func() time.Time
@@ -106,6 +110,12 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 			return nil, fmt.Errorf("defragmentation (gangtopo.yaml's defrag: section) needs jobs from squeue --json: use --jobs-from squeue")
 		}
 		c.defrag = newDefragDuty(*cfg.Defrag, c.log, d.Registry, func() time.Time { return c.now() })
+	}
+	if cfg.Quota != nil {
+		if cfg.Poll.JobsFrom != slurmstate.SqueueJSON {
+			return nil, fmt.Errorf("quotas (gangtopo.yaml's quota: section) need jobs from squeue --json (accounts, QOS, waiting jobs): use --jobs-from squeue")
+		}
+		c.quota = newQuotaDuty(*cfg.Quota, c.log, d.Registry, func() time.Time { return c.now() })
 	}
 	c.log.Info().Str("topology", topo.Cluster.String()).Str("output", cfg.Output).Uint64("generation", h.Generation).Msg("controller ready")
 	return c, nil
@@ -169,6 +179,9 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	}
 	if c.defrag != nil {
 		c.defrag.cycle(ctx, defragrun.NewView(s, st, start), c.observe)
+	}
+	if c.quota != nil {
+		c.quota.cycle(ctx, s, st, c.meter)
 	}
 	return "", nil
 }

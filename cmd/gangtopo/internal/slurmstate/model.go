@@ -89,6 +89,9 @@ type State struct {
 	// Pending lists the pending jobs with a gangtopo decision (squeue
 	// --json only; pending.go).
 	Pending []PendingJob
+	// Queued lists every pending job, with a decision or not (squeue
+	// --json only).
+	Queued []PendingJob
 }
 
 // holdingStates are the job states in which a job holds its allocation

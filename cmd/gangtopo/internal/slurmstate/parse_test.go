@@ -215,7 +215,7 @@ func TestRequestFromAdminCommentOnly(t *testing.T) {
 			data := editLast(t, "squeue.json", `"admin_comment": ""`, `"admin_comment": "`+tc.admin+`"`)
 			data = []byte(strings.Replace(string(data), `"comment": "leaf"`, `"comment": "`+tc.comment+`"`, 1))
 			dec := Decisions{}
-			jobs, _, err := parseSqueueJSON(data, "squeue --json", dec, nil)
+			jobs, _, err := parseSqueueJSON(data, "squeue --json", dec, pendingLists{})
 			if err != nil || len(jobs) != 1 {
 				t.Fatalf("%d jobs, %v", len(jobs), err)
 			}
@@ -242,7 +242,7 @@ func TestDecisionsOfEveryJob(t *testing.T) {
 	data = strings.Replace(data, `"admin_comment": ""`, `"admin_comment": "`+notCovered+`"`, 2) // jobs 1 and 2, COMPLETED
 	data = strings.Replace(data, `"admin_comment": ""`, `"admin_comment": "gangtopo v1 placed request=leaf:required gpus=12: placed"`, 1)
 	dec := Decisions{}
-	if _, _, err := parseSqueueJSON([]byte(data), "squeue --json", dec, nil); err != nil {
+	if _, _, err := parseSqueueJSON([]byte(data), "squeue --json", dec, pendingLists{}); err != nil {
 		t.Fatal(err)
 	}
 	if dec.Total() != 3 || dec.NotCovered() != 2 || !dec.MostlyNotCovered(2) || dec.MostlyNotCovered(3) {

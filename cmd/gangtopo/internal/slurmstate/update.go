@@ -30,9 +30,15 @@ func UpdateJob(ctx context.Context, binDir string, timeout time.Duration, id str
 // words) and carries scontrol's first line of output; a command that ran
 // out of time wraps ErrUpdateTimeout.
 func Scontrol(ctx context.Context, binDir string, timeout time.Duration, args ...string) (string, error) {
+	return Command(ctx, binDir, timeout, "scontrol", args...)
+}
+
+// Command runs the Slurm client command name (scontrol, sacctmgr) as
+// Scontrol does.
+func Command(ctx context.Context, binDir string, timeout time.Duration, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	bin := "scontrol"
+	bin := name
 	if binDir != "" {
 		bin = filepath.Join(binDir, bin)
 	}
@@ -43,12 +49,12 @@ func Scontrol(ctx context.Context, binDir string, timeout time.Duration, args ..
 	out := limitedBuffer{limit: 64 << 10}
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
-	name := "scontrol " + strings.Join(args[:min(len(args), 2)], " ")
+	label := name + " " + strings.Join(args[:min(len(args), 2)], " ")
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		return out.String(), fmt.Errorf("%s: %w within %s (slurmctld busy or down?); killed", name, ErrUpdateTimeout, timeout)
+		return out.String(), fmt.Errorf("%s: %w within %s (slurmctld or slurmdbd busy or down?); killed", label, ErrUpdateTimeout, timeout)
 	case err != nil:
-		return out.String(), fmt.Errorf("%s: %w%s", name, err, firstLine(out.Bytes()))
+		return out.String(), fmt.Errorf("%s: %w%s", label, err, firstLine(out.Bytes()))
 	}
 	return out.String(), nil
 }

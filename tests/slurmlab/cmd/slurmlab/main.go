@@ -22,6 +22,9 @@ func main() {
 	port := fs.Int("port", 16817, "slurmctld port; slurmd ports follow it")
 	plugins := fs.String("plugins", "", "directory with job_submit_gangtopo.so and spank_gangtopo.so (empty: stock Slurm)")
 	config := fs.String("config", "", "gangtopo.yaml for the job_submit plugin (with --plugins)")
+	accounting := fs.Bool("accounting", false, "run slurmdbd over a private MariaDB with the lab (QOS, limits, preempt/qos)")
+	var lines confLines
+	fs.Var(&lines, "conf", "a line added to slurm.conf (repeatable), e.g. --conf PreemptType=preempt/qos")
 	_ = fs.Parse(os.Args[2:])
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "slurmlab: --dir is required")
@@ -30,7 +33,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "up":
-		err = up(*dir, *topo, *port, *plugins, *config)
+		err = up(slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, Extra: lines}, *topo, *plugins, *config)
 	case "down":
 		err = slurmlab.StopDir(*dir)
 	default:
@@ -51,13 +54,19 @@ func parseTopology(topo string) (*topology.Cluster, error) {
 	return topology.Parse(f, topo)
 }
 
-func up(dir, topo string, port int, plugins, config string) error {
+// confLines is a repeatable flag.
+type confLines []string
+
+func (c *confLines) String() string     { return fmt.Sprint([]string(*c)) }
+func (c *confLines) Set(v string) error { *c = append(*c, v); return nil }
+
+func up(opts slurmlab.Options, topo, plugins, config string) error {
 	c, err := parseTopology(topo)
 	if err != nil {
 		return err
 	}
-	opts := slurmlab.Options{Dir: dir, Cluster: c, ClusterFile: topo, CtldPort: port,
-		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) }}
+	opts.Cluster, opts.ClusterFile = c, topo
+	opts.Logf = func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 	if plugins != "" {
 		abs, err := filepath.Abs(plugins)
 		if err != nil {
