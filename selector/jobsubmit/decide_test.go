@@ -451,3 +451,30 @@ func TestDecideCapsAlternatives(t *testing.T) {
 		t.Errorf("%d alternatives in %q, want 64", n, *res.Features)
 	}
 }
+
+// The decision records the GPU models a job accepts, the controller's only
+// way to learn the cluster's model-constrained demand; a job that names
+// none records none.
+func TestDecisionRecordsModels(t *testing.T) {
+	// One GPU busy in the first node of every leaf: no leaf has four
+	// whole nodes for a 32-GPU gang.
+	d, s := decideFixture(t, nil, map[string]int{"node01": 1, "node05": 1, "node09": 1, "node13": 1})
+	for _, tc := range []struct {
+		name string
+		job  Job
+		want []string
+	}{
+		{"typed GRES", Job{TresPerJob: "gres:gpu:h100:2"}, []string{"h100"}},
+		{"no model", Job{TresPerJob: "gres:gpu:2"}, nil},
+		// a required leaf gang waits, bound, and still says its model
+		{"waiting", Job{TresPerJob: "gres:gpu:h100:32", GangTopology: "leaf"}, []string{"h100"}},
+	} {
+		dec := decide(t, d, s, tc.job).Decision
+		if tc.name == "waiting" && dec.Verdict != VerdictWaiting {
+			t.Errorf("%s: verdict %s, want waiting", tc.name, dec.Verdict)
+		}
+		if diff := cmp.Diff(tc.want, dec.Models); diff != "" {
+			t.Errorf("%s (%s): models (-want +got):\n%s", tc.name, dec.Verdict, diff)
+		}
+	}
+}

@@ -46,7 +46,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 	c := dc.cluster
 	req, res := p.Request, pl.Result
 	d := Decision{Verdict: VerdictPlaced, Request: p.Option.String(), GPUs: req.GPUs, Snapshot: gen,
-		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message + dc.advisoryNote(req, res)}
+		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Models: req.Models, Text: res.Message + dc.advisoryNote(req, res)}
 	if res.Widened {
 		d.Verdict = VerdictWider
 	}
@@ -96,7 +96,7 @@ func (dc *Decider) onOneNode(j Job, pl Placement, s *occupancy.Snapshot) []strin
 // bound like a placed one (so it starts in the first domain that frees) and
 // pends with Slurm's own reason; the decision says why.
 func (dc *Decider) waiting(j Job, p Prepared, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
-	d := Decision{Verdict: VerdictWaiting, Request: p.Option.String(), GPUs: p.Request.GPUs, Snapshot: gen, Text: res.Message}
+	d := Decision{Verdict: VerdictWaiting, Request: p.Option.String(), GPUs: p.Request.GPUs, Models: p.Request.Models, Snapshot: gen, Text: res.Message}
 	if j.ArrayInx != "" {
 		d.Tasks = p.Tasks
 	}

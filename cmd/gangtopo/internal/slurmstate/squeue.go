@@ -96,7 +96,7 @@ func (s *jsonScanner) squeueJob(dec Decisions, pend *[]PendingJob) (Job, bool, e
 		}
 		return j, false, nil
 	}
-	j.GangTopology = requestFrom(raw.adminComment)
+	j.GangTopology, j.Models = requestFrom(raw.adminComment)
 	return j, true, j.attachResources(raw, s.memo)
 }
 
