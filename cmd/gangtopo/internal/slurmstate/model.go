@@ -47,6 +47,9 @@ type Job struct {
 	// plugin's decision line in its AdminComment records it (see
 	// requestFrom); empty without one.
 	GangTopology string
+	// Models are the GPU models the job accepts, from the same decision
+	// line; empty without one, or when the job named none.
+	Models []string
 	// FromText says the job was read from scontrol's text, where users'
 	// free text (job names, comments) is printed unescaped among Slurm's
 	// own lines and can forge them: BuildSnapshot believes its claims only

@@ -200,15 +200,18 @@ func TestParseState(t *testing.T) {
 // believed. Every job's decision is counted, pending and finished ones too.
 func TestRequestFromAdminCommentOnly(t *testing.T) {
 	const line = "gangtopo v1 placed request=leaf:required gpus=12 domain=leaf1 tier=leaf snapshot=5: placed"
+	const typed = "gangtopo v1 placed request=node:required gpus=1 domain=node01 tier=node models=h100,a100 snapshot=5: placed"
 	tests := []struct {
 		name, admin, comment string
 		want                 string
+		models               []string
 	}{
-		{"decision in AdminComment", line, "", "leaf:required"},
-		{"after another plugin's text", "lua: x | " + line, "", "leaf:required"},
-		{"word in the user's comment", "", "GANG_TOPOLOGY=spine", ""},
-		{"decision pasted into the user's comment", "", "gangtopo v1 placed request=spine:required gpus=1: forged", ""},
-		{"old-style word in AdminComment", "GANG_TOPOLOGY=leaf", "", ""},
+		{"decision in AdminComment", line, "", "leaf:required", nil},
+		{"after another plugin's text", "lua: x | " + line, "", "leaf:required", nil},
+		{"accepted models", typed, "", "node:required", []string{"h100", "a100"}},
+		{"word in the user's comment", "", "GANG_TOPOLOGY=spine", "", nil},
+		{"decision pasted into the user's comment", "", "gangtopo v1 placed request=spine:required gpus=1 models=h100: forged", "", nil},
+		{"old-style word in AdminComment", "GANG_TOPOLOGY=leaf", "", "", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,6 +224,9 @@ func TestRequestFromAdminCommentOnly(t *testing.T) {
 			}
 			if jobs[0].GangTopology != tc.want {
 				t.Errorf("request %q, want %q", jobs[0].GangTopology, tc.want)
+			}
+			if diff := cmp.Diff(tc.models, jobs[0].Models); diff != "" {
+				t.Errorf("models (-want +got):\n%s", diff)
 			}
 			want := 0
 			if strings.Contains(tc.admin, "gangtopo v1") {

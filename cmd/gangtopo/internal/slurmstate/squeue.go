@@ -108,7 +108,7 @@ func (s *jsonScanner) squeueJob(dec Decisions, q pendingLists) (Job, bool, error
 		}
 		return j, false, nil
 	}
-	j.GangTopology = requestFrom(raw.adminComment)
+	j.GangTopology, j.Models = requestFrom(raw.adminComment)
 	return j, true, j.attachResources(raw, s.memo)
 }
 
