@@ -18,7 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay bench-defrag
 
 all: build
 
@@ -74,20 +74,23 @@ e2e:
 	  echo "e2e: series $$s: $$(( $$(date +%s) - t0 )) s$${fail:+ (failed so far:$$fail)}"; done; \
 	  if [ -n "$$fail" ]; then echo "e2e: FAILED on:$$fail" >&2; exit 1; fi
 
-# one series: the plugins for it, then the suite against its lab
-E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 15m -v ./tests/e2e/ -run
+# one series: the plugins for it, then the suite against its lab. The quota
+# tests (tests/e2e/quota: slurmdbd over MariaDB from the host's packages) run
+# on the host's series only: the Debian roots carry no slurmdbd. -p 1: one
+# lab at a time (two labs starting together raced for the same ports).
+E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -p 1 -count=1 -timeout 15m -v
 e2e-host: slurm-packages plugins plugins-fault build
-	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) '$(call e2e_run,host)'
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) ./tests/e2e/ ./tests/e2e/quota/ -run '$(call e2e_run,host)'
 
 e2e-trixie: slurm-packages build
 	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/trixie/usr/include PLUGIN_BUILD=$(BUILD)/plugins-trixie
 	GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/trixie) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-trixie) \
-	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-trixie-fault) $(E2E_GO_TEST) '$(call e2e_run,trixie)'
+	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-trixie-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,trixie)'
 
 e2e-sid: slurm-packages build
 	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/sid/usr/include PLUGIN_BUILD=$(BUILD)/plugins-sid
 	GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/sid) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-sid) \
-	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-sid-fault) $(E2E_GO_TEST) '$(call e2e_run,sid)'
+	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-sid-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,sid)'
 
 # ---- Debian roots with newer Slurm series (tests only) ----------------------
 # debootstrap --variant=minbase of each suite with Slurm's daemons, clients,
@@ -224,7 +227,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-stockslurm bench-controller bench-replay bench-simulate
+bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-simulate
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -265,6 +268,12 @@ bench-controller:
 # flat) and naive Kubernetes pods: tables written into docs/benchmarks.md.
 bench-replay: build
 	tests/tools/bench-replay.sh $(BUILD)/gangtopo docs/benchmarks.md
+
+# Defragmentation in the replay (issue 14): the controller's policy with
+# and without, on the deployed path and the engine, on 256 DGX H100 and the
+# heterogeneous cluster: the "defrag" section of docs/benchmarks.md.
+bench-defrag: build
+	tests/tools/bench-defrag.sh $(BUILD)/gangtopo docs/benchmarks.md
 
 # The trace simulator (issue 3): the FGD protocol on the openb traces, every
 # policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on

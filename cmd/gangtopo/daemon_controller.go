@@ -11,7 +11,9 @@ import (
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/controller"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/quotaexec"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/frag"
 	"github.com/gangtopo/gangtopo/spank/ctld"
@@ -52,7 +54,8 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			c, err := controller.New(controller.Config{
 				Topology: topology, Output: output, Poll: poll, FeaturePrefix: prefix,
 				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},
-				Workload: frag.PhillyPrior(1), Rebind: rebind,
+				Workload: frag.PhillyPrior(1), Rebind: rebind, Defrag: defragSetup(rebind, slurm),
+				Quota: quotaSetup(rebind, slurm),
 			}, d)
 			if err != nil {
 				return nil, err
@@ -85,4 +88,29 @@ func rebindSetup(config string, slurm slurmFlags, d *daemon.Daemon) (*controller
 		return slurmstate.UpdateJob(ctx, slurm.binDir, timeout, id, args)
 	}
 	return &controller.RebindSetup{ConfigPath: path, Config: cfg, Update: update}, nil
+}
+
+// defragSetup turns the defragmentation duties on with the same
+// gangtopo.yaml as the re-binding (nil without one); what they do is the
+// file's defrag: section's to say (nothing by default).
+func defragSetup(rebind *controller.RebindSetup, slurm slurmFlags) *controller.DefragSetup {
+	if rebind == nil {
+		return nil
+	}
+	sc := defragrun.Scontrol{BinDir: slurm.binDir, Timeout: rebind.Config.Defrag.Timeout}
+	return &controller.DefragSetup{ConfigPath: rebind.ConfigPath, Config: rebind.Config, Slurm: sc, Preemption: sc.ReadPreemption}
+}
+
+// quotaSetup turns the quota duty on with the same gangtopo.yaml (nil
+// without one); it acts only while the file's quota: section names shares.
+func quotaSetup(rebind *controller.RebindSetup, slurm slurmFlags) *controller.QuotaSetup {
+	if rebind == nil {
+		return nil
+	}
+	timeout := rebind.Config.Quota.Timeout
+	update := func(ctx context.Context, job string, args ...string) error {
+		return slurmstate.UpdateJob(ctx, slurm.binDir, timeout, job, args)
+	}
+	return &controller.QuotaSetup{ConfigPath: rebind.ConfigPath, Config: rebind.Config,
+		Sacctmgr: quotaexec.Sacctmgr{BinDir: slurm.binDir, Timeout: timeout}, Update: update}
 }

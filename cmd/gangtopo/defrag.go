@@ -1,43 +1,111 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
 	"github.com/gangtopo/gangtopo/selector/defrag"
 	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
 )
 
+type defragOptions struct {
+	place     placeOptions
+	protect   string
+	job, save string
+	live      defragLive
+}
+
 func newDefragCmd() *cobra.Command {
-	o := placeOptions{}
-	var protect string
+	o := &defragOptions{}
 	cmd := &cobra.Command{
-		Use:   "defrag --topology cluster.yaml --state snapshot.json --gpus N --gang-topology TIER",
+		Use:   "defrag (--job ID [--save FILE] | --topology cluster.yaml --state snapshot.json --gpus N --gang-topology TIER)",
 		Short: "Plan which running jobs to requeue (or move) so a gang that cannot start now fits in one domain",
 		Long: `Plan which running jobs to requeue (or move) so a gang that cannot start now fits
-in one domain of its tier, evicting as few GPUs as possible. Evicted jobs that
-fit elsewhere at once are listed as moves. Nothing is changed: the plan is
-printed for an administrator (or a preemption policy) to carry out.
+in one domain of its tier, at the least cost. Nothing is changed: the plan is
+printed ("gangtopo defrag apply" carries one out).
+
+With --job ID the plan is for that pending gang, on the cluster as Slurm has it
+now (sinfo and squeue --json), under gangtopo.yaml's defrag: section (what may
+be requeued, what it costs); --save FILE writes it for "defrag apply --plan".
+Otherwise it plans offline, on a snapshot file, for a request given by flags,
+evicting as few GPUs as possible; evicted jobs that fit elsewhere at once are
+listed as moves.
 
 Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDefrag(cmd.OutOrStdout(), o, protect)
+			if o.job != "" || o.save != "" {
+				return o.runLive(cmd.Context(), cmd.OutOrStdout(), cmd)
+			}
+			return runDefrag(cmd.OutOrStdout(), o.place, o.protect)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.topology, "topology", "", "cluster file (YAML, version v1)")
-	f.StringVar(&o.state, "state", "", "occupancy snapshot with running jobs (JSON, version v1)")
-	f.StringVar(&o.gpus, "gpus", "", "GPUs of the gang: N or MODEL:N")
-	f.IntVarP(&o.nodes, "nodes", "N", 0, "exact number of nodes")
-	f.IntVar(&o.perNode, "gpus-per-node", 0, "GPUs on each node (with --nodes)")
-	f.StringVar(&o.gangTopology, "gang-topology", "leaf", "TIER[,slice=S] the gang must fit in")
-	f.StringVar(&protect, "protect", "", "job ids that must not be evicted, comma-separated")
+	f.StringVar(&o.place.topology, "topology", "", "cluster file (YAML, version v1; with --job: default gangtopo.yaml's)")
+	f.StringVar(&o.place.state, "state", "", "occupancy snapshot with running jobs (JSON, version v1)")
+	f.StringVar(&o.place.gpus, "gpus", "", "GPUs of the gang: N or MODEL:N")
+	f.IntVarP(&o.place.nodes, "nodes", "N", 0, "exact number of nodes")
+	f.IntVar(&o.place.perNode, "gpus-per-node", 0, "GPUs on each node (with --nodes)")
+	f.StringVar(&o.place.gangTopology, "gang-topology", "leaf", "TIER[,slice=S] the gang must fit in")
+	f.StringVar(&o.protect, "protect", "", "job ids that must not be evicted, comma-separated")
+	f.StringVar(&o.job, "job", "", "plan for this pending gang, on Slurm's state now")
+	f.StringVar(&o.save, "save", "", "with --job: write the plan to this file, for gangtopo defrag apply --plan")
+	o.live.register(f, false)
+	cmd.AddCommand(newDefragApplyCmd())
 	return cmd
+}
+
+// runLive plans for a pending gang on Slurm's state now.
+func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Command) error {
+	if o.job == "" {
+		return usagef("defrag: --save needs --job (a plan is for one pending gang)")
+	}
+	for _, name := range []string{"state", "gpus", "nodes", "gpus-per-node", "gang-topology", "protect"} {
+		if cmd.Flags().Changed(name) {
+			return usagef("defrag: --%s plans offline; with --job the gang and the cluster come from Slurm", name)
+		}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	l := &o.live
+	l.topology = o.place.topology
+	if err := l.load(false); err != nil {
+		return err
+	}
+	a := applyOptions{live: *l, job: o.job}
+	slurm := defragrun.Scontrol{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
+	pr, p, err := a.propose(ctx, slurm, nil)
+	if err != nil {
+		return err
+	}
+	if pr.FitsNow {
+		fmt.Fprintf(w, "nothing to requeue: job %s fits in %s now (on %s)\n", o.job, pr.Domain, pr.GangNode)
+		return nil
+	}
+	l.writeProposal(w, pr, p)
+	if pr.Limit != nil {
+		fmt.Fprintf(w, "the limits refuse it now: %v\n", pr.Limit)
+	}
+	if o.save == "" {
+		return nil
+	}
+	err = defragrun.SavePlan(o.save, defragrun.NewPlanFile(pr, l.cluster, l.now()))
+	if errors.Is(err, defragrun.ErrNoDir) {
+		return usagef("defrag: --save %s: %v", o.save, err)
+	}
+	if err != nil {
+		return fmt.Errorf("defrag: --save %s: %w", o.save, err)
+	}
+	fmt.Fprintf(w, "plan saved to %s: carry it out with gangtopo defrag apply --plan %s --yes\n", o.save, o.save)
+	return nil
 }
 
 func runDefrag(w io.Writer, o placeOptions, protect string) error {
@@ -46,7 +114,7 @@ func runDefrag(w io.Writer, o placeOptions, protect string) error {
 		return err
 	}
 	if o.state == "" {
-		return usagef("--state is required (the running jobs to plan with)")
+		return usagef("--state is required (the running jobs to plan with), or --job ID to plan on Slurm's state now")
 	}
 	s, err := loadSnapshot(o.state, c)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ type fragOptions struct {
 	topology, state, output string
 	noColor, noPicture      bool
 	width                   int
+	pending                 bool
+	live                    defragLive
 }
 
 func newFragCmd() *cobra.Command {
@@ -37,12 +40,17 @@ func newFragCmd() *cobra.Command {
 	f.BoolVar(&o.noColor, "no-color", false, "no ANSI colours in the cluster picture (default when not a terminal or NO_COLOR is set)")
 	f.BoolVar(&o.noPicture, "no-picture", false, "omit the cluster picture")
 	f.IntVar(&o.width, "width", 0, "picture width in columns (default: $COLUMNS or 100)")
+	f.BoolVar(&o.pending, "pending", false, "list the pending gangs a defragmentation plan could start, and what it costs (reads Slurm: sinfo and squeue --json, or their saved outputs; the cluster as Slurm has it replaces --state)")
+	o.live.register(f, false)
 	return cmd
 }
 
 func runFrag(w io.Writer, o fragOptions) error {
 	if o.output != "table" && o.output != "json" {
 		return usagef("--output %q: want table or json", o.output)
+	}
+	if o.pending {
+		return runFragPending(w, o)
 	}
 	c, s, err := loadState(o.topology, o.state)
 	if err != nil {
@@ -205,3 +213,34 @@ func (p picture) visibleLen(s string) int {
 	}
 	return n
 }
+
+// runFragPending reports on the cluster as Slurm has it, with the pending
+// gangs a defragmentation plan could start.
+func runFragPending(w io.Writer, o fragOptions) error {
+	if o.state != "" {
+		return usagef("frag: --pending reads the cluster from Slurm; drop --state")
+	}
+	l := &o.live
+	l.topology = o.topology
+	if err := l.load(false); err != nil {
+		return err
+	}
+	v, err := l.observe(context.Background())
+	if err != nil {
+		return err
+	}
+	p, err := l.planner()
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		return usagef("frag: --pending prints a table; -o json is for the report alone")
+	}
+	r := frag.NewMeter(l.cluster, ptr(frag.PhillyPrior(1))).BuildReport(v.Snapshot)
+	writeFragTable(w, &r)
+	fmt.Fprintln(w, "\npending gangs, and what a defragmentation plan would cost (gangtopo defrag apply --job ID carries one out):")
+	l.writePendingPlans(w, v, p, "")
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -15,10 +15,19 @@ func TestGolden(t *testing.T) {
 	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
 	nvl := filepath.Join("..", "..", "docs", "examples", "gb200-nvl72.yaml")
 	busy := filepath.Join("testdata", "lab16-busy.json")
+	savedLab := []string{"--config", "testdata/defrag/gangtopo.yaml", "--squeue-json", "testdata/defrag/squeue.json",
+		"--sinfo-json", "testdata/defrag/sinfo.json", "--now", "2026-12-03T22:07:53Z"}
+	quotaCapture := filepath.Join("internal", "slurmstate", "testdata", "quota_")
+	savedQuota := []string{"--config", "testdata/quota/gangtopo.yaml", "--topology", lab, "--sinfo-json", quotaCapture + "sinfo.json",
+		"--squeue-json", quotaCapture + "squeue.json"}
 	tests := []struct {
 		name string
 		args []string
 	}{
+		{"quota-table", append([]string{"quota"}, savedQuota...)},
+		{"quota-json", append([]string{"quota", "-o", "json"}, savedQuota...)},
+		{"quota-bad-output", append([]string{"quota", "-o", "yaml"}, savedQuota...)},
+		{"quota-not-enabled", []string{"quota", "--config", "testdata/defrag/gangtopo.yaml", "--topology", lab}},
 		{"frag-empty", []string{"frag", "--topology", lab, "--no-color"}},
 		{"frag-busy", []string{"frag", "--topology", lab, "--state", busy, "--no-color", "--width", "80"}},
 		{"frag-json", []string{"frag", "--topology", lab, "--state", busy, "-o", "json"}},
@@ -39,6 +48,13 @@ func TestGolden(t *testing.T) {
 		{"why-untouched", []string{"why", "8", "--job-file", "testdata/job-untouched.txt"}},
 		{"why-no-such-job", []string{"why", "99", "--job-file", "testdata/job-placed.txt"}},
 		{"unknown-command", []string{"fragment"}},
+		// a fragmented lab16 with a pending 32-GPU leaf gang (job 24), saved
+		// from the e2e lab; two hours after the fillers started
+		{"frag-pending", append([]string{"frag", "--pending", "--topology", lab, "--no-picture"}, savedLab...)},
+		{"why-defrag", append([]string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab}, savedLab...)},
+		{"why-defrag-nothing-preemptible", []string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab,
+			"--squeue-json", "testdata/defrag/squeue.json", "--sinfo-json", "testdata/defrag/sinfo.json", "--config", "testdata/defrag/no-defrag.yaml", "--now", "2026-12-03T22:07:53Z"}},
+		{"frag-pending-with-state", []string{"frag", "--pending", "--topology", lab, "--state", busy}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

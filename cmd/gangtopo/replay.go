@@ -36,6 +36,7 @@ type replayOptions struct {
 	gangAbove, cpusPerGPU   int
 	oneNodeUpTo             int
 	rendezvous              time.Duration
+	defrag                  string
 	output                  string
 }
 
@@ -75,6 +76,7 @@ without gang scheduling).`,
 	f.IntVar(&o.oneNodeUpTo, "one-node-up-to", 0, "jobs of at most this many GPUs ask for exactly one node (-N 1; one pod for naive-pods); 0: none")
 	f.IntVar(&o.cpusPerGPU, "cpus-per-gpu", 4, "CPUs each job asks per GPU")
 	f.DurationVar(&o.rendezvous, "rendezvous-timeout", 10*time.Minute, "naive-pods: a partial gang gives up and restarts after this")
+	f.StringVar(&o.defrag, "defrag", "default", "the defragmentation policy of the +defrag policies: default (gangtopo.yaml's defaults), or KEY=VALUE,... over them ("+replayDefragKeys+")")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
 	return cmd
 }
@@ -106,6 +108,7 @@ type replayInfo struct {
 	GangAbove, OneNode   int
 	LimitFactor          float64
 	Rendezvous           time.Duration
+	Defrag               string // the +defrag policies' settings, when any runs
 }
 
 func runReplay(w, errw io.Writer, o replayOptions) error {
@@ -169,10 +172,20 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if err != nil {
 		return nil, asUsage(err)
 	}
+	if slices.ContainsFunc(pols, func(p string) bool { return strings.HasSuffix(p, defragSuffix) }) {
+		d, err := parseReplayDefrag(o.defrag)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Defrag = d
+	}
 	set := &replaySetup{cluster: c, policies: pols, cfg: cfg}
 	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: cfg.Slowdown.String(),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
 		Rendezvous: o.rendezvous}
+	if cfg.Defrag != nil {
+		set.info.Defrag = describeDefrag(cfg.Defrag)
+	}
 	if err := o.scale(set, raw); err != nil {
 		return nil, err
 	}
@@ -198,8 +211,10 @@ func parseReplayPolicies(list string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(list, ",") {
 		p = strings.ToLower(strings.TrimSpace(p))
-		if !slices.Contains(replayPolicies, p) {
-			return nil, usagef("--policies: unknown policy %q (want one of %s)", p, strings.Join(replayPolicies, ", "))
+		if base, ok := strings.CutSuffix(p, defragSuffix); ok && slices.Contains(defragPolicies, base) {
+			// the policy with the controller's defragmentation
+		} else if !slices.Contains(replayPolicies, p) {
+			return nil, usagef("--policies: unknown policy %q (want one of %s; gangtopo and gangtopo-slurm also with %s)", p, strings.Join(replayPolicies, ", "), defragSuffix)
 		}
 		if slices.Contains(out, p) {
 			return nil, usagef("--policies: %s given twice", p)

@@ -53,12 +53,16 @@ func (r *replayReport) header() []string {
 
 // replayHeader describes what every run of a replay shares.
 func replayHeader(in replayInfo, c *topology.Cluster) []string {
-	return []string{
+	h := []string{
 		fmt.Sprintf("replay of %s on %s (%d nodes, %d GPUs)", in.Trace, c.Name, len(c.Nodes), c.NumGPUs()),
 		fmt.Sprintf("%d jobs submitted %s .. %s (trace time)", in.Jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04")),
 		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; slowdown %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
 			replayOneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
 	}
+	if in.Defrag != "" {
+		h[2] += "; " + in.Defrag
+	}
+	return h
 }
 
 func replayOneNodeText(n int) string {
@@ -172,7 +176,7 @@ func (r *replayReport) writeTable(w io.Writer) {
 	for _, h := range r.header() {
 		fmt.Fprintln(w, h)
 	}
-	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets()} {
+	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable()} {
 		if t == nil {
 			continue
 		}
@@ -192,7 +196,7 @@ func (r *replayReport) writeMarkdown(w io.Writer) {
 	for _, h := range r.header() {
 		fmt.Fprintln(w, h+"  ")
 	}
-	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets()} {
+	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable()} {
 		if t == nil {
 			continue
 		}
@@ -228,7 +232,7 @@ func replayCSVHeader() []string {
 	for _, c := range queue.Classes {
 		head = append(head, "jobs_"+c.Name, "wait_mean_s_"+c.Name, "wait_p95_s_"+c.Name, "jct_mean_s_"+c.Name)
 	}
-	return head
+	return append(head, "wait32_mean_s", "wait32_p95_s", "defrag_plans", "requeues", "requeues_per_job", "lost_gpu_hours", "lost_share")
 }
 
 func (r *replayReport) csvRows(cw *csv.Writer) error {
@@ -243,6 +247,8 @@ func (r *replayReport) csvRows(cw *csv.Writer) error {
 		for _, cs := range s.Classes {
 			line = append(line, strconv.Itoa(cs.Jobs), f(cs.MeanWait), f(cs.P95Wait), f(cs.MeanJCT))
 		}
+		line = append(line, f(s.Wait32), f(s.P95Wait32), strconv.Itoa(s.DefragPlans), strconv.Itoa(s.Requeues),
+			f(s.RequeuesPerJob), f(s.LostGPUHours), f(s.LostShare))
 		if err := cw.Write(line); err != nil {
 			return err
 		}

@@ -22,6 +22,19 @@ const controllerCycle = 5
 
 // replayPolicy replays one policy on one run's jobs.
 func replayPolicy(name string, set *replaySetup, jobs []queue.Job, cfg queue.Config) (*queue.Result, error) {
+	base, withDefrag := strings.CutSuffix(name, defragSuffix)
+	if !withDefrag {
+		cfg.Defrag = nil
+	}
+	res, err := replayBase(base, set, jobs, cfg)
+	if res != nil {
+		res.Policy = name
+	}
+	return res, err
+}
+
+// replayBase replays one of the base policies.
+func replayBase(name string, set *replaySetup, jobs []queue.Job, cfg queue.Config) (*queue.Result, error) {
 	c := set.cluster
 	switch name {
 	case "gangtopo":

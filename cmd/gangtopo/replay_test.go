@@ -68,6 +68,10 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-bad-slowdown", append(base, "--trace", small, "--slowdown", "leaf=0.5")},
 		{"replay-bad-window", append(base, "--trace", small, "--from", "2018-01-01")},
 		{"replay-bad-output", append(base, "--trace", small, "-o", "yaml")},
+		{"replay-defrag", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.2", "--gang-topology", "leaf:required",
+			"--policies", "gangtopo,gangtopo+defrag,gangtopo-slurm,gangtopo-slurm+defrag", "--defrag", "min_gpus=8,min_wait=10m,max_cost=100"}},
+		{"replay-bad-defrag", append(base, "--trace", small, "--policies", "gangtopo+defrag", "--defrag", "min_gpu=8")},
+		{"replay-defrag-unknown-base", append(base, "--trace", small, "--policies", "slurm+defrag")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

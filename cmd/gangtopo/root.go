@@ -28,6 +28,7 @@ func newRootCmd() *cobra.Command {
 		newReplayCmd(),
 		newWhyCmd(),
 		newUnbindCmd(),
+		newQuotaCmd(),
 	)
 	return root
 }

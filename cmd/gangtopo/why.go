@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/place"
@@ -21,6 +22,7 @@ import (
 
 type whyOptions struct {
 	jobFile, topology, state string
+	live                     defragLive
 }
 
 func newWhyCmd() *cobra.Command {
@@ -44,6 +46,7 @@ a pending job, it asks the engine whether the gang would fit now.`,
 	f.StringVar(&o.jobFile, "job-file", "", `read "scontrol -d -o show job" output from this file ("-": standard input) instead of running scontrol`)
 	f.StringVar(&o.topology, "topology", "", "cluster file, to name the domain the job spans")
 	f.StringVar(&o.state, "state", "", "occupancy snapshot, to ask the engine whether a pending gang fits now")
+	o.live.register(f, false)
 	return cmd
 }
 
@@ -73,6 +76,9 @@ func runWhy(w io.Writer, id string, o whyOptions) error {
 		return nil
 	}
 	printDecision(w, d, j)
+	if j.state == "PENDING" && (o.jobFile == "" || o.live.slurm.files[slurmstate.SqueueJSON] != "") {
+		o.whyDefrag(w, id)
+	}
 	if o.topology == "" {
 		return nil
 	}
@@ -257,4 +263,36 @@ func whyNow(w io.Writer, c *topology.Cluster, statePath string, d jobsubmit.Deci
 	}
 	fmt.Fprintf(w, "  now:       still no room: %s\n", res.Message)
 	return nil
+}
+
+// whyDefrag says whether a defragmentation plan could start the pending
+// gang, and what it costs, from Slurm's state now (or its saved outputs).
+// A failure to plan is a line of the answer, not an error of why.
+func (o *whyOptions) whyDefrag(w io.Writer, id string) {
+	l := &o.live
+	l.topology = o.topology
+	if err := l.load(false); err != nil {
+		if o.topology == "" && l.config == "" {
+			return // no cluster file known: nothing to plan on, and nothing was asked
+		}
+		fmt.Fprintf(w, "  defrag:    no plan shown (%v)\n", err)
+		return
+	}
+	v, err := l.observe(context.Background())
+	if err != nil {
+		fmt.Fprintf(w, "  defrag:    no plan shown (reading Slurm: %v)\n", err)
+		return
+	}
+	p, err := l.planner()
+	if err != nil {
+		fmt.Fprintf(w, "  defrag:    no plan shown (%v)\n", err)
+		return
+	}
+	var b strings.Builder
+	l.writePendingPlans(&b, v, p, id)
+	line := strings.TrimSpace(b.String())
+	if _, rest, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(line, "job ") {
+		line = rest
+	}
+	fmt.Fprintf(w, "  defrag:    %s\n", line)
 }

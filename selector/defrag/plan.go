@@ -1,6 +1,7 @@
 package defrag
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
@@ -9,12 +10,24 @@ import (
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
-// Options tune the planner.
+// Options say which running jobs the planner may take and what taking one
+// costs. They are the whole of the caller's policy: defragmentation
+// (gangtopo.yaml's preemptible partitions, QOS and accounts, the requeue
+// window), Slurm's preemption rule (Preemption.Frees), a quota's borrowed
+// jobs; the planner itself knows none of them.
 type Options struct {
 	// Evictable says whether a running job (index into Snapshot.Jobs) may
-	// be requeued. nil: every job may.
+	// be taken. nil: every job may.
 	Evictable func(job int) bool
-	// MaxDomains bounds how many domains are planned for (best capacity
+	// Cost is what taking a job costs, >= 0, in any unit the caller
+	// compares plans by (CostModel.Cost: weighted GPU-hours of work lost).
+	// nil: the GPUs the job holds.
+	Cost func(job int) float64
+	// Domains, when not empty, are the only domains planned for (a gang
+	// bound to some leaves can only start in one of them); domains of
+	// another tier than the request's are ignored.
+	Domains []topology.DomainID
+	// MaxDomains bounds how many domains are planned for (most free GPUs
 	// first); 0 means all.
 	MaxDomains int
 }
@@ -22,10 +35,11 @@ type Options struct {
 // Plan is a way to start the gang.
 type Plan struct {
 	Domain topology.DomainID
-	// Evict lists the jobs to requeue (indices into Snapshot.Jobs), and
-	// EvictGPUs the GPUs they hold.
+	// Evict lists the jobs to take (indices into Snapshot.Jobs), EvictGPUs
+	// the GPUs they hold and Cost the sum of Options.Cost over them.
 	Evict     []int
 	EvictGPUs int
+	Cost      float64
 	// Gang is where the gang goes once they are gone.
 	Gang place.Result
 	// Moves are evicted jobs that fit elsewhere at once; Requeued the rest.
@@ -39,21 +53,24 @@ type Move struct {
 	Alloc occupancy.Allocation
 }
 
-// For plans room for request r in snapshot s. ok is false when no domain
-// can hold the gang even with every evictable job gone.
+// For plans room for request r in snapshot s: the domain of r's tier
+// whose freeing costs least, and the jobs to take there. ok is false when
+// no allowed domain can hold the gang even with every evictable job in it
+// gone. A gang that fits now gets a plan with nothing to evict.
+//
+// The plans compared: the cheapest (Options.Cost summed), then the one
+// evicting the fewest GPUs, then the fewest jobs, then the first domain in
+// the planner's order (most free GPUs first).
 func For(e *place.Engine, s *occupancy.Snapshot, r request.Request, opts Options) (best Plan, ok bool) {
 	c := e.Cluster()
 	tier := r.EffectiveTier()
 	if !c.HasTier(tier) {
 		return Plan{}, false
 	}
-	domains := candidateDomains(c, s, tier, opts.MaxDomains)
-	for _, d := range domains {
-		p, found := planDomain(e, s, r, d, opts)
-		if !found {
-			continue
-		}
-		if !ok || p.EvictGPUs < best.EvictGPUs || p.EvictGPUs == best.EvictGPUs && len(p.Evict) < len(best.Evict) {
+	cost := opts.costOf(s)
+	for _, d := range candidateDomains(c, s, tier, opts) {
+		p, found := planDomain(e, s, r, d, opts, cost)
+		if found && (!ok || better(p, best)) {
 			best, ok = p, true
 		}
 	}
@@ -63,9 +80,34 @@ func For(e *place.Engine, s *occupancy.Snapshot, r request.Request, opts Options
 	return best, ok
 }
 
-// candidateDomains lists the domains of a tier, the most free GPUs first.
-func candidateDomains(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tier, limit int) []topology.DomainID {
-	ids := append([]topology.DomainID(nil), c.ByTier[t]...)
+// better orders plans: cheaper, then fewer GPUs, then fewer jobs.
+func better(a, b Plan) bool {
+	switch {
+	case a.Cost != b.Cost:
+		return a.Cost < b.Cost
+	case a.EvictGPUs != b.EvictGPUs:
+		return a.EvictGPUs < b.EvictGPUs
+	}
+	return len(a.Evict) < len(b.Evict)
+}
+
+// costOf is Options.Cost, or the GPUs a job holds.
+func (o Options) costOf(s *occupancy.Snapshot) func(int) float64 {
+	if o.Cost != nil {
+		return o.Cost
+	}
+	return func(j int) float64 { return float64(s.Jobs[j].Alloc.NumGPUs()) }
+}
+
+// candidateDomains lists the allowed domains of a tier, the most free GPUs
+// first.
+func candidateDomains(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tier, opts Options) []topology.DomainID {
+	var ids []topology.DomainID
+	for _, d := range c.ByTier[t] {
+		if len(opts.Domains) == 0 || slices.Contains(opts.Domains, d) {
+			ids = append(ids, d)
+		}
+	}
 	free := map[topology.DomainID]int{}
 	for _, d := range ids {
 		dom := &c.Domains[d]
@@ -74,98 +116,126 @@ func candidateDomains(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tie
 		}
 	}
 	sort.SliceStable(ids, func(i, j int) bool { return free[ids[i]] > free[ids[j]] })
-	if limit > 0 && len(ids) > limit {
-		ids = ids[:limit]
+	if opts.MaxDomains > 0 && len(ids) > opts.MaxDomains {
+		ids = ids[:opts.MaxDomains]
 	}
 	return ids
 }
 
-// planDomain finds a minimal set of jobs to evict so r fits inside d.
-func planDomain(e *place.Engine, s *occupancy.Snapshot, r request.Request, d topology.DomainID, opts Options) (Plan, bool) {
+// planDomain finds a minimal set of jobs to evict so r fits inside d. The
+// engine is asked only once the GPUs free in the domain could hold the
+// gang: before that no Place call can succeed.
+func planDomain(e *place.Engine, s *occupancy.Snapshot, r request.Request, d topology.DomainID, opts Options, cost func(int) float64) (Plan, bool) {
 	c := e.Cluster()
 	dom := &c.Domains[d]
+	own := r.Allowed // the request's own node list, if any, still holds
 	r.Allowed = nil
+	freeMilli := 0
 	for n := dom.NodeLo; n < dom.NodeHi; n++ {
-		r.Allowed = append(r.Allowed, c.Nodes[n].Name)
+		name := c.Nodes[n].Name
+		if len(own) > 0 && !slices.Contains(own, name) {
+			continue
+		}
+		r.Allowed = append(r.Allowed, name)
+		if s.State[n].Usable() {
+			freeMilli += s.IdleMilli(n)
+		}
+	}
+	if len(r.Allowed) == 0 {
+		return Plan{}, false
 	}
 	r.Mode = request.Required
+	need := r.GPUs * r.Share()
 	work := s.Clone()
-	if res := e.Place(work, r); res.Status == place.Placed {
-		return Plan{Domain: d, Gang: res}, true
+	if freeMilli >= need {
+		if res := e.Place(work, r); res.Status == place.Placed {
+			return Plan{Domain: d, Gang: res}, true
+		}
 	}
-	jobs := jobsIn(s, dom, opts)
 	var evicted []int
-	for _, j := range jobs {
-		if err := work.Release(s.Jobs[j].Alloc); err != nil {
+	for _, cd := range jobsIn(s, dom, opts, cost) {
+		if err := work.Release(s.Jobs[cd.job].Alloc); err != nil {
 			continue // inconsistent job record: never evict what we cannot account for
 		}
-		evicted = append(evicted, j)
+		evicted = append(evicted, cd.job)
+		freeMilli += cd.insideMilli
+		if freeMilli < need {
+			continue
+		}
 		if res := e.Place(work, r); res.Status == place.Placed {
-			return minimise(e, work, s, r, d, evicted), true
+			return minimise(e, work, s, r, d, evicted, cost), true
 		}
 	}
 	return Plan{}, false
 }
 
+// candidate is an evictable job holding GPUs in the domain being planned.
+type candidate struct {
+	job          int
+	inside, held int // GPUs inside the domain, GPUs in all
+	insideMilli  int // their capacity on usable nodes
+	cost         float64
+}
+
 // jobsIn lists the evictable jobs holding GPUs in dom, cheapest first: the
-// fewest GPUs held in total per GPU freed inside the domain, then the
-// fewest GPUs, then job order.
-func jobsIn(s *occupancy.Snapshot, dom *topology.Domain, opts Options) []int {
-	type cand struct {
-		job          int
-		inside, held int
-	}
-	var cands []cand
+// least cost per GPU freed inside the domain, then the fewest GPUs held,
+// then job order.
+func jobsIn(s *occupancy.Snapshot, dom *topology.Domain, opts Options, cost func(int) float64) []candidate {
+	var cands []candidate
 	for j, job := range s.Jobs {
 		if opts.Evictable != nil && !opts.Evictable(j) {
 			continue
 		}
-		in, all := 0, 0
+		cd := candidate{job: j}
 		for _, na := range job.Alloc.Nodes {
-			all += len(na.GPUs)
+			cd.held += len(na.GPUs)
 			if na.Node >= dom.NodeLo && na.Node < dom.NodeHi {
-				in += len(na.GPUs)
+				cd.inside += len(na.GPUs)
+				if s.State[na.Node].Usable() {
+					cd.insideMilli += len(na.GPUs) * int(na.Milli)
+				}
 			}
 		}
-		if in > 0 {
-			cands = append(cands, cand{j, in, all})
+		if cd.inside > 0 {
+			cd.cost = cost(j)
+			cands = append(cands, cd)
 		}
 	}
 	sort.SliceStable(cands, func(a, b int) bool {
-		ra := float64(cands[a].held) / float64(cands[a].inside)
-		rb := float64(cands[b].held) / float64(cands[b].inside)
+		ra := cands[a].cost / float64(cands[a].inside)
+		rb := cands[b].cost / float64(cands[b].inside)
 		if ra != rb {
 			return ra < rb
 		}
 		return cands[a].held < cands[b].held
 	})
-	out := make([]int, len(cands))
-	for i, c := range cands {
-		out[i] = c.job
-	}
-	return out
+	return cands
 }
 
-// minimise puts evicted jobs back, newest eviction first, whenever the gang
-// still fits without evicting them.
-func minimise(e *place.Engine, work, s *occupancy.Snapshot, r request.Request, d topology.DomainID, evicted []int) Plan {
-	keep := make([]bool, len(evicted))
-	for i := len(evicted) - 1; i >= 0; i-- {
-		alloc := s.Jobs[evicted[i]].Alloc
+// minimise puts evicted jobs back, the most expensive first, whenever the
+// gang still fits without evicting them: the set left is minimal (no job
+// in it can stay), not just what the greedy pass took.
+func minimise(e *place.Engine, work, s *occupancy.Snapshot, r request.Request, d topology.DomainID, evicted []int, cost func(int) float64) Plan {
+	order := append([]int(nil), evicted...)
+	sort.SliceStable(order, func(a, b int) bool { return cost(order[a]) > cost(order[b]) })
+	keep := map[int]bool{}
+	for _, j := range order {
+		alloc := s.Jobs[j].Alloc
 		if work.Allocate(alloc) != nil {
 			continue
 		}
 		if res := e.Place(work, r); res.Status == place.Placed {
-			keep[i] = true
+			keep[j] = true
 			continue
 		}
 		_ = work.Release(alloc) // was just allocated: cannot fail
 	}
 	p := Plan{Domain: d, Gang: e.Place(work, r)}
-	for i, j := range evicted {
-		if !keep[i] {
+	for _, j := range evicted {
+		if !keep[j] {
 			p.Evict = append(p.Evict, j)
 			p.EvictGPUs += s.Jobs[j].Alloc.NumGPUs()
+			p.Cost += cost(j)
 		}
 	}
 	return p

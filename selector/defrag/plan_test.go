@@ -83,3 +83,57 @@ func TestPlanIsMinimal(t *testing.T) {
 		t.Error("planned with nothing evictable")
 	}
 }
+
+// TestPlanCheapestDomain: with a cost per job, the plan goes where taking
+// costs least, not where the fewest GPUs are taken.
+func TestPlanCheapestDomain(t *testing.T) {
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	addJob(t, s, "a", map[string][]int{"node01": {0}})       // job 0, leaf1: 1 GPU, dear
+	addJob(t, s, "b", map[string][]int{"node05": {0, 1}})    // job 1, leaf2: 2 GPUs, cheap
+	addJob(t, s, "c", map[string][]int{"node09": {0, 1, 2}}) // job 2, leaf3
+	addJob(t, s, "d", map[string][]int{"node13": {0, 1, 2}}) // job 3, leaf4
+	e := place.New(c, place.Options{})
+	r := request.Request{GPUs: 32, Tier: topology.TierLeaf}
+	cost := map[int]float64{0: 10, 1: 2, 2: 9, 3: 9}
+	p, ok := For(e, s, r, Options{Cost: func(j int) float64 { return cost[j] }})
+	// leaf2 costs 2 (job b) against 10, 9 and 9
+	if !ok || c.Domains[p.Domain].Name != "leaf2" || p.Cost != 2 || p.EvictGPUs != 2 {
+		t.Fatalf("plan in %s costing %g evicting %d GPUs (ok %v), want leaf2, 2, 2", c.Domains[p.Domain].Name, p.Cost, p.EvictGPUs, ok)
+	}
+	// limited to leaf3 and leaf4: 9 either way, leaf3 first by the order
+	// of free GPUs (equal) and domains
+	l3, _ := c.DomainByName("leaf3")
+	l4, _ := c.DomainByName("leaf4")
+	p, ok = For(e, s, r, Options{Cost: func(j int) float64 { return cost[j] }, Domains: []topology.DomainID{l4, l3}})
+	if !ok || c.Domains[p.Domain].Name != "leaf3" || p.Cost != 9 {
+		t.Errorf("limited plan in %s costing %g (ok %v), want leaf3, 9", c.Domains[p.Domain].Name, p.Cost, ok)
+	}
+	// the gang fits already: an empty plan
+	p, ok = For(e, s, request.Request{GPUs: 8, Tier: topology.TierLeaf}, Options{})
+	if !ok || len(p.Evict) != 0 || p.Gang.Status != place.Placed {
+		t.Errorf("a gang that fits got %+v", p)
+	}
+}
+
+// TestPlanKeepsTheRequestsNodeList: a gang restricted to some nodes (its
+// own --nodelist, or a pin) is planned only on them.
+func TestPlanKeepsTheRequestsNodeList(t *testing.T) {
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	addJob(t, s, "a", map[string][]int{"node01": {0}}) // leaf1
+	addJob(t, s, "b", map[string][]int{"node05": {0}}) // leaf2
+	e := place.New(c, place.Options{})
+	// 16 GPUs of leaf1 alone would fit now on node02-03; the gang may
+	// use node01 and node02 only: job a must go
+	r := request.Request{GPUs: 16, Tier: topology.TierLeaf, Allowed: []string{"node01", "node02"}}
+	p, ok := For(e, s, r, Options{})
+	if !ok || c.Domains[p.Domain].Name != "leaf1" || len(p.Evict) != 1 || s.Jobs[p.Evict[0]].ID != "a" {
+		t.Fatalf("plan %+v (ok %v), want leaf1 evicting job a", p, ok)
+	}
+	// none of its nodes in a domain of the tier: no plan there
+	r.Allowed = []string{"node99"}
+	if _, ok := For(e, s, r, Options{}); ok {
+		t.Error("planned on nodes the request does not allow")
+	}
+}

@@ -25,12 +25,21 @@ import (
 // node's waste is the sum over its GPUs plus the capacity its free CPU
 // cannot feed: filling idle - waste milli-GPUs needs (idle - waste) x c
 // milli-CPUs, where c is the typical GPU job's CPUs per milli-GPU, and what
-// the node lacks of that is stranded. Like FGD, it also counts the node's
-// idle capacity as lost for the shapes that may not use its GPU model
-// (popularity p_na), so jobs that may go anywhere leave the models that
-// constrained jobs need to them:
+// the node lacks of that is stranded:
 //
-//	W_n = sum_i Waste[f_i] + max(0, (sum_i f_i - sum_i Waste[f_i]) - cpuLeft/c) + p_na sum_i f_i
+//	W_n = sum_i Waste[f_i] + max(0, (sum_i f_i - sum_i Waste[f_i]) - cpuLeft/c)
+//
+// Unlike FGD's F_n, W_n does not count a node's idle capacity as lost for
+// the shapes that may not use its GPU model. Those shapes never come to
+// the node, so they leave nothing unused there: the fill process already
+// draws only from the shapes that may use the model. Counting them made
+// the capacity of a model that few constrained shapes name look wasted
+// while idle, so jobs free to go anywhere were sent to fill it first,
+// whatever its size: on the FGD traces' gpuspec33 workload they used up a
+// 312-GPU model that its own jobs then could not get. Which model a job
+// free to choose should leave to the jobs that cannot is a question
+// between models, not inside a node; the engine answers it with the
+// models' scarcity (selector/place/scarcity.go).
 //
 // A placement's cost is the increase of W_n. The table has 1,001 entries
 // per set of GPU models (shapes restricted to a model see only its nodes),
@@ -38,9 +47,6 @@ import (
 type FillModel struct {
 	Waste       [occupancy.WholeGPU + 1]float64
 	CPUPerMilli float64 // 0: no typical GPU shape asks for CPUs
-	// NoAccess is the popularity of the typical GPU shapes that may not
-	// use these models.
-	NoAccess float64
 }
 
 // fillUnit is one GPU's part of a typical shape in the fill process.
@@ -56,9 +62,6 @@ func NewFillModel(w *Workload, ms topology.ModelSet) *FillModel {
 	var units []fillUnit
 	var cpu, gpu float64
 	for _, s := range w.Node {
-		if s.GPUs > 0 && s.Milli > 0 && ms != 0 && s.Models != 0 && s.Models&ms == 0 {
-			f.NoAccess += s.Weight
-		}
 		if s.GPUs == 0 || s.Milli == 0 || (ms != 0 && s.Models != 0 && s.Models&ms == 0) {
 			continue
 		}
@@ -98,7 +101,6 @@ func (f *FillModel) NodeWaste(free []uint16, cpuLeft int64) float64 {
 		idle += float64(g)
 		waste += f.Waste[g]
 	}
-	waste += f.NoAccess * idle
 	if f.CPUPerMilli > 0 {
 		if stranded := idle - waste - float64(cpuLeft)/f.CPUPerMilli; stranded > 0 {
 			waste += stranded

@@ -1,6 +1,7 @@
 package hostlist
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -10,10 +11,22 @@ import (
 // MaxHosts bounds the number of names one expression may expand to.
 const MaxHosts = 1 << 20
 
+// ErrTooMany says an expression names more hosts than its bound allows;
+// ExpandAtMost's error wraps it, with the expression and the bound.
+var ErrTooMany = errors.New("too many host names")
+
 // Expand returns the host names an expression denotes, in the order written.
 // Duplicates are kept: callers that need a set check for them, which lets
 // them report the duplicate by name.
 func Expand(expr string) ([]string, error) {
+	return ExpandAtMost(expr, MaxHosts)
+}
+
+// ExpandAtMost is Expand with a caller's bound on the number of names, for
+// expressions a user wrote (a job's --nodelist): the bound is checked before
+// any name is built, so an expression such as "n[0-999999,0-999999,...]"
+// fails at once instead of allocating what it names.
+func ExpandAtMost(expr string, limit int) ([]string, error) {
 	terms, err := splitTop(expr)
 	if err != nil {
 		return nil, err
@@ -24,7 +37,13 @@ func Expand(expr string) ([]string, error) {
 		if t == "" {
 			return nil, fmt.Errorf("hostlist %q: empty name", expr)
 		}
-		names, err := expandTerm(t, MaxHosts-len(out))
+		names, err := expandTerm(t, limit-len(out))
+		if err == nil && len(out)+len(names) > limit {
+			err = ErrTooMany
+		}
+		if errors.Is(err, ErrTooMany) {
+			return nil, fmt.Errorf("hostlist %q: names more than %d hosts: %w", expr, limit, ErrTooMany)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("hostlist %q: %w", expr, err)
 		}
@@ -77,16 +96,16 @@ func expandTerm(term string, budget int) ([]string, error) {
 	}
 	closeIdx := strings.IndexByte(term[open:], ']') + open
 	prefix, group, rest := term[:open], term[open+1:closeIdx], term[closeIdx+1:]
-	nums, err := expandGroup(group)
+	nums, err := expandGroup(group, budget)
 	if err != nil {
 		return nil, err
 	}
-	tails, err := expandTerm(rest, budget)
+	tails, err := expandTerm(rest, budget/len(nums))
 	if err != nil {
 		return nil, err
 	}
 	if len(nums)*len(tails) > budget {
-		return nil, fmt.Errorf("expands to more than %d names", MaxHosts)
+		return nil, ErrTooMany
 	}
 	if prefix != "" {
 		if err := checkName(prefix); err != nil {
@@ -102,8 +121,9 @@ func expandTerm(term string, budget int) ([]string, error) {
 	return out, nil
 }
 
-// expandGroup expands the inside of one bracket group, e.g. "01-03,7".
-func expandGroup(group string) ([]string, error) {
+// expandGroup expands the inside of one bracket group, e.g. "01-03,7",
+// failing before it builds more than budget numbers.
+func expandGroup(group string, budget int) ([]string, error) {
 	if group == "" {
 		return nil, fmt.Errorf("empty range \"[]\"")
 	}
@@ -121,8 +141,8 @@ func expandGroup(group string) ([]string, error) {
 		if b < a {
 			return nil, fmt.Errorf("bad range %q: %d is greater than %d", part, a, b)
 		}
-		if b-a >= MaxHosts {
-			return nil, fmt.Errorf("range %q expands to more than %d names", part, MaxHosts)
+		if b-a >= budget-len(out) {
+			return nil, ErrTooMany
 		}
 		width := len(lo)
 		for i := a; i <= b; i++ {

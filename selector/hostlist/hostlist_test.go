@@ -1,6 +1,7 @@
 package hostlist
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,6 +105,67 @@ func FuzzExpand(f *testing.F) {
 			if !seen[n] {
 				t.Fatalf("%q lost in round trip of %q", n, expr)
 			}
+		}
+	})
+}
+
+// TestExpandAtMost checks that the bound holds across groups, terms and
+// products of groups, and that it is checked before the names are built.
+func TestExpandAtMost(t *testing.T) {
+	tests := []struct {
+		expr    string
+		limit   int
+		wantLen int // 0: an error naming the bound
+	}{
+		{"n[1-4]", 4, 4},
+		{"n[1-5]", 4, 0},
+		{"n[1-2,3-4]", 4, 4},
+		{"n[1-3,4-5]", 4, 0},   // the second part crosses the bound
+		{"a,b,c,d,e", 4, 0},    // plain names count too
+		{"r[1-2]n[1-2]", 4, 4}, // 2 x 2
+		{"r[1-2]n[1-3]", 4, 0}, // 2 x 3
+		{"a,n[1-3]", 4, 4},     // the bound spans terms
+		{"a,n[1-4]", 4, 0},     //
+		{"n[0-999999," + strings.Repeat("0-999999,", 200) + "0]", 1 << 16, 0},
+	}
+	for _, tc := range tests {
+		names, err := ExpandAtMost(tc.expr, tc.limit)
+		if tc.wantLen == 0 {
+			want := fmt.Sprintf("names more than %d hosts", tc.limit)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("ExpandAtMost(%.30q, %d) = %d names, %v; want an error containing %q",
+					tc.expr, tc.limit, len(names), err, want)
+			}
+			continue
+		}
+		if err != nil || len(names) != tc.wantLen {
+			t.Errorf("ExpandAtMost(%q, %d) = %d names, %v; want %d", tc.expr, tc.limit, len(names), err, tc.wantLen)
+		}
+	}
+}
+
+// FuzzExpandAtMost checks the bound holds for any expression and bound, and
+// that within the bound ExpandAtMost agrees with Expand.
+func FuzzExpandAtMost(f *testing.F) {
+	f.Add("node[01-16]", 8)
+	f.Add("a[1,3-5]b[0-1],c", 7)
+	f.Add("r[1-9]n[1-9],x", 81)
+	f.Fuzz(func(t *testing.T, expr string, limit int) {
+		limit %= 1000 // a small positive bound: 1..1000
+		if limit < 0 {
+			limit = -limit
+		}
+		limit++
+		names, err := ExpandAtMost(expr, limit)
+		if err != nil {
+			return
+		}
+		if len(names) > limit {
+			t.Fatalf("ExpandAtMost(%q, %d) returned %d names", expr, limit, len(names))
+		}
+		all, err := Expand(expr)
+		if err != nil || len(all) != len(names) {
+			t.Fatalf("Expand(%q) = %d names, %v; ExpandAtMost gave %d", expr, len(all), err, len(names))
 		}
 	})
 }

@@ -143,11 +143,41 @@ func TestDecideRewrites(t *testing.T) {
 				TresPerJob: "", TresPerNode: "gres:gpu:8", MinNodes: 4, MaxNodes: 4, Domain: "spine1", Shape: "4x8"},
 		},
 		{
+			// one free node per leaf, one GPU of node16 busy: 31 GPUs
+			// free in all; a gang larger than a node waits unbound, free
+			// to start wider
+			name: "preferred gang with no room anywhere waits unbound",
+			busy: with(with(with(with(full(allNodes()...), "node04", 0), "node08", 0), "node12", 0), "node16", 1),
+			job:  Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf:preferred"},
+			want: rewrite{Action: Modify, Verdict: VerdictWaiting, Features: u, Prefer: u, ExcNodes: u,
+				TresPerJob: u, TresPerNode: u},
+		},
+		{
+			// every node full but node02 (2 free) and node06 (1 free): no
+			// room anywhere; the job waits for one node (-N 1) instead of
+			// taking the first 4 GPUs that free on any nodes
+			name: "preferred that fits a node waits for one node",
+			busy: with(with(full(allNodes()...), "node02", 6), "node06", 7),
+			job:  Job{TresPerJob: "gres:gpu:4", GangTopology: "node:preferred"},
+			want: rewrite{Action: Modify, Verdict: VerdictWaiting, Features: u, Prefer: u, ExcNodes: u,
+				TresPerJob: u, TresPerNode: u, MinNodes: 1, MaxNodes: 1},
+		},
+		{
 			// one node busy in every leaf: no leaf has 32 GPUs free now
 			name: "required waits bound to every leaf",
 			busy: full("node01", "node05", "node09", "node13"),
 			job:  Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf"},
 			want: rewrite{Action: Modify, Verdict: VerdictWaiting, Features: "[gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4]", Prefer: u, ExcNodes: u,
+				TresPerJob: u, TresPerNode: u},
+		},
+		{
+			// leaf1 has 16 GPUs busy, leaf2 1, leaf3 8, leaf4 4: the
+			// leaves closest to fitting come first (where Slurm preempts
+			// for the gang, it preempts in the first with room)
+			name: "required waits bound closest to fitting first",
+			busy: map[string]int{"node01": 8, "node02": 8, "node06": 1, "node09": 8, "node13": 4},
+			job:  Job{TresPerJob: "gres:gpu:32", GangTopology: "leaf"},
+			want: rewrite{Action: Modify, Verdict: VerdictWaiting, Features: "[gt_leaf2|gt_leaf4|gt_leaf3|gt_leaf1]", Prefer: u, ExcNodes: u,
 				TresPerJob: u, TresPerNode: u},
 		},
 		{
@@ -449,5 +479,32 @@ func TestDecideCapsAlternatives(t *testing.T) {
 	res := decide(t, d, s, Job{TresPerJob: "gres:gpu:16", GangTopology: "leaf"})
 	if n := strings.Count(*res.Features, "|") + 1; n != 64 {
 		t.Errorf("%d alternatives in %q, want 64", n, *res.Features)
+	}
+}
+
+// The decision records the GPU models a job accepts, the controller's only
+// way to learn the cluster's model-constrained demand; a job that names
+// none records none.
+func TestDecisionRecordsModels(t *testing.T) {
+	// One GPU busy in the first node of every leaf: no leaf has four
+	// whole nodes for a 32-GPU gang.
+	d, s := decideFixture(t, nil, map[string]int{"node01": 1, "node05": 1, "node09": 1, "node13": 1})
+	for _, tc := range []struct {
+		name string
+		job  Job
+		want []string
+	}{
+		{"typed GRES", Job{TresPerJob: "gres:gpu:h100:2"}, []string{"h100"}},
+		{"no model", Job{TresPerJob: "gres:gpu:2"}, nil},
+		// a required leaf gang waits, bound, and still says its model
+		{"waiting", Job{TresPerJob: "gres:gpu:h100:32", GangTopology: "leaf"}, []string{"h100"}},
+	} {
+		dec := decide(t, d, s, tc.job).Decision
+		if tc.name == "waiting" && dec.Verdict != VerdictWaiting {
+			t.Errorf("%s: verdict %s, want waiting", tc.name, dec.Verdict)
+		}
+		if diff := cmp.Diff(tc.want, dec.Models); diff != "" {
+			t.Errorf("%s (%s): models (-want +got):\n%s", tc.name, dec.Verdict, diff)
+		}
 	}
 }

@@ -28,7 +28,12 @@ type Decision struct {
 	Tier     string   // its tier
 	Bound    []string // domains the job is bound to (features), best first
 	Excluded string   // nodes gangtopo added to the job's ExcNodeList (a host list)
-	Snapshot uint64   // snapshot generation used
+	// Models are the GPU models the job accepts, when it named any (typed
+	// GRES or a constraint on model features): the controller learns the
+	// cluster's model-constrained demand from them (frag.Learner), which
+	// it cannot read from where a job runs.
+	Models   []string
+	Snapshot uint64 // snapshot generation used
 	Text     string
 }
 
@@ -86,6 +91,7 @@ func (d Decision) String() string {
 	kv("tier", d.Tier)
 	kv("bound", strings.Join(d.Bound, ","))
 	kv("excluded", d.Excluded)
+	kv("models", strings.Join(d.Models, ","))
 	if d.Snapshot > 0 {
 		kv("snapshot", strconv.FormatUint(d.Snapshot, 10))
 	}
@@ -149,6 +155,8 @@ func (d *Decision) set(k, v string) error {
 		d.Bound = strings.Split(v, ",")
 	case "excluded":
 		d.Excluded = v
+	case "models":
+		d.Models = strings.Split(v, ",")
 	case "snapshot":
 		d.Snapshot, err = strconv.ParseUint(v, 10, 64)
 	default:

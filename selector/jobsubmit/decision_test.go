@@ -18,6 +18,10 @@ func TestDecisionRoundTrip(t *testing.T) {
 			"gangtopo v1 untouched: snapshot /s.json: no such file or directory"},
 		{Decision{Verdict: VerdictPlaced, Request: "any:preferred", GPUs: 1, Domain: "node02/nvl0", Tier: "nvlink", Excluded: "node[05-07,09]", Snapshot: 3, Text: "x"},
 			"gangtopo v1 placed request=any:preferred gpus=1 domain=node02/nvl0 tier=nvlink excluded=node[05-07,09] snapshot=3: x"},
+		// a job that accepts two models: the controller learns them
+		{Decision{Verdict: VerdictPlaced, Request: "any:preferred", GPUs: 1, Domain: "node03", Tier: "node", Bound: []string{"node03", "node01"},
+			Models: []string{"v100m16", "v100m32"}, Snapshot: 7, Text: "y"},
+			"gangtopo v1 placed request=any:preferred gpus=1 domain=node03 tier=node bound=node03,node01 models=v100m16,v100m32 snapshot=7: y"},
 		{Decision{Verdict: VerdictUntouched, Cause: CauseNotCovered, Request: "leaf:required", GPUs: 8, Text: `partition "cpu" is not in the cluster file`},
 			`gangtopo v1 untouched cause=not_covered request=leaf:required gpus=8: partition "cpu" is not in the cluster file`},
 	}

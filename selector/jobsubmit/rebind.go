@@ -221,6 +221,9 @@ type Update struct {
 // diff is the update that turns job now into job want, in the fields the
 // rewrite sets. The shape (TRES and node counts) is changed only when want
 // sets one that differs: one gangtopo set earlier stays valid anywhere.
+// A new node count carries the TRES with it when the job's GPUs per node
+// differ from want's (4x8 made -N 1: --gpus-per-node=8 on one node would
+// be 8 GPUs, not 32).
 func diff(now, want Job) Update {
 	var u Update
 	if want.Features != now.Features {
@@ -235,11 +238,47 @@ func diff(now, want Job) Update {
 		u.MinNodes, u.MaxNodes = want.MinNodes, want.MaxNodes
 	} else if want.MinNodes > 0 && (want.MinNodes != now.MinNodes || want.MaxNodes != now.MaxNodes) {
 		u.MinNodes, u.MaxNodes = want.MinNodes, want.MaxNodes
+		if want.TresPerNode != now.TresPerNode {
+			u.TresPerJob, u.TresPerNode = strptr(want.TresPerJob), strptr(want.TresPerNode)
+		}
 	}
 	if !u.Empty() && want.AdminComment != now.AdminComment {
 		u.AdminComment = strptr(want.AdminComment)
 	}
 	return u
+}
+
+// Rebound is job now after the controller's update towards the new
+// rewrite want (the fields diff changes), and whether the update changes
+// anything: how the replay's model of the controller (selector/sim/deployed)
+// carries a re-binding out, as the controller does through scontrol. A
+// shape gangtopo set earlier (-N 1 on a job that waits for one node, say)
+// stays when want sets none.
+func Rebound(now, want Job) (Job, bool) {
+	u := diff(now, want)
+	if u.Empty() {
+		return now, false
+	}
+	return u.apply(now), true
+}
+
+// apply is job j with update u carried out, as Slurm stores it
+// (NumNodes=n sets both bounds to n).
+func (u Update) apply(j Job) Job {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&j.Features, u.Features)
+	set(&j.ExcNodes, u.ExcNodes)
+	set(&j.TresPerJob, u.TresPerJob)
+	set(&j.TresPerNode, u.TresPerNode)
+	set(&j.AdminComment, u.AdminComment)
+	if u.MinNodes > 0 {
+		j.MinNodes, j.MaxNodes = u.MinNodes, max(u.MaxNodes, u.MinNodes)
+	}
+	return j
 }
 
 // sameNodes compares two host lists as node sets.

@@ -212,3 +212,44 @@ func allNodes() []string {
 	}
 	return out
 }
+
+// Rebound carries a new rewrite out the way the controller's scontrol
+// update does: what want changes, a shape set earlier kept.
+func TestRebound(t *testing.T) {
+	tests := []struct {
+		name      string
+		now, want Job
+		changed   bool
+		got       Job
+	}{
+		{name: "a waiting job kept on one node stays there when the new decision leaves it free",
+			now:  Job{TresPerJob: "gres:gpu:4", MinNodes: 1, MaxNodes: 1},
+			want: Job{TresPerJob: "gres:gpu:4"},
+			got:  Job{TresPerJob: "gres:gpu:4", MinNodes: 1, MaxNodes: 1}},
+		{name: "a leaf binding taken out",
+			now:     Job{TresPerJob: "gres:gpu:16", Features: "[gt_leaf1|gt_leaf2]", AdminComment: "old"},
+			want:    Job{TresPerJob: "gres:gpu:16", AdminComment: "new"},
+			changed: true, got: Job{TresPerJob: "gres:gpu:16", AdminComment: "new"}},
+		// 2x4 (8 GPUs) made -N 1: --gpus-per-node=4 on one node would be
+		// 4 GPUs, so the TRES goes back to --gpus=8 with the node count
+		{name: "a shape made one node takes its TRES along",
+			now:     Job{TresPerNode: "gres:gpu:4", MinNodes: 2, MaxNodes: 2},
+			want:    Job{TresPerJob: "gres:gpu:8", MinNodes: 1, MaxNodes: 1, Features: "[gt_node03|gt_node04]"},
+			changed: true, got: Job{TresPerJob: "gres:gpu:8", MinNodes: 1, MaxNodes: 1, Features: "[gt_node03|gt_node04]"}},
+		{name: "one node to a new shape",
+			now:     Job{TresPerJob: "gres:gpu:16", MinNodes: 1, MaxNodes: 1},
+			want:    Job{TresPerNode: "gres:gpu:8", MinNodes: 2, MaxNodes: 2},
+			changed: true, got: Job{TresPerNode: "gres:gpu:8", MinNodes: 2, MaxNodes: 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := Rebound(tc.now, tc.want)
+			if changed != tc.changed {
+				t.Errorf("changed %v, want %v", changed, tc.changed)
+			}
+			if diff := cmp.Diff(tc.got, got); diff != "" {
+				t.Errorf("job (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package jobsubmit
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -245,11 +246,22 @@ func resourcesOf(j Job, r *request.Request) error {
 	return nil
 }
 
+// maxJobNodeNames bounds a job's --nodelist and --exclude. The gate runs
+// inside slurmctld on every submission, so a user's "n[0-999999]" must not
+// cost it a million strings; no Slurm cluster has this many nodes, and a
+// longer list passes to Slurm untouched, which judges it against its nodes.
+const maxJobNodeNames = 1 << 16
+
+// expandNodes expands a job's node list, refusing a malformed one and
+// passing through one longer than maxJobNodeNames.
 func expandNodes(flag, expr string) ([]string, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	names, err := hostlist.Expand(expr)
+	names, err := hostlist.ExpandAtMost(expr, maxJobNodeNames)
+	if errors.Is(err, hostlist.ErrTooMany) {
+		return nil, &unsupportedError{fmt.Sprintf("a %s of more than %d nodes", flag, maxJobNodeNames)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %v", flag, expr, err)
 	}
@@ -272,4 +284,18 @@ func joinOr(xs []string) string {
 		return xs[0]
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// GPUCount is the GPUs a job asks for (--gpus, --gpus-per-node x nodes,
+// --gpus-per-task x tasks; 0 without GPUs): what the quota counts of a
+// waiting job.
+func GPUCount(j Job) (int, error) {
+	if !asksGPUs(j) {
+		return 0, nil
+	}
+	var r request.Request
+	if err := gpusOf(j, &r); err != nil {
+		return 0, err
+	}
+	return r.GPUs, nil
 }

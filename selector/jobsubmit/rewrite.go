@@ -2,6 +2,7 @@ package jobsubmit
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/gangtopo/gangtopo/selector/hostlist"
@@ -29,8 +30,20 @@ import (
 //     Slurm starts the job in the first listed domain that has room when it
 //     schedules, so a domain taken meanwhile costs nothing.
 //   - required binds through `features`; preferred binds the same way when
-//     the tier has room at submit, and not at all when it has none (the
-//     job may then start wider). Slurm's --prefer is not used (see bind).
+//     the tier has room at submit, and not at all when only a wider place
+//     has room (the job then starts wider, now). Slurm's --prefer is not
+//     used (see bind).
+//   - A preferred job that has no room anywhere at submit waits whatever
+//     gangtopo writes, and starts when Slurm finds room, before any later
+//     decision could steer it. One that fits a node keeps the form the
+//     engine would try first: one node (-N 1, see waiting). Left free,
+//     Slurm starts it in the first GPUs that free, split over nodes,
+//     where it runs slower and holds its GPUs longer. A preferred gang
+//     larger than a node is left free (bound to its tier's domains, its
+//     16+ GPU waits grew on the Philly replay). The -N 1 stays (the controller's
+//     update keeps a node count gangtopo set, rebind.go): the job waits
+//     for a node rather than starting split. docs/benchmarks.md ("Gangs
+//     over time") measures the trade on the Philly replay.
 //   - The shape (tres_per_node with -N) follows the engine when the user
 //     gave only a GPU total and the engine chose whole uniform nodes: a
 //     32-GPU gang becomes 4 x 8. Shapes do not go stale.
@@ -46,7 +59,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 	c := dc.cluster
 	req, res := p.Request, pl.Result
 	d := Decision{Verdict: VerdictPlaced, Request: p.Option.String(), GPUs: req.GPUs, Snapshot: gen,
-		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Text: res.Message + dc.advisoryNote(req, res)}
+		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Models: req.Models, Text: res.Message + dc.advisoryNote(req, res)}
 	if res.Widened {
 		d.Verdict = VerdictWider
 	}
@@ -93,19 +106,47 @@ func (dc *Decider) onOneNode(j Job, pl Placement, s *occupancy.Snapshot) []strin
 }
 
 // waiting builds the rewrite for a valid gang that has no room now: it is
-// bound like a placed one (so it starts in the first domain that frees) and
-// pends with Slurm's own reason; the decision says why.
+// bound like a placed one (so it starts in the first domain that frees);
+// a preferred one that fits a node is kept on one node (keepOnOneNode);
+// it pends with Slurm's own reason, and the decision says why. The
+// controller re-binds a bound one if it later waits only because of its
+// binding (rebind.go); the one-node form stays.
 func (dc *Decider) waiting(j Job, p Prepared, res place.Result, s *occupancy.Snapshot, gen uint64) Result {
-	d := Decision{Verdict: VerdictWaiting, Request: p.Option.String(), GPUs: p.Request.GPUs, Snapshot: gen, Text: res.Message}
+	d := Decision{Verdict: VerdictWaiting, Request: p.Option.String(), GPUs: p.Request.GPUs, Models: p.Request.Models, Snapshot: gen, Text: res.Message}
 	if j.ArrayInx != "" {
 		d.Tasks = p.Tasks
 	}
 	out := Result{Action: Modify}
-	d.Bound = dc.bind(j, p, Placement{Result: res}, s, &out)
+	if dc.keepOnOneNode(j, p) {
+		out.MinNodes, out.MaxNodes = 1, 1
+		d.Text += "; it starts on the first node with room for it"
+	} else {
+		d.Bound = dc.bind(j, p, Placement{Result: res}, s, &out)
+	}
 	if len(d.Bound) > 0 {
 		d.Text += "; it starts in the first of " + strings.Join(d.Bound, ", ") + " that has room"
 	}
 	return dc.withDecision(j, out, d)
+}
+
+// keepOnOneNode says whether a waiting job is kept on one node: a
+// preferred job of several GPUs whose user fixed no node count or GPUs per
+// node, which some node of the cluster could hold whole. The engine would
+// try one node first; a job that can start nowhere now starts when Slurm
+// finds room, and Slurm, free to split --gpus=G, takes the first GPUs
+// that free wherever they are.
+func (dc *Decider) keepOnOneNode(j Job, p Prepared) bool {
+	req := p.Request
+	if p.Option.Mode != request.Preferred || req.GPUs < 2 || req.Nodes > 1 || j.MinNodes > 0 ||
+		j.TresPerNode != "" || j.TresPerTask != "" || j.ArrayInx != "" {
+		return false
+	}
+	for _, n := range dc.cluster.ByTier[topology.TierNode] {
+		if dc.couldHold(n, req) {
+			return true
+		}
+	}
+	return false
 }
 
 // bind sets features to the domains of the requested tier, best first;
@@ -113,9 +154,10 @@ func (dc *Decider) waiting(j Job, p Prepared, res place.Result, s *occupancy.Sna
 //
 // required always binds. preferred binds only when the engine found room
 // inside the tier now; when it had to go wider (or found no room at all)
-// the job is left free to start wider. Slurm's own --prefer is not used:
-// in 22.05 a job whose preferred nodes exist but are busy waits for them
-// (reason Priority), which is what required means, not preferred.
+// the job is left free to start wider (a waiting one that fits a node is
+// kept on one node instead, keepOnOneNode). Slurm's own --prefer is not used: in 22.05 a job
+// whose preferred nodes exist but are busy waits for them (reason
+// Priority), which is what required means, not preferred.
 func (dc *Decider) bind(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, out *Result) []string {
 	req, res := p.Request, pl.Result
 	if p.Option.Mode == request.Preferred && (res.Status != place.Placed || res.Widened) {
@@ -157,7 +199,11 @@ func (dc *Decider) nvlinkBlocks(t topology.Tier) bool {
 
 // rankedDomains lists the domains of tier t that could ever hold the gang:
 // the one holding the engine's placement, those holding an array's other
-// tasks, those holding its alternatives, then the rest in tree order; at
+// tasks, those holding its alternatives, then the rest, the most free GPUs
+// first (ties in tree order): the closest to fitting first. Slurm takes the
+// first alternative that can start the job; where it preempts (a gang of a
+// higher PriorityTier or QOS), that is the first where preempting makes
+// room, so the closest to fitting is where it preempts the fewest GPUs; at
 // most maxAlternatives (Slurm's limit),
 // and only domains whose feature a node carries when the snapshot reports
 // features (Slurm refuses a job bound to a feature no node has).
@@ -182,10 +228,31 @@ func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, pl Placem
 			add(ancestor(c, a, t))
 		}
 	}
-	for _, d := range c.ByTier[t] {
+	for _, d := range mostFree(c, s, t) {
 		add(d)
 	}
 	return out
+}
+
+// mostFree lists the domains of tier t, the most free GPU capacity on
+// usable nodes first, ties in tree order (tree order alone without a
+// snapshot).
+func mostFree(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tier) []topology.DomainID {
+	ids := append([]topology.DomainID(nil), c.ByTier[t]...)
+	if s == nil {
+		return ids
+	}
+	free := make(map[topology.DomainID]int, len(ids))
+	for _, d := range ids {
+		dom := &c.Domains[d]
+		for n := dom.NodeLo; n < dom.NodeHi; n++ {
+			if s.State[n].Usable() {
+				free[d] += s.IdleMilli(n)
+			}
+		}
+	}
+	sort.SliceStable(ids, func(i, j int) bool { return free[ids[i]] > free[ids[j]] })
+	return ids
 }
 
 // carried says whether Slurm's nodes carry domain d's feature: a node of

@@ -53,6 +53,7 @@ type fileJob struct {
 	User      string               `json:"user,omitempty"`
 	Partition string               `json:"partition,omitempty"`
 	Request   string               `json:"gang_topology,omitempty"`
+	Models    []string             `json:"models,omitempty"`
 	Nodes     map[string]fileAlloc `json:"nodes"`
 }
 
@@ -247,7 +248,7 @@ func (s *Snapshot) readJob(fj fileJob, derive []deriveMask) error {
 	if fj.ID == "" {
 		return fmt.Errorf("missing id")
 	}
-	j := Job{ID: fj.ID, User: fj.User, Partition: fj.Partition, Request: fj.Request}
+	j := Job{ID: fj.ID, User: fj.User, Partition: fj.Partition, Request: fj.Request, Models: fj.Models}
 	names := make([]string, 0, len(fj.Nodes))
 	for n := range fj.Nodes {
 		names = append(names, n)
@@ -349,7 +350,7 @@ func (s *Snapshot) toFile(source string) file {
 		f.Nodes = append(f.Nodes, fn)
 	}
 	for _, j := range s.Jobs {
-		fj := fileJob{ID: j.ID, User: j.User, Partition: j.Partition, Request: j.Request, Nodes: map[string]fileAlloc{}}
+		fj := fileJob{ID: j.ID, User: j.User, Partition: j.Partition, Request: j.Request, Models: j.Models, Nodes: map[string]fileAlloc{}}
 		for _, na := range j.Alloc.Nodes {
 			fa := fileAlloc{GPUs: na.GPUs, CPUs: float64(na.CPUMilli) / 1000, MemMiB: na.MemMiB}
 			if na.Milli != WholeGPU {

@@ -83,7 +83,10 @@ type Job struct {
 	// Request is the job's gang topology request as the user wrote it
 	// (e.g. "leaf:required,slice=8"), if any.
 	Request string
-	Alloc   Allocation
+	// Models are the GPU models the job accepts, when it named any (from
+	// gangtopo's decision line); empty: any model, or not known.
+	Models []string
+	Alloc  Allocation
 }
 
 // New returns a snapshot of cluster c with everything free and every node

@@ -61,9 +61,9 @@ type Engine struct {
 	// leafGangsOnly says the workload's gang shapes are all leaf-tier.
 	gangMemo      []float64
 	leafGangsOnly bool
-	// scarce rates each GPU model by what constrained jobs need of it
-	// (scarcity.go), the tie-break after the fill model.
-	scarce scarcity
+	// scarce rates each GPU model by what constrained jobs are expected
+	// to want of its free capacity (scarcity.go), per call.
+	scarce *scarcity
 }
 
 // New returns an engine for cluster c.
@@ -150,6 +150,7 @@ func (e *Engine) Place(s *occupancy.Snapshot, r request.Request) Result {
 		return Result{Status: Invalid, Message: err.Error()}
 	}
 	e.startCall()
+	e.scarce.update(e.c, s)
 	res := p.run()
 	if res.Status == Placed {
 		return res

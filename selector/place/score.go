@@ -10,12 +10,15 @@ package place
 //	            the typical workload (package frag), in milli-GPUs: lower.
 //	            It is NodeFrag (per node: for single-node jobs the fill
 //	            model's expected waste plus FGD's F_n over the multi-GPU
-//	            shapes, rounded to 80 milli; FGD's F_n for the nodes of a
-//	            gang) plus GangFrag (per leaf or block:
-//	            whole free nodes usable by typical gangs)
-//	Scarcity    how much constrained jobs need the chosen GPU model
-//	            (single-node jobs; scarcity.go): lower, so jobs that may
-//	            use any model leave the scarce ones to those that cannot
+//	            shapes plus the capacity expected to be denied jobs
+//	            restricted to the chosen GPU model (scarcity.go), rounded
+//	            to 80 milli; FGD's F_n for the nodes of a gang) plus
+//	            GangFrag (per leaf or block: whole free nodes usable by
+//	            typical gangs)
+//	Scarcity    the share of the chosen GPU model's free capacity that
+//	            constrained jobs are expected to want (single-node jobs;
+//	            scarcity.go): lower, so jobs that may use any model leave
+//	            the scarce ones to those that cannot
 //	Links       NVLinks inside the chosen GPU set (single-node jobs): more
 //	DomainIdle  idle milli-GPUs left in the candidate's leaf (or domain):
 //	            lower, so busy leaves fill first and empty ones stay empty

@@ -35,8 +35,7 @@ func (p *plan) singleNode(t topology.Tier, ms topology.ModelSet) {
 				continue
 			}
 		}
-		sc := p.scoreNode(n, g, u)
-		sc.Scarcity = p.e.scarce.of(c.Nodes[n].Models & ms)
+		sc := p.scoreNode(n, g, u, c.Nodes[n].Models&ms)
 		if !p.wouldKeep(&sc) {
 			continue
 		}
@@ -92,21 +91,25 @@ func (p *plan) islandFor(n topology.NodeID, ms topology.ModelSet) (topology.Doma
 	return 0, false
 }
 
-// scoreNode scores placing k GPUs on node n, which has u usable. The node
-// part of the fragmentation is the fill model's (fillDelta); gangs, scored
-// in gang.go, keep FGD's per-node measure.
-func (p *plan) scoreNode(n topology.NodeID, k, u int) Score {
-	nodeFrag := p.fillDelta(n, k)
+// scoreNode scores placing k GPUs of models ms on node n, which has u
+// usable. The node part of the fragmentation is the fill model's
+// (fillDelta) plus the capacity the placement is expected to deny jobs
+// restricted to those models (scarcity.go), rounded to fillTie; gangs,
+// scored in gang.go, keep FGD's per-node measure.
+func (p *plan) scoreNode(n topology.NodeID, k, u int, ms topology.ModelSet) Score {
+	rho := p.e.scarce.of(ms)
+	nodeFrag := math.Round((p.fillDelta(n, k)+scarcityCost(rho, k, p.share))/fillTie) * fillTie
 	gangFrag := p.gangDelta1(n, k)
 	leaf := p.e.c.Nodes[n].Up[topology.TierLeaf]
 	return Score{
-		Nodes: 1, Spans: 1, NodeFrag: nodeFrag, GangFrag: gangFrag, FragDelta: nodeFrag + gangFrag,
+		Nodes: 1, Spans: 1, NodeFrag: nodeFrag, GangFrag: gangFrag, FragDelta: nodeFrag + gangFrag, Scarcity: rho,
 		DomainIdle: p.domainStats(leaf).IdleMilli - int64(k)*int64(p.share),
 		FreeAfter:  u - k, Order: p.e.c.Nodes[n].Order,
 	}
 }
 
-// fillTie is the resolution of fillDelta in milli-GPUs. Differences below
+// fillTie is the resolution of a single-node job's NodeFrag (fillDelta
+// plus the scarcity cost) in milli-GPUs. Differences below
 // it (under a tenth of a GPU) are within the error of the fill model's
 // expectation; counting them as ties lets the packing tie-breaks (busier
 // domain, then Slurm's node order: a stable first fit) decide instead. On
@@ -117,9 +120,9 @@ const fillTie = 80
 // fillDelta is the increase of node n's expected waste (frag.FillModel)
 // when it gives k GPUs of this job's share and their CPUs, plus, for whole
 // GPUs, the increase of FGD's F_n over the typical multi-GPU shapes (see
-// Engine.multiGPU), rounded to fillTie. A share goes to the GPU that wastes least (allocate makes the
-// same choice). Cached like nodeDelta, in rows of its own (a negative k in
-// the shape key).
+// Engine.multiGPU); scoreNode rounds it. A share goes to the GPU that
+// wastes least (allocate makes the same choice). Cached like nodeDelta, in
+// rows of its own (a negative k in the shape key).
 func (p *plan) fillDelta(n topology.NodeID, k int) float64 {
 	sig := p.s.NodeSig(n)
 	if p.fillRow == nil || p.fillRowK != k {
@@ -160,7 +163,7 @@ func (p *plan) fillDeltaUncached(n topology.NodeID, k int) float64 {
 			v += mm.NodeAfter(n, after[:nf], cpuAfter) - mm.Node(p.s, n)
 		}
 	}
-	return math.Round(v/fillTie) * fillTie
+	return v
 }
 
 // nodeDelta is the increase of node n's FGD fragmentation when it gives k

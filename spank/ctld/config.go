@@ -67,6 +67,14 @@ type Config struct {
 	// Rebind is the rebind: section: the controller daemon's re-binding of
 	// stale pending jobs (config_rebind.go). The plugin only checks it.
 	Rebind RebindConfig
+	// Defrag is the defrag: section: what `gangtopo defrag apply` and the
+	// controller may requeue, within which limits (config_defrag.go). The
+	// plugin only checks it.
+	Defrag DefragConfig
+	// Quota is the quota: section: accounts' guaranteed GPU shares, which
+	// the controller keeps in Slurm's QOS (config_quota.go). The plugin
+	// only checks it.
+	Quota QuotaConfig
 }
 
 // Defaults returns every default, in one place.
@@ -82,6 +90,8 @@ func Defaults() Config {
 		PendingHold:     10 * time.Second,
 		GoMaxProcs:      1,
 		Rebind:          DefaultRebind(),
+		Defrag:          DefaultDefrag(),
+		Quota:           DefaultQuota(),
 	}
 }
 
@@ -163,6 +173,8 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"bind_nodes":     func(v *yaml.Node, k string) { p.count(v, k, 0, jobsubmit.MaxBindNodes, &c.BindNodes) },
 		"shards_per_gpu": func(v *yaml.Node, k string) { p.count(v, k, 0, maxShardsPerGPU, &c.ShardsPerGPU) },
 		"rebind":         p.rebind,
+		"defrag":         p.defrag,
+		"quota":          p.quota,
 	}
 }
 

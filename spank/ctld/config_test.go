@@ -49,7 +49,8 @@ rebind:
 			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4},
 		DefaultTopology: "leaf:preferred", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0,
-		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second}}
+		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second},
+		Defrag: DefaultDefrag(), Quota: DefaultQuota()}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -28,13 +28,17 @@ func testRequiredWaitsPreferredGoesWider(t *testing.T) {
 	if req.State != "PENDING" || req.Reason != "Resources" && req.Reason != "Insufficient_resources_in_topology_unit" {
 		t.Fatalf("required gang: %s (%s), want PENDING (Resources)", req.State, req.Reason)
 	}
-	wantText := "gangtopo v1 waiting request=leaf:required gpus=32 bound=leaf1,leaf2,leaf3,leaf4 snapshot="
-	if !strings.HasPrefix(req.AdminComment, wantText) || !strings.Contains(req.AdminComment, "no leaf has room for 32 GPUs now") {
-		t.Errorf("decision %q, want %q... no leaf has room for 32 GPUs now", req.AdminComment, wantText)
+	// bound to the four leaves, the closest to fitting first (the order
+	// follows the snapshot and the plugin's held decisions)
+	wantText := "gangtopo v1 waiting request=leaf:required gpus=32 bound="
+	if !strings.HasPrefix(req.AdminComment, wantText) || !strings.Contains(req.AdminComment, "no leaf has room for 32 GPUs now") || !allLeaves(req.Features) {
+		t.Errorf("decision %q, Features %q; want %q... no leaf has room for 32 GPUs now, bound to the four leaves", req.AdminComment, req.Features, wantText)
 	}
 	why := gangtopoWhy(t, id)
+	bound := strings.ReplaceAll(strings.Trim(req.Features, "[]"), "|", ", ")
+	bound = strings.ReplaceAll(bound, "gt_", "")
 	for _, want := range []string{"PENDING (" + req.Reason + ": waiting for resources", "gangtopo: no domain of the requested tier had room",
-		"bound to:  leaf1, leaf2, leaf3, leaf4 (required, [gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4])", "no leaf has room for 32 GPUs now"} {
+		"bound to:  " + bound + " (required, " + req.Features + ")", "no leaf has room for 32 GPUs now"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("gangtopo why %s:\n%s\nwant it to contain %q", id, why, want)
 		}

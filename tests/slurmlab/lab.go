@@ -58,6 +58,12 @@ type Options struct {
 	// partition (gpu, every node, Default=YES), e.g.
 	// "PartitionName=cpu Nodes=node[13-16] State=UP".
 	Partitions []string
+	// Accounting runs a real slurmdbd over a real MariaDB with the lab
+	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced.
+	Accounting bool
+	// Extra are slurm.conf lines added before the nodes, e.g.
+	// "PreemptType=preempt/partition_prio" or "PreemptType=preempt/qos".
+	Extra []string
 	// Owner marks a lab started by a process that will stop it: a later
 	// Start removes labs whose owner died (a test binary killed by its
 	// timeout). 0 marks a lab meant to outlive its starter (make demo).
@@ -87,6 +93,7 @@ type Lab struct {
 	tempDir bool
 	procs   []proc
 	nsPID   int // a rooted lab's namespace holder (root.go)
+	acct    accounting
 }
 
 // proc is one daemon the lab started.
@@ -119,6 +126,16 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	rel, err := daemonRelease(ctx, opts.Root)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Accounting && opts.Root != "" {
+		// slurmdbd and MariaDB come from the host's packages (dbd.go); the
+		// Debian roots carry no slurmdbd
+		return nil, errors.New("slurmlab: accounting (slurmdbd over MariaDB) runs on the host's Slurm only, not in a Debian root (Options.Root)")
+	}
+	if opts.Accounting {
+		if err := EnsureDBPackages(ctx, opts.Logf); err != nil {
+			return nil, err
+		}
 	}
 	CleanupStale(os.TempDir(), opts.Logf)
 	l := &Lab{Cluster: opts.Cluster, opts: opts, Release: rel}
@@ -154,7 +171,7 @@ func (l *Lab) makeDir() error {
 	l.Conf = filepath.Join(dir, "etc", "slurm.conf")
 	// munged wants every directory on the way to its socket executable by
 	// all, and its key directory private.
-	for _, sub := range []string{"", "etc", "bin", "dev", "log", "run", "munge", "spool", "spool/ctld", "spool/d", "state"} {
+	for _, sub := range []string{"", "etc", "bin", "dev", "log", "run", "munge", "spool", "spool/ctld", "spool/d", "state", "db"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return fmt.Errorf("slurmlab: %w", err)
 		}
@@ -170,15 +187,22 @@ func (l *Lab) makeDir() error {
 
 // start is Start's body: every step may fail, and Start cleans up.
 func (l *Lab) start(ctx context.Context) error {
+	// slurmctld, one slurmd per node, and with accounting the database
+	// and slurmdbd, all from one range so that none collides
+	n := len(l.Cluster.Nodes) + 1
+	if l.opts.Accounting {
+		n += 2
+	}
 	port := l.opts.CtldPort
 	if port == 0 {
-		p, err := freePorts(len(l.Cluster.Nodes) + 1)
+		p, err := freePorts(n)
 		if err != nil {
 			return err
 		}
 		port = p
 	}
 	l.Port = port
+	l.acct.dbPort, l.acct.dbdPort = port+n-2, port+n-1
 	if err := os.WriteFile(filepath.Join(l.Dir, "run", "owner"), []byte(strconv.Itoa(l.opts.Owner)+"\n"), 0o644); err != nil {
 		return err
 	}
@@ -204,6 +228,11 @@ func (l *Lab) start(ctx context.Context) error {
 	}
 	if err := l.startMunge(ctx); err != nil {
 		return err
+	}
+	if l.opts.Accounting {
+		if err := l.startAccounting(ctx); err != nil {
+			return err
+		}
 	}
 	if err := l.startCtld(ctx); err != nil {
 		return err

@@ -174,7 +174,8 @@ func stopPIDs(pids []int, dir string, grace time.Duration) int {
 }
 
 // StopDir stops the lab in dir by PID: first the slurmds, then slurmctld,
-// then whatever job processes are left, then munged. It needs no Lab value,
+// then slurmdbd and MariaDB (a lab with accounting), then whatever job
+// processes are left, then munged. It needs no Lab value,
 // so `slurmlab down` can stop a lab another process started.
 func StopDir(dir string) error {
 	procs, err := readPIDs(dir)
@@ -188,7 +189,7 @@ func StopDir(dir string) error {
 	}
 	// a rooted lab's namespace holder goes last: the others live in its
 	// namespace (which outlives it anyway as long as they run)
-	order := []string{"slurmd", "slurmctld", "", "munged", holderName}
+	order := []string{"slurmd", "slurmctld", "slurmdbd", "mariadbd", "", "munged", holderName}
 	var left int
 	for _, stage := range order {
 		var pids []int
@@ -197,7 +198,7 @@ func StopDir(dir string) error {
 			pids = without(pids, procs, "munged", holderName)
 		} else {
 			for _, p := range procs {
-				if strings.HasPrefix(p.Name, stage) {
+				if p.Name == stage || strings.HasPrefix(p.Name, stage+"-") { // slurmd-node01, not slurmdbd
 					pids = append(pids, p.PID)
 				}
 			}
@@ -273,8 +274,15 @@ func CleanupStale(root string, logf func(string, ...any)) {
 
 // freePorts finds a base port with n consecutive free TCP ports on
 // 127.0.0.1, away from Slurm's defaults (6817-6818) and make demo's 16817.
+// The search starts at a place that depends on the process, so that labs of
+// two processes starting at once (go test runs packages in parallel) do not
+// both find the same free range before either daemon binds it.
 func freePorts(n int) (int, error) {
-	for base := 18817; base < 40000; base += 97 {
+	const first, last, step = 18817, 32000, 97 // below the ephemeral ports (32768 on)
+	slots := (last - first) / step
+	start := os.Getpid() % slots
+	for i := range slots {
+		base := first + (start+i)%slots*step
 		ok := true
 		for p := base; p < base+n && ok; p++ {
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))

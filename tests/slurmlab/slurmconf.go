@@ -41,7 +41,8 @@ JobSubmitPlugins=gangtopo
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+{{range .Accounting}}{{.}}
+{{end -}}
 JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
@@ -59,7 +60,8 @@ InactiveLimit=0
 MinJobAge=300
 KillWait=5
 Waittime=0
-{{range .Nodes}}{{.}}
+{{range .Extra}}{{.}}
+{{end}}{{range .Nodes}}{{.}}
 {{end}}PartitionName=gpu Nodes={{.AllNodes}} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 {{range .Partitions}}{{.}}
 {{end}}`))
@@ -69,7 +71,12 @@ type confData struct {
 	Port, SlurmdPort               int
 	JobSubmit                      bool
 	Nodes, Partitions              []string
+	Accounting, Extra              []string
 }
+
+// clusterName is the lab's ClusterName (registered with slurmdbd when the
+// lab has accounting).
+const clusterName = "gtlab"
 
 // writeConfig writes slurm.conf, gres.conf, topology.conf and
 // plugstack.conf for the lab's cluster and plugins.
@@ -79,8 +86,9 @@ func (l *Lab) writeConfig() error {
 	if err != nil {
 		return err
 	}
-	d := confData{Dir: l.Dir, Name: "gtlab", Port: l.Port, SlurmdPort: l.Port + 1,
-		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions}
+	d := confData{Dir: l.Dir, Name: clusterName, Port: l.Port, SlurmdPort: l.Port + 1,
+		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions,
+		Accounting: l.accountingConf(), Extra: l.opts.Extra}
 	if l.opts.Plugins.Dir != "" {
 		d.PluginDir += ":" + l.opts.Plugins.Dir // a colon list works (SLURM-LAB.md)
 	}

@@ -75,6 +75,8 @@ func New(c *topology.Cluster, cfg Config) (*Path, error) {
 }
 
 // Started tells the path that the job of r started, for the learned mix.
+// r.Models should be what the job's decision recorded
+// (jobsubmit.Decision.Models), which is all the controller learns of them.
 func (p *Path) Started(r *request.Request) {
 	if p.learner == nil || !p.learner.Observe(r.JobID, p.observe(r)) {
 		return

@@ -62,9 +62,21 @@ func (q *Queue) Submit(s *occupancy.Snapshot, r *request.Request) {
 	}
 }
 
-// Stale says whether a new decision on s would start the job now.
+// Stale says whether the job waits on s only because of what gangtopo
+// wrote, as the controller judges it (jobsubmit.Rebind): its decision
+// binds it, the job as Slurm holds it cannot start on s, the controller would change it (a new
+// decision differs from it in what the controller updates), and the job
+// so changed would start now.
 func (q *Queue) Stale(s *occupancy.Snapshot, r *request.Request) bool {
-	j, ok := q.decide(s, r)
+	if now, had := q.jobs[r.JobID]; had {
+		if d, err := jobsubmit.ParseDecision(now.AdminComment + now.Comment); err != nil || !d.Binds() {
+			return false // nothing the controller re-binds (a waiting job kept on one node, say)
+		}
+		if _, fits, err := q.p.Start(s, now, nil); fits && err == nil {
+			return false // its binding has room: something else keeps it waiting
+		}
+	}
+	j, ok := q.rebound(s, r)
 	if !ok {
 		return false
 	}
@@ -72,9 +84,29 @@ func (q *Queue) Stale(s *occupancy.Snapshot, r *request.Request) bool {
 	return starts && err == nil
 }
 
-// Rebind replaces the job's decision with one made on s, as the
-// controller's update of a pending job does.
-func (q *Queue) Rebind(s *occupancy.Snapshot, r *request.Request) { q.Submit(s, r) }
+// Rebind replaces the job with the one the controller's update makes of
+// it on s.
+func (q *Queue) Rebind(s *occupancy.Snapshot, r *request.Request) {
+	if j, ok := q.rebound(s, r); ok {
+		q.jobs[r.JobID] = j
+	}
+}
+
+// rebound is the pending job of r after the controller's update towards
+// a new decision on s (jobsubmit.Rebound: what a new decision changes
+// through scontrol, a shape set earlier kept); false when the update
+// changes nothing or the plugin would not take the job now.
+func (q *Queue) rebound(s *occupancy.Snapshot, r *request.Request) (jobsubmit.Job, bool) {
+	want, ok := q.decide(s, r)
+	if !ok {
+		return jobsubmit.Job{}, false
+	}
+	now, had := q.jobs[r.JobID]
+	if !had {
+		return want, true
+	}
+	return jobsubmit.Rebound(now, want)
+}
 
 // decide is the plugin's rewrite of the job of r on s; false when the job
 // cannot be submitted or the plugin refuses it.

@@ -51,7 +51,11 @@ func (d *deployedPolicy) Place(s *occupancy.Snapshot, j *Job) (occupancy.Allocat
 	}
 	a, ok, err := d.p.Start(s, res.Apply(job), &deployed.Resources{CPUMilli: j.CPUMilli, MemMiB: j.MemMiB})
 	if ok && err == nil {
-		d.p.Started(&j.Req)
+		// The controller learns a job's models from its decision line,
+		// not from the job: the same here.
+		r := j.Req
+		r.Models = res.Decision.Models
+		d.p.Started(&r)
 	}
 	return a, ok && err == nil
 }

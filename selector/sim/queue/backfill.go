@@ -121,7 +121,9 @@ func (g *gangSim) place(j int32, masked bool) (occupancy.Allocation, topology.Ti
 	a, ok := g.pol.Place(g.s, g.request(j))
 	if !ok {
 		if g.rebind != nil {
-			// on the state the policy saw (reserved nodes hidden)
+			// on the whole state, as the controller sees it: it knows
+			// nothing of the nodes Slurm's backfill reserves
+			g.unmask()
 			g.rebind.declined(g, g.now, j)
 		}
 		return a, 0, false

@@ -59,7 +59,9 @@ type gangSim struct {
 	// controller that re-decides stale bindings.
 	jobReqs []*request.Request
 	rebind  *rebinder
-	now     float64 // the time of the pass in progress
+	// dfg models the controller's defragmentation policy (nil: off).
+	dfg *defragger
+	now float64 // the time of the pass in progress
 	// onPlan, when set (tests), sees every planned reservation.
 	onPlan func(job int32, at float64)
 	done   int
@@ -76,6 +78,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 	if th, ok := p.(TierHonoring); ok {
 		g.honors = th.HonorsTier()
 	}
+	g.dfg = newDefragger(c, cfg.Defrag)
 	if g.rebind = newRebinder(p); g.rebind != nil {
 		g.jobReqs = make([]*request.Request, len(jobs))
 	}
@@ -84,7 +87,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 
 func (g *gangSim) run() (*Result, error) {
 	next, n := 0, len(g.jobs)
-	for g.err == nil && (next < n || len(g.ends) > 0 || !math.IsInf(g.rebind.nextEvent(), 1)) {
+	for g.err == nil && (next < n || len(g.ends) > 0 || !math.IsInf(g.rebind.nextEvent(), 1) || !math.IsInf(g.dfg.nextEvent(), 1) && len(g.queue) > 0) {
 		t := math.Inf(1)
 		if next < n {
 			t = g.jobs[next].Submit
@@ -92,17 +95,22 @@ func (g *gangSim) run() (*Result, error) {
 		if at, ok := g.ends.next(); ok && at <= t {
 			t = at
 		}
-		tick := g.rebind.nextEvent()
-		if tick < t {
-			t = tick
-		}
+		tick, dtick := g.rebind.nextEvent(), g.dfg.nextEvent()
+		t = min(t, tick, dtick)
 		released := false
 		if tick == t {
 			g.rebind.cycle(g, t)
 			released = true // a full pass: bindings changed
 		}
+		if dtick == t && g.dfg.cycle(g, t) {
+			released = true // jobs requeued and a gang started
+		}
 		for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
-			g.finish(g.ends.pop().job)
+			e := g.ends.pop()
+			if g.out[e.job].End != e.at || math.IsNaN(g.out[e.job].Start) {
+				continue // requeued since: this end is not its end any more
+			}
+			g.finish(e.job)
 			released = true
 		}
 		firstNew := len(g.queue)
@@ -162,6 +170,7 @@ func (g *gangSim) admit(j int32) {
 		g.rebind.pol.Submit(g.s, g.request(j))
 	}
 	g.queue = append(g.queue, j)
+	g.dfg.admitted(g, j)
 }
 
 // hopeless reports that Place cannot succeed for job j now, by counts
@@ -230,6 +239,7 @@ func (g *gangSim) start(t float64, j int32, a occupancy.Allocation, feasible top
 	g.ends.push(o.End, j)
 	g.expEnd[j] = t + job.Duration*f*g.cfg.LimitFactor
 	g.plan.insert(g.expEnd[j], j)
+	g.dfg.started(j)
 }
 
 // finish releases an ended job's GPUs.
@@ -240,6 +250,7 @@ func (g *gangSim) finish(j int32) {
 	}
 	g.free += g.jobs[j].GPUs
 	g.plan.remove(g.expEnd[j], j)
+	g.dfg.stopped(j)
 	g.allocs[j] = occupancy.Allocation{}
 	g.jobDone()
 }

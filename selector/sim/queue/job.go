@@ -49,6 +49,9 @@ type Config struct {
 	// is resubmitted. Default 600 (ten minutes, PyTorch elastic's default
 	// rendezvous join timeout).
 	RendezvousTimeout float64
+	// Defrag, when set, models the controller's defragmentation policy
+	// (defrag.go); nil: none.
+	Defrag *Defrag
 	// Progress, when set, is called now and then with the number of jobs
 	// finished (or rejected) and the total.
 	Progress func(done, total int)

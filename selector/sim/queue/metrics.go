@@ -24,6 +24,10 @@ var Classes = []Class{
 // "16+ GPU gangs" of the targets).
 const BigGang = 16
 
+// DefragGang is the size from which a job counts in Summary.Wait32 (the
+// "32+ GPU gangs" defragmentation is measured on).
+const DefragGang = 32
+
 // ClassStats are the metrics of one size class.
 type ClassStats struct {
 	Jobs     int     // jobs run (rejected ones excluded)
@@ -67,6 +71,17 @@ type Summary struct {
 	Rebinds            int
 	SelfWaitHours      float64
 	SelfWaitsOverCycle int
+	// Wait32 and P95Wait32 are the mean and p95 wait of jobs of DefragGang
+	// or more GPUs.
+	Wait32, P95Wait32 float64
+	// Defragmentation: plans carried out, jobs requeued (RequeuesPerJob:
+	// per job run), and the GPU-hours of run time they lost (LostShare:
+	// as a fraction of the GPU-hours allocated over the replay).
+	DefragPlans    int
+	Requeues       int
+	RequeuesPerJob float64
+	LostGPUHours   float64
+	LostShare      float64
 }
 
 // Summarize computes a result's summary.
@@ -84,8 +99,20 @@ func Summarize(r *Result) Summary {
 		s.Jobs++
 		acc.add(&s, &r.Jobs[i], &r.Outcomes[i])
 	}
+	acc.lost(&s, r)
 	acc.finish(&s, r.GPUs)
 	return s
+}
+
+// lost adds the run time requeues threw away: GPU-hours lost, and the
+// GPUs they kept busy (utilisation counts them; useful work does not).
+func (a *summaryAcc) lost(s *Summary, r *Result) {
+	s.DefragPlans, s.Requeues = r.DefragPlans, len(r.Requeues)
+	for _, q := range r.Requeues {
+		s.LostGPUHours += float64(q.GPUs) * (q.At - q.Start) / 3600
+		a.busy += max(0, min(q.At, a.hi)-max(q.Start, a.lo)) * float64(q.GPUs)
+		a.alloc += (q.At - q.Start) * float64(q.GPUs)
+	}
 }
 
 // summaryAcc gathers what Summarize needs over the jobs that ran.
@@ -95,6 +122,8 @@ type summaryAcc struct {
 	jct                        []float64
 	w16                        []float64
 	busy, useful, work, slowed float64
+	alloc                      float64 // GPU-seconds allocated, whole replay
+	w32                        []float64
 	backfilled                 int
 }
 
@@ -114,6 +143,10 @@ func (a *summaryAcc) add(s *Summary, j *Job, o *Outcome) {
 	if j.GPUs >= BigGang {
 		a.w16 = append(a.w16, o.Wait(j))
 	}
+	if j.GPUs >= DefragGang {
+		a.w32 = append(a.w32, o.Wait(j))
+	}
+	a.alloc += (o.End - o.Start) * float64(j.GPUs)
 	overlap := max(0, min(o.End, a.hi)-max(o.Start, a.lo)) * float64(j.GPUs)
 	a.busy += overlap
 	a.useful += overlap / o.Slowdown
@@ -153,6 +186,13 @@ func (a *summaryAcc) finish(s *Summary, gpus int) {
 		s.Backfilled = float64(a.backfilled) / float64(s.Jobs)
 	}
 	s.Wait16 = mean(a.w16)
+	s.Wait32, s.P95Wait32 = mean(a.w32), p95(a.w32)
+	if s.Jobs > 0 {
+		s.RequeuesPerJob = float64(s.Requeues) / float64(s.Jobs)
+	}
+	if a.alloc > 0 {
+		s.LostShare = s.LostGPUHours * 3600 / a.alloc
+	}
 	if s.Gangs > 0 {
 		s.Tight /= float64(s.Gangs)
 	}

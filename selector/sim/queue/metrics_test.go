@@ -38,9 +38,39 @@ func TestSummarize(t *testing.T) {
 		SlowdownGPUHours: 16 * 20 * 0.2 / 3600,
 		MeanSlowdown:     445.0 / 381, Backfilled: 0.2,
 		HeldIdleGPUHours: 2, PeakHeldIdle: 3, Deadlocks: 2, Timeouts: 1,
+		Wait32: math.NaN(), P95Wait32: math.NaN(),
 	}
 	got := Summarize(r)
 	if diff := cmp.Diff(want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("Summarize (-want +got):\n%s", diff)
+	}
+}
+
+// A requeued job: its wait leaves out what it ran before the requeue; what
+// it ran is lost, counted as allocated but not useful.
+func TestSummarizeRequeues(t *testing.T) {
+	r := &Result{Policy: "p", GPUs: 64,
+		Jobs: []Job{{"small", 0, 100, 8}, {"gang", 10, 100, 32}, {"end", 200, 1, 1}},
+		Outcomes: []Outcome{
+			// ran 10..40, requeued, ran again 60..160
+			{Start: 60, End: 160, Slowdown: 1, Requeues: 1, Ran: 30},
+			{Start: 40, End: 140, Slowdown: 1},
+			{Start: 200, End: 201, Slowdown: 1},
+		},
+		DefragPlans: 1, Requeues: []Requeue{{Job: 0, Start: 10, At: 40, GPUs: 8}}}
+	got := Summarize(r)
+	// small waited 10 s (0..10) and 20 s (40..60): 60 - 0 - 30 = 30
+	if got.Classes[1].MeanWait != 30 || got.Wait32 != 30 || got.P95Wait32 != 30 {
+		t.Errorf("waits: 2-8 %g, 32+ %g / %g; want 30, 30, 30", got.Classes[1].MeanWait, got.Wait32, got.P95Wait32)
+	}
+	// lost 8 GPUs x 30 s = 240 GPU-s; allocated 800 + 3200 + 1 + 240
+	if got.Requeues != 1 || got.DefragPlans != 1 || math.Abs(got.LostGPUHours-240.0/3600) > 1e-12 ||
+		math.Abs(got.LostShare-240.0/4241) > 1e-12 || math.Abs(got.RequeuesPerJob-1.0/3) > 1e-12 {
+		t.Errorf("requeues %d, plans %d, lost %g GPU-h (share %g), per job %g", got.Requeues, got.DefragPlans, got.LostGPUHours, got.LostShare, got.RequeuesPerJob)
+	}
+	// window 0..200 s x 64 GPUs = 12800; busy 800 + 3200 + 240 (the lost
+	// run counts as allocated), useful 4000
+	if math.Abs(got.Util-4240.0/12800) > 1e-12 || math.Abs(got.Useful-4000.0/12800) > 1e-12 {
+		t.Errorf("util %g, useful %g", got.Util, got.Useful)
 	}
 }

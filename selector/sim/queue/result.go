@@ -29,10 +29,15 @@ type Outcome struct {
 	Feasible topology.Tier
 	// Restarts counts naive-pods rendezvous timeouts of this job.
 	Restarts int
+	// Requeues counts the times a defragmentation plan requeued the job;
+	// Ran is the time it ran before those requeues (lost).
+	Requeues int
+	Ran      float64
 }
 
-// Wait is the queueing delay: start minus submit.
-func (o *Outcome) Wait(j *Job) float64 { return o.Start - j.Submit }
+// Wait is the queueing delay: start minus submit, less the time the job
+// ran before it was requeued.
+func (o *Outcome) Wait(j *Job) float64 { return o.Start - j.Submit - o.Ran }
 
 // Result is one replay of one policy.
 type Result struct {
@@ -63,6 +68,10 @@ type Result struct {
 	Rebinds            int
 	SelfWaitSeconds    float64
 	SelfWaitsOverCycle int
+	// Defragmentation (Config.Defrag): the plans carried out and the jobs
+	// they requeued.
+	DefragPlans int
+	Requeues    []Requeue
 }
 
 func newResult(name string, c *topology.Cluster, jobs []Job) *Result {

@@ -38,12 +38,27 @@ func main() {
 	title := flag.String("title", "", "heading of the section")
 	command := flag.String("cmd", "", "the command that produced the input, quoted in the section")
 	notes := flag.String("notes", "", "a paragraph to print under the table")
+	raw := flag.Bool("raw", false, "standard input is the section's Markdown body, written as it is (a script's tables)")
 	tg := targets{}
 	flag.Var(tg, "target", "Name=duration: limit on the median ns/op (repeatable)")
 	flag.Parse()
-	if *section == "" || *title == "" {
-		fmt.Fprintln(os.Stderr, "benchdoc: -section and -title are required")
+	if *section == "" || *title == "" && !*raw {
+		fmt.Fprintln(os.Stderr, "benchdoc: -section and -title are required (-section alone with -raw)")
 		os.Exit(2)
+	}
+	if *raw {
+		body, err := io.ReadAll(os.Stdin)
+		if err == nil && len(body) == 0 {
+			err = fmt.Errorf("nothing on standard input")
+		}
+		if err == nil {
+			err = docsection.Replace(*file, *section, string(body))
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchdoc: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 	results, env, err := parse(os.Stdin)
 	if err != nil || len(results) == 0 {

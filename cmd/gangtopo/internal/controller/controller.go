@@ -13,6 +13,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/clusterfile"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/frag"
@@ -34,6 +35,12 @@ type Config struct {
 	// Rebind, when set, re-binds stale pending jobs after each published
 	// snapshot (rebind.go).
 	Rebind *RebindSetup
+	// Defrag, when set, runs the defragmentation duties after each
+	// published snapshot (defrag.go).
+	Defrag *DefragSetup
+	// Quota, when set, runs the quota duty after each published snapshot
+	// (quota.go).
+	Quota *QuotaSetup
 }
 
 // Controller polls and publishes; it is not safe for concurrent cycles
@@ -51,6 +58,8 @@ type Controller struct {
 	problems   string       // the last report, to log only changes
 	failing    bool
 	rebind     *rebinder
+	defrag     *defragDuty
+	quota      *quotaDuty
 	uncovered  bool // most decided jobs were not covered by the cluster file
 	mix        *mixLearner
 	now        func() time.Time
@@ -95,6 +104,18 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 		c.log.Info().Str("config", cfg.Rebind.ConfigPath).Bool("enabled", cfg.Rebind.Config.Rebind.Enabled).
 			Int("max_per_cycle", cfg.Rebind.Config.Rebind.MaxPerCycle).Dur("job_interval", cfg.Rebind.Config.Rebind.JobInterval).
 			Msg("re-binding of stale pending jobs")
+	}
+	if cfg.Defrag != nil {
+		if cfg.Poll.JobsFrom != slurmstate.SqueueJSON {
+			return nil, fmt.Errorf("defragmentation (gangtopo.yaml's defrag: section) needs jobs from squeue --json: use --jobs-from squeue")
+		}
+		c.defrag = newDefragDuty(*cfg.Defrag, c.log, d.Registry, func() time.Time { return c.now() })
+	}
+	if cfg.Quota != nil {
+		if cfg.Poll.JobsFrom != slurmstate.SqueueJSON {
+			return nil, fmt.Errorf("quotas (gangtopo.yaml's quota: section) need jobs from squeue --json (accounts, QOS, waiting jobs): use --jobs-from squeue")
+		}
+		c.quota = newQuotaDuty(*cfg.Quota, c.log, d.Registry, func() time.Time { return c.now() })
 	}
 	c.log.Info().Str("topology", topo.Cluster.String()).Str("output", cfg.Output).Uint64("generation", h.Generation).Msg("controller ready")
 	return c, nil
@@ -156,7 +177,24 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	if c.rebind != nil {
 		c.rebind.cycle(ctx, c.topo.Cluster, s, st.Pending) // after publishing: the plugin never waits for it
 	}
+	if c.defrag != nil {
+		c.defrag.cycle(ctx, defragrun.NewView(s, st, start), c.observe)
+	}
+	if c.quota != nil {
+		c.quota.cycle(ctx, s, st, c.meter)
+	}
 	return "", nil
+}
+
+// observe polls Slurm afresh, for the defragmentation's re-check before it
+// requeues anything.
+func (c *Controller) observe(ctx context.Context) (*defragrun.View, error) {
+	at := c.now()
+	st, _, err := c.poll.Poll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return defragrun.FromState(st, c.topo.Cluster, c.cfg.FeaturePrefix, at)
 }
 
 // learnMix feeds the snapshot's running jobs to the mix learner and

@@ -12,10 +12,14 @@ import (
 // it with every snapshot, so the plugin measures fragmentation against
 // this cluster's jobs rather than a fixed mix. A job's shape is read from
 // what it holds (GPUs, share and CPUs on each node; for a gang, its node
-// count and the tier of its --gang-topology); GPU model constraints are
-// not visible there, so learned shapes accept any model. The mix is
-// recomputed every mixEvery cycles (a minute at the default interval) and
-// the previous one published in between.
+// count) and from gangtopo's decision line in its AdminComment (the tier
+// of its --gang-topology, and the GPU models it accepts: where a job runs
+// does not say which models it would have accepted). A job without a
+// decision (out of scope, or submitted before the plugin) counts as
+// accepting any model. The model constraints are what lets the engine
+// leave scarce models to the jobs that need them (selector/place,
+// scarcity.go). The mix is recomputed every mixEvery cycles (a minute at
+// the default interval) and the previous one published in between.
 
 // MixWindow is how many distinct jobs the learned mix comes from.
 const MixWindow = 10000
@@ -40,7 +44,7 @@ func newMixLearner(prior frag.Workload) *mixLearner {
 // yet) and whether it changed.
 func (m *mixLearner) observe(c *topology.Cluster, s *occupancy.Snapshot) (*occupancy.Mix, bool, error) {
 	for i := range s.Jobs {
-		if o, ok := observation(&s.Jobs[i]); ok {
+		if o, ok := observation(c, &s.Jobs[i]); ok {
 			m.l.Observe(s.Jobs[i].ID, o)
 		}
 	}
@@ -57,8 +61,9 @@ func (m *mixLearner) observe(c *topology.Cluster, s *occupancy.Snapshot) (*occup
 }
 
 // observation is what a running job tells the learner; false for a job
-// that holds nothing.
-func observation(j *occupancy.Job) (frag.Observation, bool) {
+// that holds nothing. A model the cluster does not have (a decision from
+// an older cluster file) is left out.
+func observation(c *topology.Cluster, j *occupancy.Job) (frag.Observation, bool) {
 	if len(j.Alloc.Nodes) == 0 {
 		return frag.Observation{}, false
 	}
@@ -67,6 +72,11 @@ func observation(j *occupancy.Job) (frag.Observation, bool) {
 		Node: frag.NodeShape{GPUs: len(na.GPUs), CPUMilli: int64(na.CPUMilli)}}
 	if len(na.GPUs) > 0 {
 		o.Node.Milli = int(na.Milli)
+		for _, m := range j.Models {
+			if id, ok := c.ModelByName(m); ok {
+				o.Node.Models = o.Node.Models.With(id)
+			}
+		}
 	}
 	if opt, err := request.ParseOption(j.Request); err == nil && j.Request != "" {
 		o.Tier = opt.Tier

@@ -52,3 +52,29 @@ func TestControllerLearnsTheMix(t *testing.T) {
 		t.Errorf("mix %+v", mix)
 	}
 }
+
+// A job's accepted GPU models come from its decision line (occupancy.Job
+// Models); the learned shapes keep them, so the plugin's engine can leave
+// a scarce model to the jobs that need it. A model the cluster lacks is
+// left out.
+func TestControllerLearnsModelConstraints(t *testing.T) {
+	c := topotest.Lab16() // every GPU an h100
+	m := newMixLearner(frag.PhillyPrior(1))
+	s := occupancy.New(c)
+	n, _ := c.NodeByName("node01")
+	for i := range frag.MinJobs {
+		models := []string{"h100"}
+		if i%2 == 1 {
+			models = []string{"h100", "b200"} // b200: not in the cluster
+		}
+		s.Jobs = append(s.Jobs, occupancy.Job{ID: strconv.Itoa(i), Models: models,
+			Alloc: occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: n, GPUs: []int{0}, Milli: 1000, CPUMilli: 4000}}}})
+	}
+	mix, _, err := m.observe(c, s)
+	if err != nil || mix == nil {
+		t.Fatalf("no mix: %v", err)
+	}
+	if len(mix.Node) != 1 || len(mix.Node[0].Models) != 1 || mix.Node[0].Models[0] != "h100" {
+		t.Errorf("learned shapes %+v, want one 1-GPU shape on h100", mix.Node)
+	}
+}

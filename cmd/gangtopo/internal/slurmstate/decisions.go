@@ -12,14 +12,14 @@ import (
 // decision_field: comment the plugin writes into the user's own Comment,
 // which is not believed: such jobs show no request.
 
-// requestFrom returns the request of the decision in an AdminComment, "" when
-// there is none.
-func requestFrom(adminComment string) string {
+// requestFrom returns the request and the accepted GPU models of the
+// decision in an AdminComment; "" and nil when there is none.
+func requestFrom(adminComment string) (string, []string) {
 	d, err := jobsubmit.ParseDecision(adminComment)
 	if err != nil {
-		return ""
+		return "", nil
 	}
-	return d.Request
+	return d.Request, d.Models
 }
 
 // DecisionKind is a verdict, and for untouched jobs the cause.

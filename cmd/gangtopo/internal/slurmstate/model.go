@@ -47,11 +47,16 @@ type Job struct {
 	// plugin's decision line in its AdminComment records it (see
 	// requestFrom); empty without one.
 	GangTopology string
+	// Models are the GPU models the job accepts, from the same decision
+	// line; empty without one, or when the job named none.
+	Models []string
 	// FromText says the job was read from scontrol's text, where users'
 	// free text (job names, comments) is printed unescaped among Slurm's
 	// own lines and can forge them: BuildSnapshot believes its claims only
 	// where the node's own counts confirm them.
 	FromText bool
+	// Facts are the rest of what Slurm says about the job (facts.go).
+	Facts JobFacts
 }
 
 // JobNode is a job's share of one node.
@@ -90,6 +95,9 @@ type State struct {
 	// Pending lists the pending jobs with a gangtopo decision (squeue
 	// --json only; pending.go).
 	Pending []PendingJob
+	// Queued lists every pending job, with a decision or not (squeue
+	// --json only).
+	Queued []PendingJob
 }
 
 // holdingStates are the job states in which a job holds its allocation

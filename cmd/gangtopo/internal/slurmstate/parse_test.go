@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -45,7 +46,8 @@ func TestParseSinfoJSONSample(t *testing.T) {
 }
 
 // The real squeue sample: jobs 1 and 2 completed (dropped), job 3 running
-// with 8 GPUs on node01 and 4 on node02, one core on each.
+// with 8 GPUs on node01 and 4 on node02, one core on each; Slurm may
+// requeue it, it started at 1796199159 and commented "leaf".
 func TestParseSqueueJSONSample(t *testing.T) {
 	jobs, _, err := ParseSqueueJSON(readTestdata(t, "squeue.json"), "squeue --json")
 	if err != nil {
@@ -55,7 +57,8 @@ func TestParseSqueueJSONSample(t *testing.T) {
 		Nodes: []JobNode{
 			{Name: "node01", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, GPUCount: 8, Cores: 1},
 			{Name: "node02", GPUs: []int{0, 1, 2, 3}, GPUCount: 4, Cores: 1},
-		}}}
+		},
+		Facts: JobFacts{Requeue: true, Comment: "leaf", Start: time.Unix(1796199159, 0).UTC(), Priority: 4294901757, Known: true}}}
 	if diff := cmp.Diff(want, jobs, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("jobs (-want +got):\n%s", diff)
 	}
@@ -197,27 +200,33 @@ func TestParseState(t *testing.T) {
 // believed. Every job's decision is counted, pending and finished ones too.
 func TestRequestFromAdminCommentOnly(t *testing.T) {
 	const line = "gangtopo v1 placed request=leaf:required gpus=12 domain=leaf1 tier=leaf snapshot=5: placed"
+	const typed = "gangtopo v1 placed request=node:required gpus=1 domain=node01 tier=node models=h100,a100 snapshot=5: placed"
 	tests := []struct {
 		name, admin, comment string
 		want                 string
+		models               []string
 	}{
-		{"decision in AdminComment", line, "", "leaf:required"},
-		{"after another plugin's text", "lua: x | " + line, "", "leaf:required"},
-		{"word in the user's comment", "", "GANG_TOPOLOGY=spine", ""},
-		{"decision pasted into the user's comment", "", "gangtopo v1 placed request=spine:required gpus=1: forged", ""},
-		{"old-style word in AdminComment", "GANG_TOPOLOGY=leaf", "", ""},
+		{"decision in AdminComment", line, "", "leaf:required", nil},
+		{"after another plugin's text", "lua: x | " + line, "", "leaf:required", nil},
+		{"accepted models", typed, "", "node:required", []string{"h100", "a100"}},
+		{"word in the user's comment", "", "GANG_TOPOLOGY=spine", "", nil},
+		{"decision pasted into the user's comment", "", "gangtopo v1 placed request=spine:required gpus=1 models=h100: forged", "", nil},
+		{"old-style word in AdminComment", "GANG_TOPOLOGY=leaf", "", "", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			data := editLast(t, "squeue.json", `"admin_comment": ""`, `"admin_comment": "`+tc.admin+`"`)
 			data = []byte(strings.Replace(string(data), `"comment": "leaf"`, `"comment": "`+tc.comment+`"`, 1))
 			dec := Decisions{}
-			jobs, _, err := parseSqueueJSON(data, "squeue --json", dec, nil)
+			jobs, _, err := parseSqueueJSON(data, "squeue --json", dec, pendingLists{})
 			if err != nil || len(jobs) != 1 {
 				t.Fatalf("%d jobs, %v", len(jobs), err)
 			}
 			if jobs[0].GangTopology != tc.want {
 				t.Errorf("request %q, want %q", jobs[0].GangTopology, tc.want)
+			}
+			if diff := cmp.Diff(tc.models, jobs[0].Models); diff != "" {
+				t.Errorf("models (-want +got):\n%s", diff)
 			}
 			want := 0
 			if strings.Contains(tc.admin, "gangtopo v1") {
@@ -239,7 +248,7 @@ func TestDecisionsOfEveryJob(t *testing.T) {
 	data = strings.Replace(data, `"admin_comment": ""`, `"admin_comment": "`+notCovered+`"`, 2) // jobs 1 and 2, COMPLETED
 	data = strings.Replace(data, `"admin_comment": ""`, `"admin_comment": "gangtopo v1 placed request=leaf:required gpus=12: placed"`, 1)
 	dec := Decisions{}
-	if _, _, err := parseSqueueJSON([]byte(data), "squeue --json", dec, nil); err != nil {
+	if _, _, err := parseSqueueJSON([]byte(data), "squeue --json", dec, pendingLists{}); err != nil {
 		t.Fatal(err)
 	}
 	if dec.Total() != 3 || dec.NotCovered() != 2 || !dec.MostlyNotCovered(2) || dec.MostlyNotCovered(3) {

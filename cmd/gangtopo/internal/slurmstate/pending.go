@@ -22,8 +22,9 @@ import (
 // snapshot's capacity does not depend on: a value of an unexpected type
 // reads as "not given" rather than failing the poll.
 
-// PendingJob is a pending job with a gangtopo decision in its AdminComment,
-// as Slurm holds it now.
+// PendingJob is a pending job as Slurm holds it now: State.Pending lists
+// those with a gangtopo decision in their AdminComment, State.Queued every
+// one (the quota's waiting demand; Decision is "" without one).
 type PendingJob struct {
 	// ID names the job for scontrol update: "123", or "123+1" for a
 	// component of a heterogeneous job (the leader's own ID would update
@@ -44,6 +45,9 @@ type PendingJob struct {
 	// Job is the job's fields as the plugin reads them, with what gangtopo
 	// wrote into them.
 	Job jobsubmit.Job
+	// User is the job's user name; Facts its QOS, account, reservation.
+	User  string
+	Facts JobFacts
 }
 
 // pendingRaw holds the fields read for pending jobs.
@@ -165,13 +169,14 @@ func (s *jsonScanner) looseNum() (int64, bool, error) {
 }
 
 // pendingJob makes the PendingJob of the pending job j from its raw
-// fields; ok is false when its AdminComment carries no gangtopo decision.
-func (p *pendingRaw) pendingJob(j *Job, adminComment string) (PendingJob, bool) {
+// fields; decided is false when its AdminComment carries no gangtopo
+// decision (Decision is then "").
+func (p *pendingRaw) pendingJob(j *Job, adminComment string) (pj PendingJob, decided bool) {
 	if _, err := jobsubmit.ParseDecision(adminComment); err != nil {
-		return PendingJob{}, false
+		adminComment = ""
 	}
-	pj := PendingJob{ID: j.ID, Priority: uint32(min(max(p.priority, 0), 1<<32-1)), Reason: p.reason, Decision: adminComment,
-		Job: p.job(j, adminComment)}
+	pj = PendingJob{ID: j.ID, Priority: uint32(min(max(p.priority, 0), 1<<32-1)), Reason: p.reason, Decision: adminComment,
+		Job: p.job(j, adminComment), User: j.User, Facts: j.Facts}
 	if p.submit > 0 {
 		pj.Submit = time.Unix(p.submit, 0).UTC()
 	}
@@ -188,7 +193,7 @@ func (p *pendingRaw) pendingJob(j *Job, adminComment string) (PendingJob, bool) 
 	if p.arrayJob > 0 && p.arrayTaskSet {
 		pj.TaskID = fmt.Sprintf("%d_%d", p.arrayJob, p.arrayTask)
 	}
-	return pj, true
+	return pj, adminComment != ""
 }
 
 // job is the job's fields in the plugin's terms. A node count is the

@@ -16,7 +16,7 @@ import (
 // which task 4 was split off, a heterogeneous job and a 32-GPU gang.
 func TestParsePendingJobs(t *testing.T) {
 	var pend []PendingJob
-	if _, _, err := parseSqueueJSON(readTestdata(t, "lab16_pending_squeue.json"), "squeue --json", nil, &pend); err != nil {
+	if _, _, err := parseSqueueJSON(readTestdata(t, "lab16_pending_squeue.json"), "squeue --json", nil, pendingLists{decided: &pend}); err != nil {
 		t.Fatal(err)
 	}
 	byID := map[string]PendingJob{}
@@ -62,7 +62,7 @@ func TestParsePendingJobs(t *testing.T) {
 			if _, err := jobsubmit.ParseDecision(got.Decision); err != nil || got.Job.AdminComment != got.Decision {
 				t.Errorf("decision %q: %v", got.Decision, err)
 			}
-			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(PendingJob{}, "Decision", "Priority"),
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(PendingJob{}, "Decision", "Priority", "User", "Facts"),
 				cmpopts.IgnoreFields(jobsubmit.Job{}, "AdminComment")); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -77,7 +77,7 @@ func TestParsePendingJobs(t *testing.T) {
 // bound pending job, under each name an update may use.
 func TestBindingsOfPendingJobs(t *testing.T) {
 	var pend []PendingJob
-	if _, _, err := parseSqueueJSON(readTestdata(t, "lab16_pending_squeue.json"), "squeue --json", nil, &pend); err != nil {
+	if _, _, err := parseSqueueJSON(readTestdata(t, "lab16_pending_squeue.json"), "squeue --json", nil, pendingLists{decided: &pend}); err != nil {
 		t.Fatal(err)
 	}
 	leaves := "[gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4]"
@@ -89,5 +89,25 @@ func TestBindingsOfPendingJobs(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, Bindings(pend, jobsubmit.DefaultFeaturePrefix)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// Every pending job is queued, with a decision or not: the quota's demand.
+func TestQueuedJobs(t *testing.T) {
+	var pend, all []PendingJob
+	if _, _, err := parseSqueueJSON(readTestdata(t, "quota_squeue.json"), "squeue --json", nil, pendingLists{&pend, &all}); err != nil {
+		t.Fatal(err)
+	}
+	type q struct{ ID, Account, QOS, Reason, TresPerJob string }
+	var got []q
+	for _, p := range all {
+		got = append(got, q{p.ID, p.Facts.Account, p.Facts.QOS, p.Reason, p.Job.TresPerJob})
+	}
+	want := []q{{"51", "teamb", "gt-teamb", "QOSGrpGRES", "gres:gpu:8"}, {"52", "teama", "gt-teama", "Resources", "gres:gpu:16"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if len(pend) != 0 {
+		t.Errorf("%d pending jobs with a decision, want none (no plugin in that lab)", len(pend))
 	}
 }

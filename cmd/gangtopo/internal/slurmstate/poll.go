@@ -199,7 +199,7 @@ func parseNodes(cfg *PollConfig, src Source, out []byte, st *State) (err error) 
 func parseJobs(cfg *PollConfig, out []byte, st *State) (err error) {
 	if cfg.JobsFrom == SqueueJSON {
 		st.Decisions = Decisions{}
-		st.Jobs, _, err = parseSqueueJSON(out, label(cfg, SqueueJSON), st.Decisions, &st.Pending)
+		st.Jobs, _, err = parseSqueueJSON(out, label(cfg, SqueueJSON), st.Decisions, pendingLists{&st.Pending, &st.Queued})
 	} else {
 		st.Decisions = Decisions{}
 		st.Jobs, st.Unreadable, err = parseScontrolJobs(out, label(cfg, ScontrolJobs), st.Decisions)

@@ -153,7 +153,7 @@ func jobFromFields(f *fields, details []string, dec Decisions) (Job, bool, error
 	if j.CPUs, err = strconv.Atoi(lo); err != nil || j.CPUs < 0 {
 		return j, false, fmt.Errorf("field NumCPUs: want a count, found %q", cpus)
 	}
-	j.GangTopology = requestFrom(admin)
+	j.GangTopology, j.Models = requestFrom(admin)
 	if len(details) == 0 {
 		return j, false, fmt.Errorf("no per-node Nodes= lines for a %s job (run `scontrol -d show job`: -d prints them)", j.State)
 	}

@@ -161,17 +161,6 @@ func (s *jsonScanner) intOrFloat() (int64, bool, error) {
 	return int64(f), true, nil
 }
 
-// boolean reads true or false.
-func (s *jsonScanner) boolean() (bool, error) {
-	switch s.peek() {
-	case 't':
-		return true, s.literal("true")
-	case 'f':
-		return false, s.literal("false")
-	}
-	return false, s.errorf("want true or false, found %s", s.describeNext())
-}
-
 // strOrList reads a string (22.05) or a list of strings (later): a
 // comma-separated string is split.
 func (s *jsonScanner) strOrList() ([]string, error) {

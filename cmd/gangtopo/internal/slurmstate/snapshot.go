@@ -256,7 +256,7 @@ func snapshotJobs(c *topology.Cluster, jobs []Job, slurm map[string]*Node, rep *
 		if j.FromText && !confirmed(c, &j, slurm, rep) {
 			continue
 		}
-		oj := occupancy.Job{ID: j.ID, User: j.User, Partition: j.Partition, Request: j.GangTopology}
+		oj := occupancy.Job{ID: j.ID, User: j.User, Partition: j.Partition, Request: j.GangTopology, Models: j.Models}
 		for k := range j.Nodes {
 			jn := &j.Nodes[k]
 			id, ok := c.NodeByName(jn.Name)

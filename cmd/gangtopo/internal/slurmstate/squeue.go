@@ -17,16 +17,16 @@ import (
 // job_resources.allocated_nodes[].sockets and its memory from
 // memory_allocated. (cpus_used there is always 0 in 22.05.)
 func ParseSqueueJSON(data []byte, label string) (jobs []Job, version string, err error) {
-	return parseSqueueJSON(data, label, nil, nil)
+	return parseSqueueJSON(data, label, nil, pendingLists{})
 }
 
 // parseSqueueJSON is ParseSqueueJSON that also counts every job's decision
-// into dec and collects the pending jobs with a decision into pend (each
-// when not nil).
-func parseSqueueJSON(data []byte, label string, dec Decisions, pend *[]PendingJob) (jobs []Job, version string, err error) {
+// into dec and collects the pending jobs (those with a decision into
+// q.decided, all into q.all; each when not nil).
+func parseSqueueJSON(data []byte, label string, dec Decisions, q pendingLists) (jobs []Job, version string, err error) {
 	s := &jsonScanner{data: data, memo: gresMemo{}}
 	m, saw, err := s.openAPIDoc("jobs", func(i int) error {
-		j, holds, err := s.squeueJob(dec, pend)
+		j, holds, err := s.squeueJob(dec, q)
 		if err != nil {
 			return fmt.Errorf("jobs[%d]%s: %w", i, idSuffix(j.ID), err)
 		}
@@ -75,7 +75,10 @@ const (
 
 var squeueFieldNames = []string{"job_id", "job_state", "gres_detail"}
 
-func (s *jsonScanner) squeueJob(dec Decisions, pend *[]PendingJob) (Job, bool, error) {
+// pendingLists are where a poll collects pending jobs.
+type pendingLists struct{ decided, all *[]PendingJob }
+
+func (s *jsonScanner) squeueJob(dec Decisions, q pendingLists) (Job, bool, error) {
 	var j Job
 	var raw squeueRaw
 	var field []byte // the key being read, for errors (aliases the input)
@@ -89,6 +92,9 @@ func (s *jsonScanner) squeueJob(dec Decisions, pend *[]PendingJob) (Job, bool, e
 	if raw.seen&squeueRequired != squeueRequired {
 		return j, false, fmt.Errorf("field %s: missing", firstMissing(raw.seen, squeueRequired, squeueFieldNames))
 	}
+	j.Facts.Known = true
+	j.Facts.Priority = uint32(min(max(raw.pending.priority, 0), 1<<32-1))
+	j.Facts.UserID = u32(raw.pending.userID)
 	holds, ok := jobHolds(j.State)
 	if !ok {
 		return j, false, fmt.Errorf("field job_state: unknown job state %q", j.State)
@@ -102,12 +108,18 @@ func (s *jsonScanner) squeueJob(dec Decisions, pend *[]PendingJob) (Job, bool, e
 	}
 	dec.add(raw.adminComment)
 	if !holds {
-		if pj, ok := raw.pending.pendingJob(&j, raw.adminComment); ok && pend != nil && strings.EqualFold(j.State, "PENDING") {
-			*pend = append(*pend, pj)
+		if strings.EqualFold(j.State, "PENDING") {
+			pj, decided := raw.pending.pendingJob(&j, raw.adminComment)
+			if decided && q.decided != nil {
+				*q.decided = append(*q.decided, pj)
+			}
+			if q.all != nil {
+				*q.all = append(*q.all, pj)
+			}
 		}
 		return j, false, nil
 	}
-	j.GangTopology = requestFrom(raw.adminComment)
+	j.GangTopology, j.Models = requestFrom(raw.adminComment)
 	return j, true, j.attachResources(raw, s.memo)
 }
 
@@ -140,6 +152,9 @@ func (s *jsonScanner) squeueField(key []byte, j *Job, raw *squeueRaw) error {
 		raw.resources, err = s.jobResources()
 	default:
 		var handled bool
+		if handled, err = s.factField(key, &j.Facts); handled {
+			break
+		}
 		if handled, err = s.pendingField(key, &raw.pending); !handled {
 			err = s.skip()
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -19,26 +20,41 @@ var ErrUpdateTimeout = errors.New("no answer in time")
 // after timeout. The error names the command and carries scontrol's first
 // line of output.
 func UpdateJob(ctx context.Context, binDir string, timeout time.Duration, id string, args []string) error {
+	_, err := Scontrol(ctx, binDir, timeout, append([]string{"update", "JobId=" + id}, args...)...)
+	return err
+}
+
+// Scontrol runs `scontrol args...` (each argument its own word, no shell)
+// from binDir when set, killed with anything it started after timeout, and
+// returns what it printed. The error names the command (its first two
+// words) and carries scontrol's first line of output; a command that ran
+// out of time wraps ErrUpdateTimeout.
+func Scontrol(ctx context.Context, binDir string, timeout time.Duration, args ...string) (string, error) {
+	return Command(ctx, binDir, timeout, "scontrol", args...)
+}
+
+// Command runs the Slurm client command name (scontrol, sacctmgr) as
+// Scontrol does.
+func Command(ctx context.Context, binDir string, timeout time.Duration, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	bin := "scontrol"
+	bin := name
 	if binDir != "" {
 		bin = filepath.Join(binDir, bin)
 	}
-	argv := append([]string{"update", "JobId=" + id}, args...)
-	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	out := limitedBuffer{limit: 64 << 10}
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
-	name := "scontrol update JobId=" + id
+	label := name + " " + strings.Join(args[:min(len(args), 2)], " ")
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		return fmt.Errorf("%s: %w within %s (slurmctld busy or down?); killed", name, ErrUpdateTimeout, timeout)
+		return out.String(), fmt.Errorf("%s: %w within %s (slurmctld or slurmdbd busy or down?); killed", label, ErrUpdateTimeout, timeout)
 	case err != nil:
-		return fmt.Errorf("%s: %w%s", name, err, firstLine(out.Bytes()))
+		return out.String(), fmt.Errorf("%s: %w%s", label, err, firstLine(out.Bytes()))
 	}
-	return nil
+	return out.String(), nil
 }

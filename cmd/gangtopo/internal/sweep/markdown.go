@@ -142,10 +142,10 @@ func (r *Report) writePolicies(b *strings.Builder) {
 		"as `--gpus=G -N 1 --cpus-per-gpu`, a share as one gres/shard. `gangtopo` is the placement engine "+
 		"(selector/place) given the same typical pods FGD gets. For jobs that fit one node it scores by frag.FillModel: "+
 		"the share each GPU is expected to keep unused when typical jobs keep filling it, plus the capacity the node's "+
-		"CPUs could not feed, plus FGD's count of capacity that constrained shapes may not use, plus FGD's F_n over the "+
-		"workload's multi-GPU shapes (so a 1-GPU pod does not break a node's exact 2- or 4-GPU slot); differences under 80 "+
-		"milli-GPUs are ties, broken by how much model-constrained jobs need the GPU model, then best fit and Slurm "+
-		"node order (docs/placement.md). CPU-only pods go where that measure says they strand the least GPU capacity. "+
+		"CPUs could not feed, plus FGD's F_n over the workload's multi-GPU shapes (so a 1-GPU pod does not break a "+
+		"node's exact 2- or 4-GPU slot), plus the capacity it is expected to take from model-constrained pods (the share "+
+		"of the GPU model's free capacity those pods will want, from the snapshot); differences under 80 milli-GPUs are "+
+		"ties, broken by that share, then best fit and Slurm node order (docs/placement.md). CPU-only pods go where that measure says they strand the least GPU capacity. "+
 		"That is the engine alone, deciding every pod itself. `gangtopo-slurm` is gangtopo as a cluster runs it "+
 		"(selector/sim/deployed): each pod is the job a Slurm user submits for it (`--gpus=[model:]G -N 1 "+
 		"--cpus-per-gpu --mem-per-gpu`, several models as a constraint on their node features, a share as "+

@@ -23,6 +23,9 @@ func main() {
 	plugins := fs.String("plugins", "", "directory with job_submit_gangtopo.so and spank_gangtopo.so (empty: stock Slurm)")
 	config := fs.String("config", "", "gangtopo.yaml for the job_submit plugin (with --plugins)")
 	root := fs.String("root", "", "a Debian root with a newer Slurm series (make roots: build/roots/trixie, build/roots/sid); empty: the host's Slurm")
+	accounting := fs.Bool("accounting", false, "run slurmdbd over a private MariaDB with the lab (QOS, limits, preempt/qos)")
+	var lines confLines
+	fs.Var(&lines, "conf", "a line added to slurm.conf (repeatable), e.g. --conf PreemptType=preempt/qos")
 	_ = fs.Parse(os.Args[2:])
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "slurmlab: --dir is required")
@@ -31,7 +34,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "up":
-		err = up(*dir, *topo, *port, *plugins, *config, *root)
+		err = up(slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, Extra: lines, Root: *root}, *topo, *plugins, *config)
 	case "down":
 		err = slurmlab.StopDir(*dir)
 	default:
@@ -52,13 +55,19 @@ func parseTopology(topo string) (*topology.Cluster, error) {
 	return topology.Parse(f, topo)
 }
 
-func up(dir, topo string, port int, plugins, config, root string) error {
+// confLines is a repeatable flag.
+type confLines []string
+
+func (c *confLines) String() string     { return fmt.Sprint([]string(*c)) }
+func (c *confLines) Set(v string) error { *c = append(*c, v); return nil }
+
+func up(opts slurmlab.Options, topo, plugins, config string) error {
 	c, err := parseTopology(topo)
 	if err != nil {
 		return err
 	}
-	opts := slurmlab.Options{Dir: dir, Cluster: c, ClusterFile: topo, CtldPort: port, Root: root,
-		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) }}
+	opts.Cluster, opts.ClusterFile = c, topo
+	opts.Logf = func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 	if plugins != "" {
 		abs, err := filepath.Abs(plugins)
 		if err != nil {

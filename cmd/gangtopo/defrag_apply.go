@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+type applyOptions struct {
+	live      defragLive
+	job, plan string
+	yes       bool
+	wait      string
+}
+
+func newDefragApplyCmd() *cobra.Command {
+	o := &applyOptions{}
+	cmd := &cobra.Command{
+		Use:   "apply (--job ID | --plan FILE) [--yes] [--wait DURATION]",
+		Short: "Carry a defragmentation plan out through Slurm: hold the room, requeue what the plan names",
+		Long: `Carry a defragmentation plan out through Slurm, for a pending gang: --job ID plans
+on the cluster as it is now; --plan FILE carries out a plan saved by
+"gangtopo defrag --job ID --save FILE", refused if the cluster changed since.
+
+Without --yes it is a dry run: the plan is printed, nothing is changed.
+With --yes: a Slurm reservation holds the nodes the plan frees for the gang
+(nothing else can start there), the gang is attached to it, the cluster is
+read again and the plan checked, and the jobs both plans name are requeued,
+one line each in the audit log (defrag.audit_log). Only jobs Slurm may
+requeue, in gangtopo.yaml's defrag: partitions/QOS/accounts, within its rate
+limit, lost-work budget and requeue window. Then it waits (--wait, default
+defrag.hold) for the gang to start and ends the hold; --wait 0 leaves that
+to the controller daemon. See docs/defrag.md.
+
+Exit status: 0 done (or a dry run with a plan, or nothing to do), 1 no plan,
+a stale plan, a limit, a failure in Slurm, or a gang that did not start in
+time, 2 bad input (an unknown or running job, a gang that can never fit, a
+plan from another cluster, --job with --plan).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.job, "job", "", "the pending gang to make room for (a job ID)")
+	f.StringVar(&o.plan, "plan", "", "a plan saved by gangtopo defrag --save")
+	f.BoolVar(&o.yes, "yes", false, "act: without it nothing is changed")
+	f.StringVar(&o.wait, "wait", "", "how long to wait for the gang to start before ending the hold (default: defrag.hold; 0: leave the hold to the controller)")
+	o.live.register(f, true)
+	return cmd
+}
+
+func (o *applyOptions) run(ctx context.Context, w io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	switch {
+	case o.job != "" && o.plan != "":
+		return usagef("defrag apply: --job and --plan together: give one (--job plans now, --plan carries out a saved plan)")
+	case o.job == "" && o.plan == "":
+		return usagef("defrag apply: say which gang: --job ID, or --plan FILE")
+	}
+	wait, err := o.waitFor()
+	if err != nil {
+		return err
+	}
+	l := &o.live
+	if err := l.load(true); err != nil {
+		return err
+	}
+	if wait < 0 {
+		wait = l.cfg.Defrag.Hold
+	}
+	var pf *defragrun.PlanFile
+	if o.plan != "" {
+		if pf, err = o.loadPlan(l.cluster); err != nil {
+			return err
+		}
+		o.job = pf.Gang
+	}
+	if o.yes {
+		if err := l.audit().CheckWritable(); err != nil {
+			return usagef("defrag apply: %v", err)
+		}
+	}
+	slurm := defragrun.Scontrol{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
+	pr, p, err := o.propose(ctx, slurm, pf)
+	if err != nil || pr == nil {
+		return err
+	}
+	if pr.FitsNow {
+		fmt.Fprintf(w, "nothing to requeue: job %s fits in %s now (on %s); Slurm starts it at its next scheduling pass\n", o.job, pr.Domain, pr.GangNode)
+		return nil
+	}
+	l.writeProposal(w, pr, p)
+	if pr.Limit != nil {
+		return fmt.Errorf("defrag apply: refused by the %v; nothing was changed", pr.Limit)
+	}
+	if !o.yes {
+		fmt.Fprintln(w, "dry run: nothing was changed; give --yes to carry it out")
+		return nil
+	}
+	return o.carry(ctx, w, slurm, p, pr, wait)
+}
+
+// waitFor reads --wait; -1 means the default (defrag.hold).
+func (o *applyOptions) waitFor() (time.Duration, error) {
+	if o.wait == "" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(o.wait)
+	if o.wait == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 {
+		return 0, usagef("defrag apply: --wait %q: want a duration (e.g. 10m), or 0 to leave the hold to the controller", o.wait)
+	}
+	return d, nil
+}
+
+// loadPlan reads --plan and checks it is this cluster's.
+func (o *applyOptions) loadPlan(c *topology.Cluster) (*defragrun.PlanFile, error) {
+	pf, err := defragrun.LoadPlan(o.plan)
+	if err != nil {
+		return nil, usagef("defrag apply: --plan: %v", err)
+	}
+	if err := pf.CheckCluster(c); err != nil {
+		return nil, usagef("defrag apply: --plan %s: %v", o.plan, err)
+	}
+	if _, ok := c.DomainByName(pf.Domain); !ok {
+		return nil, usagef("defrag apply: --plan %s: domain %s is not in cluster %s", o.plan, pf.Domain, c.Name)
+	}
+	return &pf, nil
+}
+
+// propose checks the gang and plans for it on the cluster as it is now;
+// with a saved plan, the plan made now must be the saved one.
+func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Slurm, pf *defragrun.PlanFile) (*defragrun.Proposal, *defragrun.Planner, error) {
+	l := &o.live
+	state, _, known, err := slurm.Job(ctx, o.job)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !known:
+		return nil, nil, usagef("defrag apply: job %s: Slurm knows no such job", o.job)
+	case state != "PENDING":
+		return nil, nil, usagef("defrag apply: job %s is %s: defrag apply makes room for a pending gang", o.job, state)
+	}
+	v, err := l.observe(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	pj, ok := v.PendingByID(o.job)
+	if !ok {
+		return nil, nil, usagef("defrag apply: job %s has no gangtopo decision in its AdminComment: defragmentation plans for gangs the plugin decided about", o.job)
+	}
+	p, err := l.planner()
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := p.Gang(pj)
+	var bad *defragrun.BadInput
+	if errors.As(err, &bad) {
+		return nil, nil, usagef("defrag apply: %v", err)
+	}
+	var only []topology.DomainID
+	if pf != nil {
+		d, _ := l.cluster.DomainByName(pf.Domain) // checked by loadPlan
+		only = []topology.DomainID{d}
+	}
+	pr, found := p.Propose(v, g, only)
+	if !found {
+		if pf != nil {
+			return nil, nil, fmt.Errorf("defrag apply: the saved plan is stale: %s; nothing was changed", noPlan(pr, l.cfgPath))
+		}
+		return nil, nil, fmt.Errorf("defrag apply: %s", noPlan(pr, l.cfgPath))
+	}
+	if pf != nil && !pr.FitsNow {
+		if diffs := pf.Differences(pr); len(diffs) > 0 {
+			return nil, nil, fmt.Errorf("defrag apply: the saved plan is stale (made %s): %s; nothing was changed: plan again (gangtopo defrag --job %s --save FILE, or defrag apply --job %s)",
+				pf.Made.Format(time.RFC3339), strings.Join(diffs, "; "), o.job, o.job)
+		}
+	}
+	return pr, p, nil
+}
+
+// carry holds the room, re-checks, requeues, and waits for the gang.
+func (o *applyOptions) carry(ctx context.Context, w io.Writer, slurm defragrun.Slurm, p *defragrun.Planner, pr *defragrun.Proposal, wait time.Duration) error {
+	l := &o.live
+	x := &defragrun.Executor{Slurm: slurm, Audit: l.audit(), Cfg: l.cfg.Defrag, By: fmt.Sprintf("defrag apply (uid %d)", os.Getuid()),
+		Now: l.now, Logf: func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }}
+	domain := []topology.DomainID{pr.Plan.Domain}
+	recheck := func(ctx context.Context) (*defragrun.Proposal, bool, error) {
+		v, err := l.observe(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		pr2, ok := p.Propose(v, pr.Gang, domain)
+		return pr2, ok, nil
+	}
+	out, err := x.Carry(ctx, pr, recheck)
+	if err != nil {
+		return fmt.Errorf("defrag apply: %w", err)
+	}
+	fmt.Fprintf(w, "requeued %d job(s); reservation %s holds %s for job %s\n", len(out.Requeued), out.Hold, pr.GangNode, pr.Gang.Job.ID)
+	if wait == 0 {
+		fmt.Fprintf(w, "not waiting (--wait 0): the controller daemon ends the hold once job %s runs (or when the hold runs out)\n", pr.Gang.Job.ID)
+		return nil
+	}
+	fmt.Fprintf(w, "waiting up to %s for job %s to start\n", wait, pr.Gang.Job.ID)
+	if err := x.Release(ctx, pr.Gang.Job.ID, out.Hold, wait); err != nil {
+		return fmt.Errorf("defrag apply: %w", err)
+	}
+	fmt.Fprintf(w, "job %s runs; the hold is ended\n", pr.Gang.Job.ID)
+	return nil
+}

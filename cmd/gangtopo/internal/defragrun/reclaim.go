@@ -1,0 +1,69 @@
+package defragrun
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/quota"
+	"github.com/gangtopo/gangtopo/selector/request"
+)
+
+// ReclaimPlan is where an entitled job goes when it takes its share back:
+// the nodes to pin it to (ReqNodeList) and the borrowed jobs Slurm's
+// preemption will requeue there.
+type ReclaimPlan struct {
+	Nodes   string
+	Domain  string
+	Victims []string
+	FitsNow bool
+}
+
+// Reclaim plans the room pending job pj, within its account's share, needs
+// by taking back borrowed GPUs only (quota.Reclaim: jobs of the borrow QOS,
+// never an account below its share, defrag.For's victim choice at the
+// least cost of the defrag: section's cost model). A job with a gangtopo
+// decision keeps its request and binding. ok is false when no plan exists.
+func (p *Planner) Reclaim(v *View, pj slurmstate.PendingJob, l *quota.Ledger, borrowQOS string) (ReclaimPlan, bool, error) {
+	r, err := p.dec.JobRequest(pj.Job)
+	if err != nil {
+		return ReclaimPlan{}, false, fmt.Errorf("job %s: %w", pj.Target, err)
+	}
+	g := Gang{Job: pj, Request: r}
+	if d, err := jobsubmit.ParseDecision(pj.Decision); err == nil {
+		if o, err := request.ParseOption(d.Request); err == nil && d.Request != "" {
+			o.Apply(&g.Request)
+		}
+		tier := g.Request.EffectiveTier()
+		for _, name := range d.Bound {
+			if id, ok := p.Cluster.DomainByName(name); ok && p.Cluster.Domains[id].Tier == tier {
+				g.Domains = append(g.Domains, id)
+			}
+		}
+	}
+	g.Request.JobID = pj.ID
+	s := v.Snapshot
+	cfg := p.Config.Defrag
+	holder := func(j int) (string, bool) {
+		f := v.Facts[s.Jobs[j].ID]
+		return strings.ToLower(f.Account), f.QOS == borrowQOS
+	}
+	cost := func(j int) float64 {
+		return cfg.Cost.Cost(JobOf(v.Facts[s.Jobs[j].ID], s.Jobs[j].Partition), s.Jobs[j].Alloc.NumGPUs(), v.At, pj.Priority)
+	}
+	plan, ok := quota.Reclaim(p.eng, s, g.Request, l, quota.ReclaimOptions{Holder: holder, Cost: cost, Domains: g.Domains})
+	if !ok {
+		return ReclaimPlan{}, false, nil
+	}
+	out := ReclaimPlan{Nodes: hostlist.Compress(place.NodeNames(p.Cluster, plan.Gang.Alloc)),
+		Domain: p.Cluster.Domains[plan.Domain].Name, FitsNow: len(plan.Evict) == 0}
+	for _, j := range plan.Evict {
+		out.Victims = append(out.Victims, s.Jobs[j].ID)
+	}
+	sort.Strings(out.Victims)
+	return out, true, nil
+}

@@ -1,0 +1,84 @@
+package quotaexec
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/selector/quota"
+	"github.com/gangtopo/gangtopo/spank/ctld"
+)
+
+// planConfig: 32 GPUs; a guaranteed 16 and lends, b 8 and lends, c 8 and
+// never lends.
+func planConfig() ctld.QuotaConfig {
+	c := ctld.DefaultQuota()
+	c.Enabled = true
+	c.Shares = quota.Shares{{Account: "a", GPUs: 16, Lend: true}, {Account: "b", GPUs: 8, Lend: true}, {Account: "c", GPUs: 8}}
+	return c
+}
+
+func TestPlanMoves(t *testing.T) {
+	type want struct {
+		moves    []string // target:from>to
+		limits   Limits
+		entitled []string
+	}
+	for _, tc := range []struct {
+		name string
+		run  []RunJob
+		wait []WaitJob
+		want want
+	}{{
+		// a is quiet: pool = a's 16 idle + b's 8 - b's 8 in use... b uses 8
+		// (its share), so b's 8-GPU job is beyond it and borrows from a's 16.
+		name: "a quiet lends to b",
+		run:  []RunJob{{ID: "1", Account: "b", QOS: "gt-b", GPUs: 8}},
+		wait: []WaitJob{{Target: "2", Account: "b", QOS: "gt-b", GPUs: 8}, {Target: "3", Account: "b", QOS: "gt-b", GPUs: 8}, {Target: "4", Account: "b", QOS: "gt-b", GPUs: 8}},
+		// b waits, so b does not lend: pool = a's 16. Jobs 2 and 3 borrow
+		// 8 each (16 <= 16), job 4 does not fit the pool and stays.
+		want: want{moves: []string{"2:gt-b>gt-borrow", "3:gt-b>gt-borrow"},
+			// own QOS at the shares; borrow QOS: 0 running there + pool 16 -
+			// borrowed 0
+			limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 16}},
+	}, {
+		// a now waits: it stops lending; b's borrowed 8 are reclaimable.
+		// a's waiting job fits its share: if it sat in the borrow QOS it
+		// moves back to its own.
+		name: "a waits, stops lending",
+		run:  []RunJob{{ID: "1", Account: "b", QOS: "gt-b", GPUs: 8}, {ID: "2", Account: "b", QOS: "gt-borrow", GPUs: 8}},
+		wait: []WaitJob{{Target: "5", Account: "a", QOS: "gt-borrow", GPUs: 16}, {Target: "6", Account: "b", QOS: "gt-borrow", GPUs: 8}},
+		// pool = c's nothing (c never lends) + a's nothing (waiting) = 0:
+		// job 6 may not borrow and stays where it is.
+		// borrow QOS: 8 running there + max(0, pool 0 - borrowed 8) = 8
+		want: want{moves: []string{"5:gt-borrow>gt-a"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8}},
+	}, {
+		// a job in a QOS of the site's (not own, not borrow) is left alone,
+		// and so is an account with no share.
+		name: "other QOS and accounts untouched",
+		wait: []WaitJob{{Target: "7", Account: "a", QOS: "normal", GPUs: 8}, {Target: "8", Account: "zz", QOS: "gt-borrow", GPUs: 8}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Plan(planConfig(), 32, tc.run, tc.wait, nil)
+			var got []string
+			for _, m := range c.Moves {
+				got = append(got, m.Job.Target+":"+m.From+">"+m.To)
+			}
+			if diff := cmp.Diff(tc.want.moves, got); diff != "" {
+				t.Errorf("moves (-want +got):\n%s", diff)
+			}
+			var ent []string
+			for _, j := range c.Entitled {
+				ent = append(ent, j.Target)
+			}
+			if diff := cmp.Diff(tc.want.entitled, ent); diff != "" {
+				t.Errorf("entitled (-want +got):\n%s", diff)
+			}
+			if tc.want.limits != nil {
+				if diff := cmp.Diff(tc.want.limits, c.Limits); diff != "" {
+					t.Errorf("limits (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package quotaexec
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+)
+
+// QOS is what gangtopo reads and writes of one Slurm QOS.
+type QOS struct {
+	Name string
+	// GrpGPUs is GrpTRES's gres/gpu, -1 when it sets none.
+	GrpGPUs     int
+	Preempt     []string
+	PreemptMode string // lower case, "cluster" for slurm.conf's
+}
+
+// Assoc is what an account's associations (its own, and its users') let
+// its jobs use.
+type Assoc struct {
+	Account string
+	// QOS are the QOS every association of the account allows (a job
+	// runs under its user's association, so each must).
+	QOS []string
+	// DefaultQOS is the default QOS of every association, "" when they
+	// differ.
+	DefaultQOS string
+}
+
+// Accounting is what Slurm's database says, as far as quotas go.
+type Accounting struct {
+	QOS      map[string]QOS   // by name (lower case, as Slurm keeps them)
+	Accounts map[string]Assoc // by account; every account Slurm knows
+}
+
+// Sacctmgr is Slurm's accounting database through sacctmgr (from BinDir
+// when set), each command killed after Timeout. It needs slurmdbd.
+type Sacctmgr struct {
+	BinDir  string
+	Timeout time.Duration
+}
+
+func (s Sacctmgr) run(ctx context.Context, args ...string) (string, error) {
+	return slurmstate.Command(ctx, s.BinDir, s.Timeout, "sacctmgr", args...)
+}
+
+// Read reads the QOS and the accounts' associations.
+func (s Sacctmgr) Read(ctx context.Context) (*Accounting, error) {
+	out, err := s.run(ctx, "-nP", "show", "qos", "format=name,grptres,preempt,preemptmode")
+	if err != nil {
+		return nil, fmt.Errorf("reading the QOS: %w", err)
+	}
+	qos, err := ParseQOS(out)
+	if err != nil {
+		return nil, err
+	}
+	out, err = s.run(ctx, "-nP", "show", "association", "format=account,user,qos,defaultqos")
+	if err != nil {
+		return nil, fmt.Errorf("reading the associations: %w", err)
+	}
+	assocs, err := ParseAssocs(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Accounting{QOS: qos, Accounts: assocs}, nil
+}
+
+// ParseQOS reads `sacctmgr -nP show qos format=name,grptres,preempt,preemptmode`.
+func ParseQOS(out string) (map[string]QOS, error) {
+	qos := map[string]QOS{}
+	for _, line := range lines(out) {
+		f := strings.Split(line, "|")
+		if len(f) != 4 || f[0] == "" {
+			return nil, fmt.Errorf("sacctmgr show qos: %q is not name|grptres|preempt|preemptmode", line)
+		}
+		gpus, err := grpGPUs(f[1])
+		if err != nil {
+			return nil, fmt.Errorf("sacctmgr show qos: QOS %s: %v", f[0], err)
+		}
+		qos[f[0]] = QOS{Name: f[0], GrpGPUs: gpus, Preempt: splitList(f[2]), PreemptMode: strings.ToLower(f[3])}
+	}
+	return qos, nil
+}
+
+// grpGPUs reads the gres/gpu of a TRES list ("cpu=8,gres/gpu=64"); -1
+// when it has none.
+func grpGPUs(tres string) (int, error) {
+	for _, kv := range splitList(tres) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k != "gres/gpu" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("GrpTRES %q: gres/gpu is not a count", tres)
+		}
+		return n, nil
+	}
+	return -1, nil
+}
+
+// ParseAssocs reads `sacctmgr -nP show association
+// format=account,user,qos,defaultqos`: per account, the QOS all its
+// associations allow and their common default.
+func ParseAssocs(out string) (map[string]Assoc, error) {
+	assocs := map[string]Assoc{}
+	for _, line := range lines(out) {
+		f := strings.Split(line, "|")
+		if len(f) != 4 || f[0] == "" {
+			return nil, fmt.Errorf("sacctmgr show association: %q is not account|user|qos|defaultqos", line)
+		}
+		qos := splitList(f[2])
+		a, seen := assocs[f[0]]
+		if !seen {
+			assocs[f[0]] = Assoc{Account: f[0], QOS: qos, DefaultQOS: f[3]}
+			continue
+		}
+		a.QOS = slices.DeleteFunc(a.QOS, func(q string) bool { return !slices.Contains(qos, q) })
+		if a.DefaultQOS != f[3] {
+			a.DefaultQOS = ""
+		}
+		assocs[f[0]] = a
+	}
+	return assocs, nil
+}
+
+func lines(out string) []string {
+	var ls []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SetGrpGPUs sets a QOS's GrpTRES gres/gpu (the other TRES limits stay).
+func (s Sacctmgr) SetGrpGPUs(ctx context.Context, qos string, gpus int) error {
+	_, err := s.run(ctx, "-i", "modify", "qos", "where", "name="+qos, "set", fmt.Sprintf("GrpTRES=gres/gpu=%d", gpus))
+	return err
+}
+
+// Apply runs one sacctmgr command of a sync (Change.Args).
+func (s Sacctmgr) Apply(ctx context.Context, c Change) error {
+	_, err := s.run(ctx, append([]string{"-i"}, c.Args...)...)
+	return err
+}

@@ -1,0 +1,259 @@
+package quota
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// Job is one job as the ledger counts it.
+type Job struct {
+	Account string
+	GPUs    int
+	// Running: the job holds its GPUs; otherwise it waits (the caller
+	// leaves out jobs that may not start whatever the GPUs: held, waiting
+	// for another job or a start time).
+	Running bool
+	// Borrowing: the job is in the borrowing QOS (running: preemptible).
+	Borrowing bool
+}
+
+// Usage is one account's line of the ledger (the package comment says
+// what each figure is).
+type Usage struct {
+	Account    string
+	Guaranteed int
+	Cap        int
+	InUse      int
+	Borrowed   int
+	Lent       int
+	Waiting    int
+	// Frag is the free GPUs stranded on nodes its jobs broke; Charge is
+	// Frag x the ledger's weight, what counts against the share.
+	Frag, Charge float64
+	Lending      bool
+	// Preemptible is the GPUs of its running jobs in the borrowing QOS.
+	Preemptible int
+	lend        bool
+}
+
+// Charged is what counts against the share: in use plus the charge.
+func (u *Usage) Charged() float64 { return float64(u.InUse) + u.Charge }
+
+// Idle is the part of the share it leaves unused (charge included).
+func (u *Usage) Idle() float64 { return math.Max(0, float64(u.Guaranteed)-u.Charged()) }
+
+// Ledger is the quota's state at one moment.
+type Ledger struct {
+	GPUs       int // the cluster's
+	FragWeight float64
+	Accounts   []Usage // in the table's order
+	// Outside is the GPUs held by jobs of accounts in no share; Unassigned
+	// the GPUs in no share (the cluster less the shares).
+	Outside, Unassigned int
+	// Pool is what may be lent now; Borrowed the GPUs held beyond shares.
+	Pool, Borrowed int
+}
+
+// epsilon absorbs float rounding in the charge comparisons.
+const epsilon = 1e-9
+
+// Counts are one account's counts, for FromCounts.
+type Counts struct {
+	InUse, Waiting, Preemptible int
+	Frag                        float64
+}
+
+// Compute makes the ledger of a cluster of clusterGPUs GPUs from the
+// shares, the jobs and each account's stranded GPUs (FragCharge; nil for
+// none), charged at weight (0: the charge is shown, not counted).
+func Compute(shares Shares, clusterGPUs int, jobs []Job, frag map[string]float64, weight float64) Ledger {
+	counts := make([]Counts, len(shares))
+	outside := 0
+	for _, j := range jobs {
+		i := shares.index(j.Account)
+		switch {
+		case i < 0 && j.Running:
+			outside += j.GPUs
+		case i < 0:
+		case j.Running:
+			counts[i].InUse += j.GPUs
+			if j.Borrowing {
+				counts[i].Preemptible += j.GPUs
+			}
+		default:
+			counts[i].Waiting += j.GPUs
+		}
+	}
+	for name, f := range frag {
+		if i := shares.index(name); i >= 0 {
+			counts[i].Frag += f
+		}
+	}
+	return FromCounts(shares, clusterGPUs, counts, outside, weight)
+}
+
+// FromCounts makes the ledger from counts already kept per account (in the
+// table's order) and the GPUs held outside the shares: what a simulator
+// that follows every start and end does instead of listing jobs.
+func FromCounts(shares Shares, clusterGPUs int, counts []Counts, outside int, weight float64) Ledger {
+	l := Ledger{GPUs: clusterGPUs, FragWeight: weight, Accounts: make([]Usage, len(shares)), Outside: outside,
+		Unassigned: max(0, clusterGPUs-shares.Sum())}
+	for i, s := range shares {
+		c := counts[i]
+		l.Accounts[i] = Usage{Account: s.Account, Guaranteed: s.GPUs, Cap: s.Cap, lend: s.Lend, InUse: c.InUse,
+			Waiting: c.Waiting, Preemptible: c.Preemptible, Frag: c.Frag, Charge: weight * c.Frag}
+	}
+	l.settle()
+	return l
+}
+
+// settle recomputes what follows from the accounts' counts: borrowed,
+// lending, the pool and the lent GPUs.
+func (l *Ledger) settle() {
+	l.Borrowed = 0
+	pool := 0.0
+	for i := range l.Accounts {
+		u := &l.Accounts[i]
+		u.Borrowed = max(0, u.InUse-u.Guaranteed)
+		l.Borrowed += u.Borrowed
+		u.Lending = u.lend && u.Waiting == 0
+		if u.Lending {
+			pool += u.Idle()
+		}
+	}
+	l.Pool = int(math.Floor(pool+epsilon)) + l.free()
+	l.attributeLent()
+}
+
+// free is the GPUs in no share that no job outside the shares holds.
+func (l *Ledger) free() int { return max(0, l.Unassigned-l.Outside) }
+
+// attributeLent spreads the borrowed GPUs over where they sit: the GPUs
+// in no share first, then the idle shares of the lending accounts, then
+// those of the others (a lender that stopped lending, whose share is still
+// held until it is taken back), each stage in proportion to the GPUs each
+// account leaves unused.
+func (l *Ledger) attributeLent() {
+	rest := l.Borrowed - min(l.Borrowed, l.free())
+	for i := range l.Accounts {
+		l.Accounts[i].Lent = 0
+	}
+	for _, lending := range []bool{true, false} {
+		idle := make([]int, len(l.Accounts))
+		for i := range l.Accounts {
+			if u := &l.Accounts[i]; u.Lending == lending {
+				idle[i] = max(0, u.Guaranteed-u.InUse)
+			}
+		}
+		rest -= l.apportion(rest, idle)
+	}
+}
+
+// apportion gives up to n GPUs to the accounts in proportion to weights
+// (largest remainders get the rounding) and returns how many it gave.
+func (l *Ledger) apportion(n int, weights []int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	n = min(n, total)
+	if n <= 0 {
+		return 0
+	}
+	type rem struct {
+		i int
+		r float64
+	}
+	var rems []rem
+	given := 0
+	for i, w := range weights {
+		exact := float64(n) * float64(w) / float64(total)
+		part := int(exact)
+		l.Accounts[i].Lent += part
+		given += part
+		rems = append(rems, rem{i, exact - float64(part)})
+	}
+	sort.SliceStable(rems, func(a, b int) bool { return rems[a].r > rems[b].r })
+	for k := 0; given < n; k++ {
+		l.Accounts[rems[k].i].Lent++
+		given++
+	}
+	return n
+}
+
+func (l *Ledger) find(account string) *Usage {
+	for i := range l.Accounts {
+		if strings.EqualFold(l.Accounts[i].Account, account) {
+			return &l.Accounts[i]
+		}
+	}
+	return nil
+}
+
+// Usage returns an account's line.
+func (l *Ledger) Usage(account string) (Usage, bool) {
+	if u := l.find(account); u != nil {
+		return *u, true
+	}
+	return Usage{}, false
+}
+
+// Entitled says whether a job of gpus GPUs fits its account's share: what
+// the account is charged, plus the job, within its guarantee. Such a job
+// may take back what others borrowed (Reclaim).
+func (l *Ledger) Entitled(account string, gpus int) bool {
+	u := l.find(account)
+	return u != nil && u.Charged()+float64(gpus) <= float64(u.Guaranteed)+epsilon
+}
+
+// MayBorrow says whether a job of gpus GPUs beyond its account's share may
+// borrow now: the pool has room for it and the account's cap allows.
+func (l *Ledger) MayBorrow(account string, gpus int) bool {
+	u := l.find(account)
+	if u == nil || u.Cap > 0 && u.InUse+gpus > u.Cap {
+		return false
+	}
+	return l.Borrowed+gpus <= l.Pool
+}
+
+// Excess is what the account holds beyond its share: the most a reclaim
+// may take from it.
+func (l *Ledger) Excess(account string) int {
+	if u := l.find(account); u != nil {
+		return u.Borrowed
+	}
+	return 0
+}
+
+// Start counts a waiting job of gpus GPUs of account as running
+// (borrowing: in the borrowing QOS), for decisions taken one after another
+// in one cycle.
+func (l *Ledger) Start(account string, gpus int, borrowing bool) {
+	if u := l.find(account); u != nil {
+		u.Waiting = max(0, u.Waiting-gpus)
+	}
+	l.add(account, gpus, borrowing)
+}
+
+// Stop counts a running job of account as gone; requeued: it waits again.
+func (l *Ledger) Stop(account string, gpus int, borrowing, requeued bool) {
+	if u := l.find(account); u != nil && requeued {
+		u.Waiting += gpus
+	}
+	l.add(account, -gpus, borrowing)
+}
+
+// add changes an account's GPUs in use by gpus (negative: fewer).
+func (l *Ledger) add(account string, gpus int, borrowing bool) {
+	u := l.find(account)
+	if u == nil {
+		l.Outside = max(0, l.Outside+gpus)
+	} else {
+		u.InUse = max(0, u.InUse+gpus)
+		if borrowing {
+			u.Preemptible = max(0, u.Preemptible+gpus)
+		}
+	}
+	l.settle()
+}

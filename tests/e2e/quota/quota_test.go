@@ -1,0 +1,317 @@
+// Package quota is the end-to-end test of gangtopo's dynamic quotas on the
+// real lab with accounting: slurmctld and 16 slurmd with a real slurmdbd
+// over a private MariaDB (slurmlab Options.Accounting), PreemptType=
+// preempt/qos, PreemptMode=REQUEUE, and the gangtopo binary as built
+// (`gangtopo quota sync --yes`, `gangtopo daemon --role controller
+// --once`). No gangtopo plugins: the quota works through Slurm's QOS.
+package quota
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/tests/slurmlab"
+)
+
+var (
+	lab                            *slurmlab.Lab
+	clusterFile, configFile, snapF string
+)
+
+const quotaConfig = `version: v1
+topology: %s
+snapshot: %s
+jobs: gpu
+default_topology: leaf:required
+quota:
+  enabled: true
+  shares:
+    - {account: teama, gpus: 64}
+    - {account: teamb, gpus: 64}
+  raise_interval: 0s
+  job_interval: 0s
+`
+
+func TestMain(m *testing.M) {
+	if os.Getenv("GANGTOPO_E2E") != "1" {
+		fmt.Println("e2e quota: skipped (run `make e2e`, or set GANGTOPO_E2E=1 with the variables it sets; needs root)")
+		return
+	}
+	code := func() int {
+		t0 := time.Now()
+		if err := slurmlab.EnsureDBPackages(context.Background(), func(f string, a ...any) { fmt.Printf(f+"\n", a...) }); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e quota:", err)
+			return 1
+		}
+		dir, err := os.MkdirTemp("", "gangtopo-quota-lab-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		clusterFile = filepath.Join(dir, "etc", "cluster.yaml")
+		configFile = filepath.Join(dir, "etc", "gangtopo.yaml")
+		snapF = filepath.Join(dir, "state", "snapshot.json")
+		for _, sub := range []string{"etc", "state"} {
+			if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		data, err := os.ReadFile("../../../docs/examples/lab16.yaml")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		c, err := topology.Parse(strings.NewReader(string(data)), "lab16.yaml")
+		if err == nil {
+			err = os.WriteFile(clusterFile, data, 0o644)
+		}
+		if err == nil {
+			err = os.WriteFile(configFile, []byte(fmt.Sprintf(quotaConfig, clusterFile, snapF)), 0o644)
+		}
+		if err == nil {
+			lab, err = slurmlab.Start(context.Background(), slurmlab.Options{Dir: dir, RemoveDir: true, Cluster: c,
+				ClusterFile: clusterFile, Owner: os.Getpid(), Accounting: true,
+				Extra: []string{"PreemptType=preempt/qos", "PreemptMode=REQUEUE", "JobRequeue=1"},
+				Logf:  func(f string, a ...any) { fmt.Printf(f+"\n", a...) }})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e quota:", err)
+			return 1
+		}
+		code := m.Run()
+		if code != 0 {
+			fmt.Fprintf(os.Stderr, "slurmctld log tail:\n%s\n", lab.LogTail("slurmctld.log", 60))
+		}
+		if err := lab.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e quota:", err)
+			code = 1
+		}
+		fmt.Printf("e2e quota: wall time %v\n", time.Since(t0).Round(time.Millisecond))
+		return code
+	}()
+	os.Exit(code)
+}
+
+func gangtopo(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := os.Getenv("GANGTOPO_BIN")
+	if bin == "" {
+		t.Fatal("GANGTOPO_BIN is not set: run `make e2e`")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = lab.Env()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gangtopo %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func sacctmgr(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := lab.Sacctmgr(context.Background(), args...); err != nil {
+		t.Fatalf("sacctmgr %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func submit(t *testing.T, account, qos string, nodes int) string {
+	t.Helper()
+	id, err := lab.Submit(context.Background(), nil, "-o", "/dev/null", "-A", account, "--qos", qos, "-N", fmt.Sprint(nodes),
+		"--gpus-per-node", "8", "--exclusive", "--wrap", "sleep 100000")
+	if err != nil {
+		t.Fatalf("sbatch -A %s --qos %s: %v", account, qos, err)
+	}
+	return id
+}
+
+func job(t *testing.T, id string) *slurmlab.Job {
+	t.Helper()
+	j, err := lab.ShowJob(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// waitFor polls until ok holds for the job, or fails after limit.
+func waitFor(t *testing.T, id string, limit time.Duration, what string, ok func(*slurmlab.Job) bool) *slurmlab.Job {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		j := job(t, id)
+		if ok(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: not %s after %v: state %s reason %s QOS %s", id, what, limit, j.State, j.Reason, j.Fields["QOS"])
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func cycle(t *testing.T) string {
+	t.Helper()
+	return gangtopo(t, "daemon", "--role", "controller", "--once", "--topology", clusterFile, "-o", snapF, "--config", configFile)
+}
+
+// TestLendAndReclaim: teama is quiet; teamb runs 8 whole nodes in its own
+// QOS (its share, 64 GPUs) and submits 8 more, which its QOS keeps
+// pending; the controller moves them to the borrow QOS, where they run on
+// teama's idle share. Then teama submits a 2-node (16-GPU) job: the
+// controller pins it to two nodes of one leaf whose borrowed jobs Slurm
+// requeues; it starts there; teamb's own 8 jobs are untouched; the
+// requeued jobs wait and run again once teama's job ends.
+func TestLendAndReclaim(t *testing.T) {
+	for _, a := range []string{"teama", "teamb"} {
+		sacctmgr(t, "add", "account", a)
+		sacctmgr(t, "add", "user", "root", "account="+a)
+	}
+	out := gangtopo(t, "quota", "sync", "--yes", "--config", configFile)
+	t.Logf("quota sync:\n%s", out)
+	var own, extra []string
+	for range 8 {
+		own = append(own, submit(t, "teamb", "gt-teamb", 1))
+	}
+	for _, id := range own {
+		waitFor(t, id, 60*time.Second, "running", func(j *slurmlab.Job) bool { return j.State == "RUNNING" })
+	}
+	for range 8 {
+		extra = append(extra, submit(t, "teamb", "gt-teamb", 1))
+	}
+	time.Sleep(3 * time.Second)
+	if j := job(t, extra[0]); j.State != "PENDING" {
+		t.Fatalf("teamb's 9th node runs (%s) before any borrowing: its QOS limit does not hold", j.State)
+	}
+	out = cycle(t)
+	if !strings.Contains(out, "quota: waiting job moved") {
+		t.Fatalf("first cycle moved nothing:\n%s", out)
+	}
+	out = cycle(t) // the borrow QOS limit may follow the moves
+	for _, id := range extra {
+		waitFor(t, id, 60*time.Second, "running in gt-borrow", func(j *slurmlab.Job) bool {
+			return j.State == "RUNNING" && j.Fields["QOS"] == "gt-borrow"
+		})
+	}
+	t.Logf("teamb borrows 64 GPUs; teama submits")
+	owner := submit(t, "teama", "gt-teama", 2)
+	time.Sleep(2 * time.Second)
+	out = cycle(t)
+	if !strings.Contains(out, "quota: entitled job pinned to reclaim borrowed GPUs") {
+		t.Fatalf("no reclaim for teama's job:\n%s", out)
+	}
+	o := waitFor(t, owner, 90*time.Second, "running", func(j *slurmlab.Job) bool { return j.State == "RUNNING" })
+	// lab16: leaf3 node09-12, leaf4 node13-16 (the borrowed jobs' nodes);
+	// node01-08 hold teamb's own jobs
+	leaf := func(n string) string {
+		switch {
+		case n >= "node13":
+			return "leaf4"
+		case n >= "node09":
+			return "leaf3"
+		}
+		return "teamb's own node " + n
+	}
+	if len(o.Nodes) != 2 || leaf(o.Nodes[0]) != leaf(o.Nodes[1]) || strings.HasPrefix(leaf(o.Nodes[0]), "teamb") {
+		t.Errorf("teama's job runs on %v: want two nodes of one leaf among the borrowed jobs' node09-16", o.Nodes)
+	}
+	for _, id := range own {
+		if j := job(t, id); j.State != "RUNNING" || j.Fields["Restarts"] != "0" {
+			t.Errorf("teamb's own job %s: %s, restarts %s: a non-borrowing job was touched", id, j.State, j.Fields["Restarts"])
+		}
+	}
+	requeued := 0
+	for _, id := range extra {
+		if j := job(t, id); j.Fields["Restarts"] != "0" {
+			requeued++
+		}
+	}
+	if requeued != 2 {
+		t.Errorf("%d borrowed jobs requeued, want the 2 on teama's nodes", requeued)
+	}
+	if _, err := lab.Run(context.Background(), slurmlab.DefaultTimeout, "scancel", owner); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range extra {
+		id := id
+		if j := job(t, id); j.State == "PENDING" {
+			cycle(t)
+			// a requeued job's BeginTime is about cred_expire (120 s) later
+			waitFor(t, id, 200*time.Second, "running again", func(j *slurmlab.Job) bool { return j.State == "RUNNING" })
+		}
+	}
+	t.Logf("gangtopo quota:\n%s", gangtopo(t, "quota", "--config", configFile, "--topology", clusterFile))
+}
+
+// TestBadInput: gangtopo.yaml naming an account Slurm does not know, then
+// shares past the cluster's 128 GPUs: each cycle says what is wrong and
+// changes nothing (the QOS limits stay, no job is moved or requeued); a
+// negative share is refused with the file's line. (A failing sacctmgr is
+// the controller package's TestQuotaDutyChangesNothingWhenSacctmgrFails.)
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	if err := lab.CancelAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := lab.WaitNodesIdle(ctx, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	before := qosLimits(t)
+	id := submit(t, "teamb", "gt-teamb", 1)
+	waitFor(t, id, 60*time.Second, "running", func(j *slurmlab.Job) bool { return j.State == "RUNNING" })
+	good, err := os.ReadFile(configFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(configFile, good, 0o644)
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"unknown account", "{account: teama, gpus: 64}", "{account: teamz, gpus: 64}", "account teamz is not in Slurm's accounting"},
+		// 64 + 65 = 129 > 128
+		{"past the cluster", "{account: teamb, gpus: 64}", "{account: teamb, gpus: 65}", "the shares sum to 129 GPUs, past the cluster's 128"},
+	} {
+		bad := strings.Replace(string(good), tc.from, tc.to, 1)
+		if err := os.WriteFile(configFile, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := cycle(t)
+		if !strings.Contains(out, tc.want) || !strings.Contains(out, "nothing is changed until it is mended") {
+			t.Errorf("%s: the cycle does not say %q:\n%s", tc.name, tc.want, out)
+		}
+		if strings.Contains(out, "quota: QOS limit changed") || strings.Contains(out, "quota: waiting job moved") {
+			t.Errorf("%s: the cycle changed something:\n%s", tc.name, out)
+		}
+		if after := qosLimits(t); after != before {
+			t.Errorf("%s: QOS limits changed:\n%s\nto\n%s", tc.name, before, after)
+		}
+	}
+	// a negative share is refused when the file is read, with its line
+	bad := strings.Replace(string(good), "gpus: 64}", "gpus: -8}", 1)
+	if err := os.WriteFile(configFile, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Getenv("GANGTOPO_BIN"), "quota", "--config", configFile, "--topology", clusterFile)
+	cmd.Env = lab.Env()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "gangtopo.yaml:") || !strings.Contains(string(out), "negative") {
+		t.Errorf("a negative share: %v\n%s", err, out)
+	}
+	if j := job(t, id); j.State != "RUNNING" || j.Fields["Restarts"] != "0" {
+		t.Errorf("job %s: %s, restarts %s: bad input touched a job", id, j.State, j.Fields["Restarts"])
+	}
+}
+
+func qosLimits(t *testing.T) string {
+	t.Helper()
+	out, err := lab.Run(context.Background(), slurmlab.DefaultTimeout, "sacctmgr", "-nP", "show", "qos", "format=name,grptres,preempt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
