@@ -39,7 +39,14 @@ reload_interval: 50ms
 deadline: 200ms
 decision_field: admin_comment
 partitions: [gpu, debug]
+pending_hold: 2s
 `
+
+// labPendingHold is labConfig's pending_hold, shorter than the default
+// (10 s): the tests publish snapshots themselves right after their jobs
+// start, and reset waits it out so that no decision of an earlier test
+// (a job cancelled before a snapshot showed it) is still counted.
+const labPendingHold = 2 * time.Second
 
 // labPartitions are the lab's partitions besides gpu (every node, Slurm's
 // default): debug has every node too but is not in the cluster file, which

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -31,7 +32,10 @@ func testUserUpdateKeepsBinding(t *testing.T) {
 	must(t, err)
 	ours := j.Features
 	if !strings.HasPrefix(ours, "[gt_node02|") {
-		t.Fatalf("job %s bound to %q; want node02 first", id, ours)
+		q, _ := lab.Run(ctxT(t), 0, "squeue", "-a", "-t", "all", "-o", "%i %T %N %b %r")
+		n, _ := lab.Run(ctxT(t), 0, "scontrol", "show", "node", "node02")
+		snap, _ := os.ReadFile(snapshotFile)
+		t.Fatalf("job %s bound to %q; want node02 first\nsqueue:\n%s\nnode02:\n%s\nsnapshot:\n%.3000s", id, ours, q, n, snap)
 	}
 	publish(t) // the controller's part: the snapshot lists the job's binding
 
