@@ -35,8 +35,8 @@ func newGenCmd() *cobra.Command {
 func newGenTopologyCmd() *cobra.Command {
 	o, t := genOptions{}, slurmgen.TopologyOptions{}
 	cmd := &cobra.Command{
-		Use:   "topology --topology cluster.yaml [--plugin tree|block]",
-		Short: "Write topology.conf: the switch tree (topology/tree), or NVLink blocks (topology/block, Slurm 23.11+)",
+		Use:   "topology --topology cluster.yaml [--plugin tree|block] [--format topology.conf|topology.yaml]",
+		Short: "Write topology.conf: the switch tree (topology/tree) or NVLink blocks (topology/block, Slurm 23.11+); or topology.yaml with both (Slurm 25.05+)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runGen(cmd, o, func(w io.Writer, c *topology.Cluster) ([]string, error) {
@@ -45,7 +45,8 @@ func newGenTopologyCmd() *cobra.Command {
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().StringVar(&t.Plugin, "plugin", slurmgen.PluginTree, "tree (any Slurm; blocks become switches under their leaf) or block (Slurm 23.11+: BlockName= lines only)")
+	cmd.Flags().StringVar(&t.Plugin, "plugin", slurmgen.PluginTree, "tree (any Slurm; blocks become switches under their leaf) or block (Slurm 23.11+: BlockName= lines only); with topology.yaml, the cluster_default topology")
+	cmd.Flags().StringVar(&t.Format, "format", slurmgen.FormatConf, "topology.conf (one plugin) or topology.yaml (Slurm 25.05+: a tree and a block topology, one per partition through Topology=)")
 	cmd.Flags().StringVar(&t.Root, "root", "top", "name of the switch joining several top-level switches")
 	return cmd
 }

@@ -28,6 +28,8 @@ func TestGoldenDiscovery(t *testing.T) {
 		{"gen-topology-lab16", []string{"gen", "topology", "--topology", lab}},
 		{"gen-topology-block-nvl72", []string{"gen", "topology", "--topology", nvl, "--plugin", "block"}},
 		{"gen-topology-block-no-blocks", []string{"gen", "topology", "--topology", lab, "--plugin", "block"}},
+		{"gen-topology-yaml-gb200-lab", []string{"gen", "topology", "--topology", filepath.Join("..", "..", "docs", "examples", "gb200-lab.yaml"), "--plugin", "block", "--format", "topology.yaml"}},
+		{"gen-topology-bad-format", []string{"gen", "topology", "--topology", lab, "--format", "topology.yml"}},
 		{"gen-gres-lab16", []string{"gen", "gres", "--topology", lab, "--dev-dir", "@LAB@/dev"}},
 		{"gen-features-lab16", []string{"gen", "features", "--topology", lab}},
 		{"gen-features-scontrol", []string{"gen", "features", "--topology", nvl, "--format", "scontrol"}},

@@ -38,7 +38,7 @@ func checkGolden(t *testing.T, name string, got string) {
 
 // TestGolden writes all three files for every example cluster in docs/.
 func TestGolden(t *testing.T) {
-	for _, ex := range []string{"lab16", "lab", "hetero", "gb200-nvl72", "dgx-h100-256"} {
+	for _, ex := range []string{"lab16", "lab", "hetero", "gb200-nvl72", "gb200-nvl72-8racks", "gb200-lab", "dgx-h100-256"} {
 		t.Run(ex, func(t *testing.T) {
 			c := example(t, ex)
 			var topo, gres, feat bytes.Buffer
@@ -65,6 +65,28 @@ func TestGolden(t *testing.T) {
 		}
 		checkGolden(t, "gb200-nvl72.block.topology.conf", b.String())
 	})
+	for _, ex := range []string{"gb200-nvl72-8racks", "gb200-lab"} {
+		t.Run(ex+" block plugin", func(t *testing.T) {
+			var b bytes.Buffer
+			if warns, err := TopologyConf(&b, example(t, ex), TopologyOptions{Plugin: PluginBlock}); err != nil || len(warns) > 0 {
+				t.Fatalf("TopologyConf: %v %q", err, warns)
+			}
+			checkGolden(t, ex+".block.topology.conf", b.String())
+		})
+	}
+	for _, ex := range []string{"gb200-nvl72-8racks", "hetero"} {
+		t.Run(ex+" topology.yaml", func(t *testing.T) {
+			var b bytes.Buffer
+			plugin := PluginBlock
+			if ex == "hetero" {
+				plugin = PluginTree
+			}
+			if warns, err := TopologyConf(&b, example(t, ex), TopologyOptions{Plugin: plugin, Format: FormatYAML}); err != nil || len(warns) > 0 {
+				t.Fatalf("TopologyConf: %v %q", err, warns)
+			}
+			checkGolden(t, ex+".topology.yaml", b.String())
+		})
+	}
 	t.Run("lab16 scontrol features", func(t *testing.T) {
 		var b bytes.Buffer
 		if err := Features(&b, example(t, "lab16"), FormatScontrol); err != nil {
@@ -118,6 +140,25 @@ func TestTopologyConf(t *testing.T) {
 			[]topology.LeafSpec{{Name: "la", Nodes: []string{"a1"}}, {Name: "lb", Nodes: []string{"b1"}}}),
 		opts: TopologyOptions{Root: "core"},
 		want: []string{"SwitchName=la Nodes=a1", "SwitchName=lb Nodes=b1", "SwitchName=core Switches=la,lb"},
+	}, {
+		// 3 blocks of 2 nodes: 2, 4, then 8, the first size that holds
+		// all 6 nodes (a 3-block job needs the 4-block level)
+		name: "block sizes double until one holds every block",
+		c: build(t, []topology.NodeSpec{topotest.GB200Tray("g1"), topotest.GB200Tray("g2"), topotest.GB200Tray("g3"),
+			topotest.GB200Tray("g4"), topotest.GB200Tray("g5"), topotest.GB200Tray("g6")},
+			[]topology.LeafSpec{{Name: "leaf1", Blocks: []topology.BlockSpec{{Name: "r1", Nodes: []string{"g1", "g2"}, NVLink: true},
+				{Name: "r2", Nodes: []string{"g3", "g4"}, NVLink: true}, {Name: "r3", Nodes: []string{"g5", "g6"}, NVLink: true}}}}),
+		opts: TopologyOptions{Plugin: PluginBlock},
+		want: []string{"BlockName=r1 Nodes=g[1-2]", "BlockName=r2 Nodes=g[3-4]", "BlockName=r3 Nodes=g[5-6]", "BlockSizes=2,4,8"},
+	}, {
+		// topology.yaml: the tree (cluster default here) and the blocks;
+		// the partition holds dgx1, outside every block, so it gets tree
+		name: "topology.yaml with a block and a loose node", c: build(t, trays, mixed), opts: TopologyOptions{Format: FormatYAML},
+		want: []string{"---", "- topology: tree", "  cluster_default: true", "  tree:", "    switches:",
+			"      - switch: rack1", `        nodes: "gb[1-2]"`, "      - switch: leaf1-nodes", `        nodes: "dgx1"`,
+			"      - switch: leaf1", `        children: "rack1,leaf1-nodes"`,
+			"- topology: block", "  cluster_default: false", "  block:", "    block_sizes:", "      - 2",
+			"    blocks:", "      - block: rack1", `        nodes: "gb[1-2]"`},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,6 +190,8 @@ func TestTopologyConfErrors(t *testing.T) {
 		{"block plugin without blocks", two, TopologyOptions{Plugin: PluginBlock}, "cluster t has no blocks, so topology/block has nothing to describe; use the tree plugin"},
 		{"root name taken", two, TopologyOptions{Root: "la"}, `root switch name "la" is already a switch, block or node of the cluster; choose another with --root`},
 		{"unknown plugin", two, TopologyOptions{Plugin: "dragonfly"}, `unknown topology plugin "dragonfly" (want tree or block)`},
+		{"unknown format", two, TopologyOptions{Format: "topology.json"}, `unknown topology file format "topology.json" (want topology.conf or topology.yaml)`},
+		{"topology.yaml: block default without blocks", two, TopologyOptions{Format: FormatYAML, Plugin: PluginBlock}, "cluster t has no blocks, so a block topology cannot be the default; use --plugin tree"},
 		{"name Slurm would misread", bad, TopologyOptions{}, `leaf name "leaf|1" cannot be used in Slurm configuration`},
 	}
 	for _, tc := range tests {

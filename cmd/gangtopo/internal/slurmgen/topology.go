@@ -16,14 +16,23 @@ const (
 
 // TopologyOptions tunes TopologyConf.
 type TopologyOptions struct {
-	// Plugin is PluginTree (default) or PluginBlock.
+	// Plugin is PluginTree (default) or PluginBlock. For FormatYAML it
+	// names the topology that is the cluster's default.
 	Plugin string
+	// Format is FormatConf (default) or FormatYAML.
+	Format string
 	// Root names the switch written above the top-level switches when there
 	// are several, so jobs may span them (default "top").
 	Root string
 }
 
-// TopologyConf writes topology.conf for the cluster.
+// The files TopologyConf can write.
+const (
+	FormatConf = "topology.conf" // one plugin, any Slurm release
+	FormatYAML = "topology.yaml" // a topology per partition, Slurm 25.05 and later
+)
+
+// TopologyConf writes topology.conf (or topology.yaml) for the cluster.
 //
 // Tree: one SwitchName line per switch, leaves first. An NVLink block
 // becomes a switch of its own under its leaf, so stock Slurm's best-fit
@@ -35,58 +44,97 @@ type TopologyOptions struct {
 //
 // Block (Slurm 23.11+): one BlockName line per block and BlockSizes= with
 // the smallest block's node count as the base size (Slurm stops if a later
-// block is smaller than the base), doubling up to all blocks. topology/block
-// reads no SwitchName lines, so leaves and spines are not written; nodes
-// outside every block are reported as a warning, since that plugin gives
-// them no topology at all.
+// block is smaller than the base), doubling until one size holds every
+// block. topology/block reads no SwitchName lines, so leaves and spines are
+// not written; nodes outside every block are reported as a warning, since
+// that plugin gives them no topology at all.
+//
+// topology.yaml (Slurm 25.05+, topologyyaml.go): both, as two named
+// topologies, so each partition can use the one that fits it.
 func TopologyConf(w io.Writer, c *topology.Cluster, o TopologyOptions) ([]string, error) {
 	if o.Root == "" {
 		o.Root = "top"
 	}
-	var lines []string
-	var warns []string
-	var err error
-	switch o.Plugin {
-	case "", PluginTree:
-		lines, err = treeLines(c, o.Root)
-	case PluginBlock:
-		lines, warns, err = blockLines(c)
-	default:
+	if o.Plugin == "" {
+		o.Plugin = PluginTree
+	}
+	if o.Plugin != PluginTree && o.Plugin != PluginBlock {
 		return nil, fmt.Errorf("unknown topology plugin %q (want %s or %s)", o.Plugin, PluginTree, PluginBlock)
 	}
-	if err != nil {
-		return nil, err
+	switch o.Format {
+	case "", FormatConf:
+		return topologyConf(w, c, o)
+	case FormatYAML:
+		return topologyYAML(w, c, o)
 	}
-	_, err = io.WriteString(w, header(c, "topology.conf, TopologyPlugin=topology/"+pluginName(o.Plugin))+strings.Join(lines, "\n")+"\n")
-	return warns, err
+	return nil, fmt.Errorf("unknown topology file format %q (want %s or %s)", o.Format, FormatConf, FormatYAML)
 }
 
-func pluginName(p string) string {
-	if p == "" {
-		return PluginTree
+// topologyConf writes topology.conf for one plugin.
+func topologyConf(w io.Writer, c *topology.Cluster, o TopologyOptions) ([]string, error) {
+	var lines, warns []string
+	if o.Plugin == PluginBlock {
+		bs, err := blocksOf(c)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs.blocks {
+			lines = append(lines, fmt.Sprintf("BlockName=%s Nodes=%s", b.name, b.nodes))
+		}
+		lines = append(lines, "BlockSizes="+joinInts(bs.sizes, ","))
+		warns = bs.warns
+	} else {
+		sws, err := treeSwitches(c, o.Root)
+		if err != nil {
+			return nil, err
+		}
+		for _, sw := range sws {
+			if sw.nodes != "" {
+				lines = append(lines, fmt.Sprintf("SwitchName=%s Nodes=%s", sw.name, sw.nodes))
+			} else {
+				lines = append(lines, fmt.Sprintf("SwitchName=%s Switches=%s", sw.name, sw.switches))
+			}
+		}
 	}
-	return p
+	_, err := io.WriteString(w, header(c, "topology.conf, TopologyPlugin=topology/"+o.Plugin)+strings.Join(lines, "\n")+"\n")
+	return warns, err
 }
 
 func header(c *topology.Cluster, what string) string {
 	return fmt.Sprintf("# %s for cluster %s (%d nodes, %d GPUs), written by gangtopo\n# from its cluster file. Regenerate it rather than editing it.\n", what, c.Name, len(c.Nodes), c.NumGPUs())
 }
 
-func treeLines(c *topology.Cluster, root string) ([]string, error) {
-	var lines []string
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, sep)
+}
+
+// switchEntry is one switch of topology/tree: nodes (a host list) for a
+// leaf switch, switches (a host list of switch names) above.
+type switchEntry struct {
+	name, nodes, switches string
+}
+
+// treeSwitches lists the switches of topology/tree, leaves first (see
+// TopologyConf).
+func treeSwitches(c *topology.Cluster, root string) ([]switchEntry, error) {
+	var out []switchEntry
 	for _, l := range c.ByTier[topology.TierLeaf] {
-		ls, err := leafLines(c, &c.Domains[l])
+		ls, err := leafSwitches(c, &c.Domains[l])
 		if err != nil {
 			return nil, err
 		}
-		lines = append(lines, ls...)
+		out = append(out, ls...)
 	}
 	for _, s := range c.ByTier[topology.TierSpine] {
 		d := &c.Domains[s]
 		if err := checkName("spine", d.Name); err != nil {
 			return nil, err
 		}
-		lines = append(lines, fmt.Sprintf("SwitchName=%s Switches=%s", d.Name, hosts(childNames(c, d))))
+		out = append(out, switchEntry{name: d.Name, switches: hosts(childNames(c, d))})
 	}
 	top := childNames(c, &c.Domains[0])
 	if len(top) > 1 {
@@ -96,18 +144,18 @@ func treeLines(c *topology.Cluster, root string) ([]string, error) {
 		if _, taken := c.NodeByName(root); taken {
 			return nil, fmt.Errorf("root switch name %q is already a node of the cluster; choose another with --root", root)
 		}
-		lines = append(lines, fmt.Sprintf("SwitchName=%s Switches=%s", root, hosts(top)))
+		out = append(out, switchEntry{name: root, switches: hosts(top)})
 	}
-	return lines, nil
+	return out, nil
 }
 
-// leafLines writes a leaf and its blocks (see TopologyConf).
-func leafLines(c *topology.Cluster, leaf *topology.Domain) ([]string, error) {
+// leafSwitches lists a leaf and its blocks (see TopologyConf).
+func leafSwitches(c *topology.Cluster, leaf *topology.Domain) ([]switchEntry, error) {
 	if err := checkName("leaf", leaf.Name); err != nil {
 		return nil, err
 	}
 	var loose, blocks []string
-	var lines []string
+	var out []switchEntry
 	for _, ch := range leaf.Children {
 		d := &c.Domains[ch]
 		switch d.Tier {
@@ -118,21 +166,21 @@ func leafLines(c *topology.Cluster, leaf *topology.Domain) ([]string, error) {
 				return nil, err
 			}
 			blocks = append(blocks, d.Name)
-			lines = append(lines, fmt.Sprintf("SwitchName=%s Nodes=%s", d.Name, hosts(nodeNames(c, d.NodeLo, d.NodeHi))))
+			out = append(out, switchEntry{name: d.Name, nodes: hosts(nodeNames(c, d.NodeLo, d.NodeHi))})
 		}
 	}
 	switch {
 	case len(blocks) == 0:
-		return []string{fmt.Sprintf("SwitchName=%s Nodes=%s", leaf.Name, hosts(loose))}, nil
+		return []switchEntry{{name: leaf.Name, nodes: hosts(loose)}}, nil
 	case len(loose) > 0:
 		extra := leaf.Name + "-nodes"
 		if _, taken := c.DomainByName(extra); taken {
 			return nil, fmt.Errorf("leaf %s has loose nodes and blocks, and the name %s for its loose-node switch is taken", leaf.Name, extra)
 		}
-		lines = append(lines, fmt.Sprintf("SwitchName=%s Nodes=%s", extra, hosts(loose)))
+		out = append(out, switchEntry{name: extra, nodes: hosts(loose)})
 		blocks = append([]string{extra}, blocks...)
 	}
-	return append(lines, fmt.Sprintf("SwitchName=%s Switches=%s", leaf.Name, hosts(blocks))), nil
+	return append(out, switchEntry{name: leaf.Name, switches: hosts(blocks)}), nil
 }
 
 func childNames(c *topology.Cluster, d *topology.Domain) []string {
@@ -143,41 +191,58 @@ func childNames(c *topology.Cluster, d *topology.Domain) []string {
 	return out
 }
 
-func blockLines(c *topology.Cluster) ([]string, []string, error) {
-	blocks := c.ByTier[topology.TierBlock]
-	if len(blocks) == 0 {
-		return nil, nil, fmt.Errorf("cluster %s has no blocks, so topology/block has nothing to describe; use the tree plugin", c.Name)
+// blockEntry is one block of topology/block.
+type blockEntry struct {
+	name, nodes string
+}
+
+// blockSet is what topology/block is told: the blocks, BlockSizes, and
+// the warnings (nodes left out).
+type blockSet struct {
+	blocks  []blockEntry
+	sizes   []int
+	inBlock map[topology.NodeID]bool
+	warns   []string
+}
+
+// blocksOf lists the cluster's blocks for topology/block (see
+// TopologyConf). The sizes double from the smallest block's node count
+// until one size holds every block: a job may use any block level up to
+// the whole set (3 blocks of 18 give 18,36,72).
+func blocksOf(c *topology.Cluster) (blockSet, error) {
+	ids := c.ByTier[topology.TierBlock]
+	if len(ids) == 0 {
+		return blockSet{}, fmt.Errorf("cluster %s has no blocks, so topology/block has nothing to describe; use the tree plugin", c.Name)
 	}
+	bs := blockSet{inBlock: map[topology.NodeID]bool{}}
 	base := 0
-	var lines []string
-	inBlock := map[topology.NodeID]bool{}
-	for _, b := range blocks {
+	for _, b := range ids {
 		d := &c.Domains[b]
 		if err := checkName("block", d.Name); err != nil {
-			return nil, nil, err
+			return blockSet{}, err
 		}
-		lines = append(lines, fmt.Sprintf("BlockName=%s Nodes=%s", d.Name, hosts(nodeNames(c, d.NodeLo, d.NodeHi))))
+		bs.blocks = append(bs.blocks, blockEntry{name: d.Name, nodes: hosts(nodeNames(c, d.NodeLo, d.NodeHi))})
 		if base == 0 || d.NumNodes() < base {
 			base = d.NumNodes()
 		}
 		for n := d.NodeLo; n < d.NodeHi; n++ {
-			inBlock[n] = true
+			bs.inBlock[n] = true
 		}
 	}
-	var sizes []string
-	for s := base; s <= base*len(blocks); s *= 2 {
-		sizes = append(sizes, fmt.Sprint(s))
+	for s := base; ; s *= 2 {
+		bs.sizes = append(bs.sizes, s)
+		if s >= base*len(ids) {
+			break
+		}
 	}
-	lines = append(lines, "BlockSizes="+strings.Join(sizes, ","))
 	var outside []string
 	for i := range c.Nodes {
-		if !inBlock[topology.NodeID(i)] {
+		if !bs.inBlock[topology.NodeID(i)] {
 			outside = append(outside, c.Nodes[i].Name)
 		}
 	}
-	var warns []string
 	if len(outside) > 0 {
-		warns = append(warns, fmt.Sprintf("%d nodes are in no block and get no topology under topology/block: %s", len(outside), hosts(outside)))
+		bs.warns = append(bs.warns, fmt.Sprintf("%d nodes are in no block and get no topology under topology/block: %s", len(outside), hosts(outside)))
 	}
-	return lines, warns, nil
+	return bs, nil
 }
