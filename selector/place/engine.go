@@ -52,6 +52,9 @@ type Engine struct {
 	maxNodeGPUs     int
 	maxIsland       int
 	hasNVLinkBlocks bool
+	// maxBlockNodeGPUs is the GPU count of the largest node in an NVLink
+	// block (0 without such blocks): a larger slice spans nodes (span.go).
+	maxBlockNodeGPUs int
 	// stats caches, per call, the frag statistics of leaves and blocks,
 	// indexed by the domain's position in Cluster.ByTier.
 	stats    [topology.NumTiers][]frag.DomainStats
@@ -98,7 +101,11 @@ func New(c *topology.Cluster, opts Options) *Engine {
 		}
 	}
 	for _, d := range c.ByTier[topology.TierBlock] {
-		e.hasNVLinkBlocks = e.hasNVLinkBlocks || c.Domains[d].NVLink
+		dom := &c.Domains[d]
+		e.hasNVLinkBlocks = e.hasNVLinkBlocks || dom.NVLink
+		for n := dom.NodeLo; n < dom.NodeHi && dom.NVLink; n++ {
+			e.maxBlockNodeGPUs = max(e.maxBlockNodeGPUs, c.Nodes[n].NumGPUs())
+		}
 	}
 	for t := range c.ByTier {
 		for i, d := range c.ByTier[t] {

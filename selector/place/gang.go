@@ -27,6 +27,8 @@ func (p *plan) gangs(t topology.Tier, ms topology.ModelSet) {
 func (p *plan) perNode() int {
 	r := p.req
 	switch {
+	case p.spanPer > 0:
+		return p.spanPer
 	case r.GPUsPerNode > 0:
 		return r.GPUsPerNode
 	case r.Nodes > 0 && r.GPUs%r.Nodes == 0:
@@ -47,11 +49,12 @@ func (p *plan) fitDomain(d topology.DomainID, t topology.Tier, ms topology.Model
 			continue
 		}
 		nodes = append(nodes, nodeCap{n, u})
-		if g > 0 {
-			capacity += g
-		} else {
-			capacity += u
-		}
+	}
+	if p.span > 0 {
+		nodes = p.spanNodes(nodes)
+	}
+	for _, nc := range nodes {
+		capacity += p.capacityOf(nc)
 	}
 	p.capBuf = nodes
 	if (t == p.req.EffectiveTier() || t == topology.TierBlock && p.nvlinkBlocksOnly()) && capacity > p.closest.gpus {
@@ -76,10 +79,11 @@ func (p *plan) fitDomain(d topology.DomainID, t topology.Tier, ms topology.Model
 func (p *plan) selectIn(d topology.DomainID, nodes []nodeCap, need int) []NodeShare {
 	c := p.e.c
 	dom := &c.Domains[d]
-	if dom.Tier <= topology.TierLeaf {
+	if dom.Tier <= topology.TierBlock || dom.Tier == topology.TierLeaf && p.span == 0 {
 		return p.selectFlat(nodes, need)
 	}
 	type child struct {
+		id       topology.DomainID
 		nodes    []nodeCap
 		capacity int
 	}
@@ -91,9 +95,12 @@ func (p *plan) selectIn(d topology.DomainID, nodes []nodeCap, need int) []NodeSh
 		for j < len(nodes) && nodes[j].n < sub.NodeHi {
 			j++
 		}
-		k := child{nodes: nodes[i:j]}
+		k := child{id: cd, nodes: nodes[i:j]}
 		for _, nc := range k.nodes {
 			k.capacity += p.capacityOf(nc)
+		}
+		if p.span > 0 { // whole slices only (fitDomain kept whole slices per block)
+			k.capacity -= k.capacity % (p.span * p.spanPer)
 		}
 		if k.capacity > 0 {
 			kids = append(kids, k)
@@ -101,21 +108,27 @@ func (p *plan) selectIn(d topology.DomainID, nodes []nodeCap, need int) []NodeSh
 		i = j
 	}
 	sort.SliceStable(kids, func(a, b int) bool { return kids[a].capacity > kids[b].capacity })
+	fewestFirst := p.span > 0 && dom.Tier == topology.TierLeaf // blocks of a leaf (span.go)
+	if fewestFirst {
+		spanOrder(kids, func(k child) int { return k.capacity })
+	}
 	var out []NodeShare
 	for need > 0 && len(kids) > 0 {
 		fit := -1
 		for k := range kids { // smallest child holding the rest
 			if kids[k].capacity >= need {
 				fit = k
+				if fewestFirst {
+					break
+				}
 			}
 		}
 		take := fit
 		if take < 0 {
-			take = 0
+			take = 0 // the largest child whole (with fewestFirst the smallest)
 		}
 		amount := min(need, kids[take].capacity)
-		cd := c.Nodes[kids[take].nodes[0].n].Up[c.Domains[dom.Children[0]].Tier]
-		part := p.selectIn(cd, kids[take].nodes, amount)
+		part := p.selectIn(kids[take].id, kids[take].nodes, amount)
 		if part == nil {
 			return nil
 		}

@@ -26,6 +26,9 @@ type plan struct {
 	cpuPerGPU int64             // milli-CPUs per GPU (rounded up)
 	memPerGPU int64             // MiB per GPU (rounded up)
 	slice     int
+	// span is the nodes of one slice when slices span nodes of NVLink
+	// blocks, spanPer the GPUs each of them gives (span.go); 0 otherwise.
+	span, spanPer int
 	partOK    []bool // by partition index; nil: any partition
 	nodeOK    []bool // by NodeID: allowed and not excluded
 
@@ -73,6 +76,9 @@ func (e *Engine) resolve(s *occupancy.Snapshot, r *request.Request) (*plan, erro
 		return nil, fmt.Errorf("cluster %s has no %s domains (tiers here: %s)", c.Name, r.EffectiveTier(), tierList(c))
 	}
 	if err := p.resolveFilters(); err != nil {
+		return nil, err
+	}
+	if err := p.resolveSpan(); err != nil {
 		return nil, err
 	}
 	p.cpuPerGPU = ceilDiv(r.CPUMilli, int64(r.GPUs))
@@ -198,7 +204,7 @@ func inPartition(n *topology.Node, ok []bool) bool {
 // GPUs with the share free, in whole slices per island, capped by the
 // node's free CPUs and memory.
 func (p *plan) usable(n topology.NodeID, ms topology.ModelSet) int {
-	if !p.eligible[n] || p.e.c.Nodes[n].Models&ms == 0 {
+	if !p.eligible[n] || p.e.c.Nodes[n].Models&ms == 0 || p.span > 0 && !p.spanNode(n) {
 		return 0
 	}
 	u := p.gpuUsable(n, ms)

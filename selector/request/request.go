@@ -107,8 +107,10 @@ func (r *Request) Validate() error {
 		if r.GPUs%r.Slice != 0 {
 			return fmt.Errorf("slice=%d does not divide the %d GPUs of the gang", r.Slice, r.GPUs)
 		}
-		if r.GPUsPerNode > 0 && r.GPUsPerNode%r.Slice != 0 {
-			return fmt.Errorf("slice=%d does not divide the %d GPUs per node", r.Slice, r.GPUsPerNode)
+		// a slice inside a node divides its GPUs; one that spans nodes (of
+		// an NVLink block, which the engine checks) is whole nodes of them
+		if r.GPUsPerNode > 0 && r.GPUsPerNode%r.Slice != 0 && r.Slice%r.GPUsPerNode != 0 {
+			return fmt.Errorf("slice=%d does not divide the %d GPUs per node, nor is it a whole number of such nodes", r.Slice, r.GPUsPerNode)
 		}
 	}
 	if r.Tier > topology.TierCluster {

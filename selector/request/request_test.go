@@ -66,7 +66,9 @@ func TestValidate(t *testing.T) {
 		{"share on two gpus", Request{GPUs: 2, Milli: 500}, "needs exactly one GPU"},
 		{"shape mismatch", Request{GPUs: 12, Nodes: 2, GPUsPerNode: 8}, "2 nodes x 8 GPUs per node is 16 GPUs, but 12"},
 		{"slice does not divide", Request{GPUs: 12, Slice: 8}, "slice=8 does not divide the 12 GPUs"},
-		{"slice vs per node", Request{GPUs: 8, GPUsPerNode: 4, Slice: 8}, "does not divide the 4 GPUs per node"},
+		// 6 neither divides 4 nor is a whole number of 4-GPU nodes; 8 would
+		// be two nodes of an NVLink block (the engine checks the cluster)
+		{"slice vs per node", Request{GPUs: 12, GPUsPerNode: 4, Slice: 6}, "slice=6 does not divide the 4 GPUs per node, nor is it a whole number of such nodes"},
 		{"more nodes than gpus", Request{GPUs: 2, Nodes: 3}, "leaves a node without a GPU"},
 		{"nothing", Request{}, "asks for no GPUs and no CPUs"},
 		{"negative", Request{GPUs: -1}, "negative"},

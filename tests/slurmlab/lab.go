@@ -61,6 +61,10 @@ type Options struct {
 	// Accounting runs a real slurmdbd over a real MariaDB with the lab
 	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced.
 	Accounting bool
+	// Topology is the lab's TopologyPlugin and the topology.conf it reads:
+	// the zero value is topology/tree with a switch per leaf, block and
+	// spine (topologyConf).
+	Topology Topology
 	// Extra are slurm.conf lines added before the nodes, e.g.
 	// "PreemptType=preempt/partition_prio" or "PreemptType=preempt/qos".
 	Extra []string
@@ -77,6 +81,30 @@ type Options struct {
 	Expose []string
 	// Logf receives progress lines; nil discards them.
 	Logf func(format string, args ...any)
+}
+
+// Topology names a topology plugin and its configuration.
+type Topology struct {
+	// Plugin is "tree" (the default) or "block" (Slurm 23.11 and later),
+	// written as TopologyPlugin=topology/<Plugin>.
+	Plugin string
+	// Conf is topology.conf as written (e.g. by `gangtopo gen topology
+	// --plugin block`); nil writes the lab's own tree (topologyConf).
+	Conf []byte
+}
+
+// check refuses a plugin the lab's release does not have.
+func (t Topology) check(rel Release) error {
+	switch t.Plugin {
+	case "", "tree":
+		return nil
+	case "block":
+		if !rel.AtLeast(23, 11) {
+			return fmt.Errorf("slurmlab: topology/block needs Slurm 23.11 or later; this lab runs %s (use a Debian root: Options.Root)", rel)
+		}
+		return nil
+	}
+	return fmt.Errorf("slurmlab: unknown topology plugin %q (want tree or block)", t.Plugin)
 }
 
 // Lab is a running cluster.
@@ -125,6 +153,9 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	}
 	rel, err := daemonRelease(ctx, opts.Root)
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.Topology.check(rel); err != nil {
 		return nil, err
 	}
 	if opts.Accounting && opts.Root != "" {

@@ -49,7 +49,7 @@ SwitchType=switch/none
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-TopologyPlugin=topology/tree
+TopologyPlugin=topology/{{.Topology}}
 GresTypes=gpu
 # trust slurm.conf for CPUs and memory: the host is small (SLURM-LAB.md)
 SlurmdParameters=config_overrides
@@ -68,6 +68,7 @@ Waittime=0
 
 type confData struct {
 	Dir, Name, PluginDir, AllNodes string
+	Topology                       string
 	Port, SlurmdPort               int
 	JobSubmit                      bool
 	Nodes, Partitions              []string
@@ -88,7 +89,14 @@ func (l *Lab) writeConfig() error {
 	}
 	d := confData{Dir: l.Dir, Name: clusterName, Port: l.Port, SlurmdPort: l.Port + 1,
 		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions,
-		Accounting: l.accountingConf(), Extra: l.opts.Extra}
+		Accounting: l.accountingConf(), Extra: l.opts.Extra, Topology: l.opts.Topology.Plugin}
+	if d.Topology == "" {
+		d.Topology = "tree"
+	}
+	topo := l.opts.Topology.Conf
+	if topo == nil {
+		topo = topologyConf(c)
+	}
 	if l.opts.Plugins.Dir != "" {
 		d.PluginDir += ":" + l.opts.Plugins.Dir // a colon list works (SLURM-LAB.md)
 	}
@@ -112,7 +120,7 @@ func (l *Lab) writeConfig() error {
 	files := map[string][]byte{
 		"slurm.conf":     conf.Bytes(),
 		"gres.conf":      gres.Bytes(),
-		"topology.conf":  topologyConf(c),
+		"topology.conf":  topo,
 		"plugstack.conf": l.plugstack(),
 	}
 	if l.Release.AtLeast(24, 5) {

@@ -109,6 +109,24 @@ func NVL72(racks int) *topology.Cluster {
 	return MustBuild(s)
 }
 
+// GB200Lab is the shape of the e2e GB200-like cluster
+// (docs/examples/gb200-lab.yaml): racks NVLink blocks of trays four-GPU
+// trays, all under one leaf; nodes gb01, gb02, ..., blocks rack1, rack2, ...
+func GB200Lab(racks, trays int) *topology.Cluster {
+	s := topology.Spec{Name: "gb200-lab", Leaves: []topology.LeafSpec{{Name: "leaf1"}}}
+	for r := 0; r < racks; r++ {
+		b := topology.BlockSpec{Name: fmt.Sprintf("rack%d", r+1), NVLink: true}
+		for t := 0; t < trays; t++ {
+			n := GB200Tray(fmt.Sprintf("gb%02d", r*trays+t+1))
+			n.Partitions = []string{"gpu"}
+			s.Nodes = append(s.Nodes, n)
+			b.Nodes = append(b.Nodes, n.Name)
+		}
+		s.Leaves[0].Blocks = append(s.Leaves[0].Blocks, b)
+	}
+	return MustBuild(s)
+}
+
 // MustBuild builds a fixture spec or panics.
 func MustBuild(s topology.Spec) *topology.Cluster {
 	c, err := topology.Build(s)

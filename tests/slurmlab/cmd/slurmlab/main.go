@@ -23,6 +23,8 @@ func main() {
 	plugins := fs.String("plugins", "", "directory with job_submit_gangtopo.so and spank_gangtopo.so (empty: stock Slurm)")
 	config := fs.String("config", "", "gangtopo.yaml for the job_submit plugin (with --plugins)")
 	root := fs.String("root", "", "a Debian root with a newer Slurm series (make roots: build/roots/trixie, build/roots/sid); empty: the host's Slurm")
+	topoPlugin := fs.String("topology-plugin", "tree", "Slurm's topology plugin: tree or block (23.11+)")
+	topoConf := fs.String("topology-conf", "", "topology.conf to use (e.g. from gangtopo gen topology --plugin block); empty: the lab's own tree")
 	accounting := fs.Bool("accounting", false, "run slurmdbd over a private MariaDB with the lab (QOS, limits, preempt/qos)")
 	var lines confLines
 	fs.Var(&lines, "conf", "a line added to slurm.conf (repeatable), e.g. --conf PreemptType=preempt/qos")
@@ -34,7 +36,14 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "up":
-		err = up(slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, Extra: lines, Root: *root}, *topo, *plugins, *config)
+		opts := slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, Extra: lines, Root: *root,
+			Topology: slurmlab.Topology{Plugin: *topoPlugin}}
+		if *topoConf != "" {
+			if opts.Topology.Conf, err = os.ReadFile(*topoConf); err != nil {
+				break
+			}
+		}
+		err = up(opts, *topo, *plugins, *config)
 	case "down":
 		err = slurmlab.StopDir(*dir)
 	default:
