@@ -29,8 +29,8 @@ type plan struct {
 	// span is the nodes of one slice when slices span nodes of NVLink
 	// blocks, spanPer the GPUs each of them gives (span.go); 0 otherwise.
 	span, spanPer int
-	partOK    []bool // by partition index; nil: any partition
-	nodeOK    []bool // by NodeID: allowed and not excluded
+	partOK        []bool // by partition index; nil: any partition
+	nodeOK        []bool // by NodeID: allowed and not excluded
 
 	// ignoreState treats every node as usable (the "could it ever fit"
 	// question asked of an empty snapshot).
