@@ -61,7 +61,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define GT_ABI_VERSION 4
+#define GT_ABI_VERSION 5
 
 /*
  * GT_REPLY_MARGIN_MS: how long past the deadline the shim waits for an
@@ -147,11 +147,14 @@ struct gt_job {
 	uint32_t changes;		/* GT_REQ_MODIFY: GT_CHANGE_* bits */
 	const char *job_id;		/* GT_REQ_MODIFY: the job the update names
 					 * ("123", "123_4", "123+1") */
+	/* ABI 5: Slurm's block topology */
+	uint32_t segment_size;		/* --segment (Slurm 24.05+); 0: not given */
 };
 
 /*
  * The decision. For GT_MODIFY every non-NULL string replaces the job's
- * field ("" clears it); min_nodes/max_nodes replace the job's when > 0.
+ * field ("" clears it); min_nodes/max_nodes/segment_size replace the job's
+ * when > 0.
  * The strings live in the result's own block: never free() them alone.
  */
 struct gt_result {
@@ -174,6 +177,10 @@ struct gt_result {
 	char *background;		/* messages of the background snapshot
 					 * reload since the last answer, one per
 					 * line ('\n'-separated), or NULL */
+	uint32_t segment_size;		/* ABI 5: --segment when > 0 (Slurm
+					 * 24.05+ with topology/block; a shim
+					 * built for an older Slurm logs and
+					 * ignores it) */
 };
 
 /* One message on either pipe. */

@@ -122,6 +122,9 @@ static void copy_job(const job_desc_msg_t *jd, uint32_t uid, struct gt_job *j)
 	j->array_inx = jd->array_inx;
 	j->het_job = jd->het_job_offset != NO_VAL;	/* job_submit runs once per component */
 	j->het_job_offset = j->het_job ? jd->het_job_offset : 0;
+#if GT_SLURM_SEGMENT
+	j->segment_size = u16(jd->segment_size);
+#endif
 }
 
 /* replace sets *field to a Slurm-allocated copy of value ("" clears it). */
@@ -163,6 +166,28 @@ static void replace_tres(char **field, const char *value)
 #endif
 }
 
+/*
+ * apply_segment sets --segment (slurm_topology: block). A Slurm without
+ * segment_size (before 24.05) cannot take it: said once, then ignored; the
+ * features binding still holds the gang to its domains.
+ */
+static void apply_segment(job_desc_msg_t *jd, uint32_t segment)
+{
+#if GT_SLURM_SEGMENT
+	if (segment)
+		jd->segment_size = segment > UINT16_MAX ? UINT16_MAX : (uint16_t)segment;
+#else
+	static int said;
+
+	(void)jd;
+	if (segment && !said) {
+		said = 1;
+		slurm_error("%s: gangtopo.yaml says slurm_topology: block, but this Slurm (%d.%02d.%d) has no --segment (24.05+); the segment is not set",
+			    plugin_type, GT_SLURM_RELEASE_ARGS);
+	}
+#endif
+}
+
 static void apply(job_desc_msg_t *jd, const struct gt_result *r)
 {
 	replace(&jd->features, r->features);
@@ -177,6 +202,7 @@ static void apply(job_desc_msg_t *jd, const struct gt_result *r)
 		jd->min_nodes = r->min_nodes;
 	if (r->max_nodes)
 		jd->max_nodes = r->max_nodes;
+	apply_segment(jd, r->segment_size);
 }
 
 static void log_result(const struct gt_result *r)

@@ -192,6 +192,9 @@ func printDecision(w io.Writer, d jobsubmit.Decision, j slurmJob) {
 	if d.Shape != "" {
 		fmt.Fprintf(w, "  shape:     %s (nodes x GPUs per node)\n", d.Shape)
 	}
+	if d.Segment > 0 {
+		fmt.Fprintf(w, "  segment:   %d (Slurm's --segment: every %d nodes of the job in one block)\n", d.Segment, d.Segment)
+	}
 	if len(d.Bound) > 0 {
 		how, expr := "required", j.features
 		if expr == "" || !strings.Contains(expr, "[") && !strings.Contains(expr, jobsubmit.DefaultFeaturePrefix) {

@@ -44,7 +44,10 @@ type Result struct {
 	Features, Prefer, ReqNodes, ExcNodes *string
 	TresPerJob, TresPerNode              *string
 	MinNodes, MaxNodes                   uint32
-	Comment, AdminComment                *string
+	// SegmentSize, when > 0, is Slurm's --segment for the job (segment.go;
+	// ignored by a shim built for a Slurm older than 24.05).
+	SegmentSize           uint32
+	Comment, AdminComment *string
 
 	Decision Decision // what was decided (zero for jobs out of scope)
 }

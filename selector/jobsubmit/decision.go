@@ -24,6 +24,7 @@ type Decision struct {
 	GPUs     int      // GPUs of the gang (of each task, for an array)
 	Tasks    int      // a job array's tasks the decision placed at once (tasks.go); 0 for a job
 	Shape    string   // "4x8" when gangtopo set nodes x GPUs per node
+	Segment  int      // Slurm's --segment gangtopo set (segment.go), 0 when none
 	Domain   string   // the domain the engine chose
 	Tier     string   // its tier
 	Bound    []string // domains the job is bound to (features), best first
@@ -87,6 +88,9 @@ func (d Decision) String() string {
 		kv("tasks", strconv.Itoa(d.Tasks))
 	}
 	kv("shape", d.Shape)
+	if d.Segment > 0 {
+		kv("segment", strconv.Itoa(d.Segment))
+	}
 	kv("domain", d.Domain)
 	kv("tier", d.Tier)
 	kv("bound", strings.Join(d.Bound, ","))
@@ -147,6 +151,8 @@ func (d *Decision) set(k, v string) error {
 		d.Tasks, err = strconv.Atoi(v)
 	case "shape":
 		d.Shape = v
+	case "segment":
+		d.Segment, err = strconv.Atoi(v)
 	case "domain":
 		d.Domain = v
 	case "tier":

@@ -14,6 +14,10 @@ func TestDecisionRoundTrip(t *testing.T) {
 		{Decision{Verdict: VerdictPlaced, Request: "leaf:required", GPUs: 32, Shape: "4x8", Domain: "leaf4", Tier: "leaf",
 			Bound: []string{"leaf4", "leaf3"}, Snapshot: 42, Text: "leaf4 has 4 whole free nodes"},
 			"gangtopo v1 placed request=leaf:required gpus=32 shape=4x8 domain=leaf4 tier=leaf bound=leaf4,leaf3 snapshot=42: leaf4 has 4 whole free nodes"},
+		// slurm_topology: block: slices of 2 trays are Slurm segments
+		{Decision{Verdict: VerdictPlaced, Request: "leaf:required,slice=8", GPUs: 32, Shape: "8x4", Segment: 2, Domain: "leaf1", Tier: "leaf",
+			Bound: []string{"leaf1"}, Snapshot: 5, Text: "z"},
+			"gangtopo v1 placed request=leaf:required,slice=8 gpus=32 shape=8x4 segment=2 domain=leaf1 tier=leaf bound=leaf1 snapshot=5: z"},
 		{Decision{Verdict: VerdictUntouched, Text: "snapshot /s.json: no such file or directory"},
 			"gangtopo v1 untouched: snapshot /s.json: no such file or directory"},
 		{Decision{Verdict: VerdictPlaced, Request: "any:preferred", GPUs: 1, Domain: "node02/nvl0", Tier: "nvlink", Excluded: "node[05-07,09]", Snapshot: 3, Text: "x"},

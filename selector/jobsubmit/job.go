@@ -39,6 +39,9 @@ type Job struct {
 	AdminComment  string // set by an administrator or an earlier job_submit plugin
 	MinNodes      uint32
 	MaxNodes      uint32
+	// SegmentSize is Slurm's --segment (24.05+, topology/block): nodes of
+	// the job that share one block; 0 when not given.
+	SegmentSize   uint32
 	NumTasks      uint32
 	NtasksPerNode uint16
 	CPUsPerTask   uint16

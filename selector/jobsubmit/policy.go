@@ -48,6 +48,10 @@ type Policy struct {
 	// Count=...): a --gres=shard:N job asks N/ShardsPerGPU of one GPU.
 	// 0: shard jobs are left to Slurm.
 	ShardsPerGPU int
+	// SlurmBlock says Slurm runs topology/block over the cluster file's
+	// blocks (gangtopo.yaml slurm_topology: block; Slurm 24.05+): the
+	// rewrite then states the NVLink rule as --segment too (segment.go).
+	SlurmBlock bool
 }
 
 // DefaultBindNodes is how many ranked nodes a one-node job is bound to

@@ -204,6 +204,9 @@ func (r Result) Apply(j Job) Job {
 	if r.MaxNodes > 0 {
 		j.MaxNodes = r.MaxNodes
 	}
+	if r.SegmentSize > 0 {
+		j.SegmentSize = r.SegmentSize
+	}
 	return j
 }
 

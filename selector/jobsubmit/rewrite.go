@@ -77,6 +77,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 	if shape := dc.shape(j, req, res, &out); shape != "" {
 		d.Shape = shape
 	}
+	dc.segment(j, req, &out, &d)
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
 		d.Excluded = dc.keepWholeNodes(j, pl, s, &out)
 	}
@@ -122,6 +123,8 @@ func (dc *Decider) waiting(j Job, p Prepared, res place.Result, s *occupancy.Sna
 		d.Text += "; it starts on the first node with room for it"
 	} else {
 		d.Bound = dc.bind(j, p, Placement{Result: res}, s, &out)
+		d.Shape = dc.spanShape(j, p.Request, &out)
+		dc.segment(j, p.Request, &out, &d)
 	}
 	if len(d.Bound) > 0 {
 		d.Text += "; it starts in the first of " + strings.Join(d.Bound, ", ") + " that has room"

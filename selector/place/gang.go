@@ -3,6 +3,7 @@ package place
 import (
 	"sort"
 
+	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -25,10 +26,15 @@ func (p *plan) gangs(t topology.Tier, ms topology.ModelSet) {
 
 // perNode is the fixed GPUs-per-node of the request's shape, or 0.
 func (p *plan) perNode() int {
-	r := p.req
-	switch {
-	case p.spanPer > 0:
+	if p.spanPer > 0 {
 		return p.spanPer
+	}
+	return perNodeOf(*p.req)
+}
+
+// perNodeOf is the GPUs per node a request fixes, or 0.
+func perNodeOf(r request.Request) int {
+	switch {
 	case r.GPUsPerNode > 0:
 		return r.GPUsPerNode
 	case r.Nodes > 0 && r.GPUs%r.Nodes == 0:

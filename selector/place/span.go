@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -30,24 +31,55 @@ import (
 //     talks over the same leaf whichever blocks hold them, so the choice is
 //     free to leave whole blocks whole for the next rack-sized gang.
 
-// resolveSpan sets p.span and p.spanPer when the request's slices span
-// nodes (see above); its errors are messages for the user.
-func (p *plan) resolveSpan() error {
-	r, k := p.req, p.e.maxBlockNodeGPUs
-	q := p.perNode()
+// Span is how a request's slices span nodes: Nodes nodes of PerNode GPUs
+// each per slice; zero when they do not (a slice inside one node, or no
+// NVLink blocks).
+type Span struct {
+	PerNode, Nodes int
+}
+
+// SliceSpan is the span the engine gives request r on cluster c (phase 1
+// above), for callers without an engine: the decision that tells Slurm
+// --segment (jobsubmit). Its error is a message for the user.
+func SliceSpan(c *topology.Cluster, r request.Request) (Span, error) {
+	k := 0
+	for _, d := range c.ByTier[topology.TierBlock] {
+		dom := &c.Domains[d]
+		for n := dom.NodeLo; n < dom.NodeHi && dom.NVLink; n++ {
+			k = max(k, c.Nodes[n].NumGPUs())
+		}
+	}
+	return sliceSpan(r, k, perNodeOf(r))
+}
+
+// sliceSpan: slices of r span nodes when the cluster's NVLink blocks have
+// nodes of k GPUs at most (0: none) and a slice is larger than the q GPUs
+// a node gives the gang (perNode, else a whole node of k).
+func sliceSpan(r request.Request, k, perNode int) (Span, error) {
+	q := perNode
 	if q == 0 {
 		q = k
 	}
 	if r.Slice <= 1 || k == 0 || r.Slice <= q {
 		if r.Slice > 1 && r.GPUsPerNode > 0 && r.GPUsPerNode%r.Slice != 0 {
-			return fmt.Errorf("slice=%d does not divide the %d GPUs per node", r.Slice, r.GPUsPerNode)
+			return Span{}, fmt.Errorf("slice=%d does not divide the %d GPUs per node", r.Slice, r.GPUsPerNode)
 		}
-		return nil
+		return Span{}, nil
 	}
 	if r.Slice%q != 0 {
-		return fmt.Errorf("slice=%d spans nodes of the NVLink blocks, so it must be a whole number of nodes of %d GPUs", r.Slice, q)
+		return Span{}, fmt.Errorf("slice=%d spans nodes of the NVLink blocks, so it must be a whole number of nodes of %d GPUs", r.Slice, q)
 	}
-	p.span, p.spanPer, p.slice = r.Slice/q, q, 0
+	return Span{PerNode: q, Nodes: r.Slice / q}, nil
+}
+
+// resolveSpan sets p.span and p.spanPer when the request's slices span
+// nodes; node-level slicing is then off.
+func (p *plan) resolveSpan() error {
+	sp, err := sliceSpan(*p.req, p.e.maxBlockNodeGPUs, p.perNode())
+	if err != nil || sp.Nodes == 0 {
+		return err
+	}
+	p.span, p.spanPer, p.slice = sp.Nodes, sp.PerNode, 0
 	return nil
 }
 

@@ -23,6 +23,13 @@ const ConfigVersion = "v1"
 // unless GANGTOPO_CONFIG (in slurmctld's environment) says otherwise.
 const DefaultConfigPath = "/etc/slurm/gangtopo.yaml"
 
+// slurm_topology values: the topology plugin slurmctld runs.
+const (
+	SlurmTopologyTree  = "tree"
+	SlurmTopologyFlat  = "flat"
+	SlurmTopologyBlock = "block"
+)
+
 // FailMode says what happens to a job when gangtopo cannot decide.
 type FailMode string
 
@@ -43,7 +50,11 @@ type Config struct {
 	// DefaultTopology is default_topology as written; parsed into
 	// Policy.Default.
 	DefaultTopology string
-	OnFailure       FailMode
+	// SlurmTopology is slurm_topology, the TopologyPlugin slurmctld runs:
+	// tree, flat, or block (24.05+, over the cluster file's blocks), which
+	// sets Policy.SlurmBlock: the rewrite adds --segment.
+	SlurmTopology string
+	OnFailure     FailMode
 	// MaxSnapshotAge: an older snapshot is not used (the job is left alone).
 	MaxSnapshotAge time.Duration
 	// ReloadInterval: how often the snapshot file is checked for a new
@@ -83,6 +94,7 @@ func Defaults() Config {
 		Policy:          jobsubmit.DefaultPolicy(),
 		Version:         ConfigVersion,
 		DefaultTopology: "any:preferred",
+		SlurmTopology:   SlurmTopologyTree,
 		OnFailure:       FailOpen,
 		MaxSnapshotAge:  60 * time.Second,
 		ReloadInterval:  time.Second,
@@ -158,6 +170,9 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"snapshot":         func(v *yaml.Node, k string) { p.str(v, k, &c.Snapshot) },
 		"jobs":             func(v *yaml.Node, k string) { p.enum(v, k, (*string)(&c.Jobs), "gang", "gpu", "all") },
 		"default_topology": func(v *yaml.Node, k string) { p.str(v, k, &c.DefaultTopology) },
+		"slurm_topology": func(v *yaml.Node, k string) {
+			p.enum(v, k, &c.SlurmTopology, SlurmTopologyTree, SlurmTopologyFlat, SlurmTopologyBlock)
+		},
 		"on_failure":       func(v *yaml.Node, k string) { p.enum(v, k, (*string)(&c.OnFailure), "open", "closed") },
 		"max_snapshot_age": func(v *yaml.Node, k string) { p.duration(v, k, time.Second, 24*time.Hour, &c.MaxSnapshotAge) },
 		"reload_interval":  func(v *yaml.Node, k string) { p.duration(v, k, 10*time.Millisecond, time.Hour, &c.ReloadInterval) },
@@ -214,6 +229,7 @@ func (p *configParser) check(root *yaml.Node) {
 	if c.FeaturePrefix != "" && !jobsubmit.ValidFeature(c.FeaturePrefix) {
 		p.errorf(root, "feature_prefix", "%q may only hold letters, digits and _ . + - (and must match what `gangtopo gen features` wrote)", c.FeaturePrefix)
 	}
+	c.SlurmBlock = c.SlurmTopology == SlurmTopologyBlock
 	o, err := request.ParseOption(c.DefaultTopology)
 	if err != nil {
 		p.errorf(root, "default_topology", "%v", err)

@@ -34,6 +34,7 @@ partitions: [gpu, big]
 trusted_uids: [64030]
 go_max_procs: 0
 bind_nodes: 4
+slurm_topology: block
 rebind:
   enabled: false
   max_per_cycle: 3
@@ -46,8 +47,8 @@ rebind:
 	}
 	want := Config{Version: "v1", Topology: "/etc/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
 		Policy: jobsubmit.Policy{Jobs: jobsubmit.ScopeGPU, Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
-			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4},
-		DefaultTopology: "leaf:preferred", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
+			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4, SlurmBlock: true},
+		DefaultTopology: "leaf:preferred", SlurmTopology: "block", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0,
 		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second},
 		Defrag: DefaultDefrag(), Quota: DefaultQuota()}
@@ -76,6 +77,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}{
 		{"unknown key", base + "jobz: gpu\n", "g.yaml:4: jobz: unknown key (want one of "},
 		{"bad enum", base + "jobs: every\n", `g.yaml:4: jobs: "every" is not allowed (want gang or gpu or all)`},
+		{"bad slurm topology", base + "slurm_topology: blocks\n", `g.yaml:4: slurm_topology: "blocks" is not allowed (want tree or flat or block)`},
 		{"bad duration", base + "deadline: soon\n", `g.yaml:4: deadline: "soon" is not a duration`},
 		{"duration out of range", base + "deadline: 1h\n", "g.yaml:4: deadline: 1h0m0s out of range (want 1ms..5s)"},
 		{"missing version", "topology: /t.yaml\nsnapshot: /s.json\n", "version: missing (want `version: v1`)"},

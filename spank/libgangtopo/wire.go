@@ -42,6 +42,7 @@ func goJob(j *C.struct_gt_job) jobsubmit.Job {
 		NtasksPerNode: uint16(j.ntasks_per_node), CPUsPerTask: uint16(j.cpus_per_task),
 		MinCPUs: uint32(j.min_cpus), PnMinMemory: uint64(j.pn_min_memory),
 		ArrayInx: str(j.array_inx), HetJob: j.het_job != 0, HetOffset: uint32(j.het_job_offset),
+		SegmentSize: uint32(j.segment_size),
 	}
 }
 
@@ -119,6 +120,7 @@ func packResult(out jobsubmit.Result, background *string) *C.struct_gt_result {
 		*field = b.put(strs[i])
 	}
 	r.min_nodes, r.max_nodes = C.uint32_t(out.MinNodes), C.uint32_t(out.MaxNodes)
+	r.segment_size = C.uint32_t(out.SegmentSize)
 	return r
 }
 
