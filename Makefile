@@ -17,6 +17,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 # warnings say nothing about gangtopo, so they are silenced.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
+.PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean
 .PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay bench-defrag
 
 all: build
@@ -39,22 +40,95 @@ test: lint unit c-test e2e
 test-partial: lint unit c-test
 	@echo "make test-partial: PARTIAL: lint, unit and c-test passed; e2e was NOT run (needs root). This is not a pass of make test."
 
-# end-to-end tests on a real Slurm 22.05 (tests/slurmlab): needs root; installs
-# the Slurm packages with apt-get when missing. For a user who is not root it
-# fails, saying so, so that `make test` never looks like a pass without them
-# (`make test-partial` runs the rest). About 3 minutes. E2E_UID is for
-# tests/tools/makecheck.
+# end-to-end tests on real Slurm (tests/slurmlab): needs root; installs what
+# it needs with apt-get when missing. For a user who is not root it fails,
+# saying so, so that `make test` never looks like a pass without them (`make
+# test-partial` runs the rest). E2E_UID is for tests/tools/makecheck.
+#
+# The suite runs once per Slurm series of E2E_SLURM: host = the host's own
+# packages (Debian bookworm: 22.05.8), trixie = 24.11.5 and sid = 26.05.5,
+# each from a Debian root under $(ROOTS) (make roots; cached there) whose
+# daemons the lab runs chrooted, with the plugins built against that root's
+# headers. Each test is named after the release it ran on:
+# TestE2E/slurm-24.11.5/GangStaysInOneLeaf. The whole suite runs on the
+# host's 22.05 and on the newest series (sid); on trixie the subset
+# E2E_RUN_trixie (the tests that touch what differs per series: the JSON the
+# controller reads, the job fields the shim reads and writes, job_modify,
+# the SPANK remote side, deployment), to keep make test within its time.
 E2E_UID ?= $(shell id -u)
+E2E_SLURM ?= host trixie sid
+# E2E_RUN picks tests by name on every series of E2E_SLURM, as go test -run
+# does (e.g. E2E_RUN='TestE2E/slurm-.*/Gang'); unset, each series runs
+# E2E_RUN_<series>.
+E2E_RUN ?=
+E2E_RUN_host   ?= .
+E2E_RUN_sid    ?= .
+E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob)$$
+e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
 	@if [ "$(E2E_UID)" != 0 ]; then echo "e2e: NOT RUN: it needs root (a real slurmctld and slurmd). This is not a pass:" \
-	  "run make test as root (CI does), or make test-partial for what runs without root (it says it is partial)." >&2; exit 1; \
-	else $(MAKE) --no-print-directory slurm-packages plugins plugins-fault build && \
-	  GANGTOPO_E2E=1 GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) \
-	  GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -count=1 -timeout 10m -v ./tests/e2e/ ./tests/e2e/quota/; fi
+	  "run make test as root (CI does), or make test-partial for what runs without root (it says it is partial)." >&2; exit 1; fi
+	@$(MAKE) --no-print-directory build $(if $(filter-out host,$(E2E_SLURM)),roots ROOT_SUITES="$(filter-out host,$(E2E_SLURM))")
+	@fail=; for s in $(E2E_SLURM); do t0=$$(date +%s); \
+	  $(MAKE) --no-print-directory e2e-$$s || fail="$$fail $$s"; \
+	  echo "e2e: series $$s: $$(( $$(date +%s) - t0 )) s$${fail:+ (failed so far:$$fail)}"; done; \
+	  if [ -n "$$fail" ]; then echo "e2e: FAILED on:$$fail" >&2; exit 1; fi
+
+# one series: the plugins for it, then the suite against its lab. The quota
+# tests (tests/e2e/quota: slurmdbd over MariaDB from the host's packages) run
+# on the host's series only: the Debian roots carry no slurmdbd. -p 1: one
+# lab at a time (two labs starting together raced for the same ports).
+E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -p 1 -count=1 -timeout 15m -v
+e2e-host: slurm-packages plugins plugins-fault build
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) ./tests/e2e/ ./tests/e2e/quota/ -run '$(call e2e_run,host)'
+
+e2e-trixie: slurm-packages build
+	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/trixie/usr/include PLUGIN_BUILD=$(BUILD)/plugins-trixie
+	GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/trixie) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-trixie) \
+	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-trixie-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,trixie)'
+
+e2e-sid: slurm-packages build
+	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/sid/usr/include PLUGIN_BUILD=$(BUILD)/plugins-sid
+	GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/sid) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-sid) \
+	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-sid-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,sid)'
+
+# ---- Debian roots with newer Slurm series (tests only) ----------------------
+# debootstrap --variant=minbase of each suite with Slurm's daemons, clients,
+# munge and headers (about 2 minutes and 300 MB each here), cached: a root
+# is made once and reused until `make roots-clean`. rm --one-file-system:
+# an interrupted debootstrap may leave /proc mounted in its directory.
+ROOTS         ?= $(BUILD)/roots
+ROOT_SUITES   ?= trixie sid
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+ROOT_PACKAGES  = slurmctld,slurmd,munge,slurm-client,libslurm-dev
+
+roots:
+	@pids=; for s in $(ROOT_SUITES); do $(MAKE) --no-print-directory $(ROOTS)/$$s/.gangtopo-root & pids="$$pids $$!"; done; \
+	  rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
+
+$(ROOTS)/%/.gangtopo-root:
+	@command -v debootstrap >/dev/null || { echo "installing debootstrap"; apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
+	@echo "roots: making the $* root (debootstrap, about 2 minutes)"; mkdir -p $(ROOTS)
+	@for m in $$(awk '{print $$2}' /proc/mounts | grep "^$(abspath $(ROOTS))/$*.tmp/" | sort -r); do umount -l "$$m"; done; \
+	  rm -rf --one-file-system $(ROOTS)/$*.tmp
+	@t0=$$(date +%s); debootstrap --variant=minbase --include=$(ROOT_PACKAGES) $* $(ROOTS)/$*.tmp $(DEBIAN_MIRROR) \
+	  > $(ROOTS)/$*.log 2>&1 || { tail -20 $(ROOTS)/$*.log; echo "roots: debootstrap $* failed (log: $(ROOTS)/$*.log)" >&2; exit 1; }; \
+	  echo "127.0.0.1 localhost" > $(ROOTS)/$*.tmp/etc/hosts; \
+	  rm -rf --one-file-system $(ROOTS)/$*; mv $(ROOTS)/$*.tmp $(ROOTS)/$*; \
+	  echo "$(ROOT_PACKAGES)" > $@; echo "roots: $* made in $$(( $$(date +%s) - t0 )) s: Slurm $$(c/slurm-release.sh header $(ROOTS)/$*/usr/include)"
+
+roots-clean:
+	@for s in $(ROOT_SUITES); do rm -rf --one-file-system $(ROOTS)/$$s $(ROOTS)/$$s.tmp; done
 
 # ---- Slurm plugins (c/ and spank/) -----------------------------------------
-# Built against the installed Slurm headers; a plugin only loads into the
-# Slurm release series it was built for (22.05 here): see docs/admin.md.
+# Built against the installed Slurm headers (SLURM_INCLUDE: the directory
+# holding slurm/slurm.h), for the release they are: a job_submit plugin loads
+# only into the exact release it was built for, a SPANK plugin into its
+# series (docs/admin.md, "Slurm series"). c/slurm-release.sh reads the
+# release from slurm_version.h and refuses series outside 22.05-26.05;
+# $(PLUGIN_BUILD)/slurm-release records it, and install checks it against
+# the Slurm installed here.
 SLURM_INCLUDE    ?= /usr/include
 # Where Slurm loads plugins from: slurm.conf's PluginDir, which differs
 # between builds (Debian's packages: /usr/lib/x86_64-linux-gnu/slurm-wlm; a
@@ -63,22 +137,34 @@ SLURM_INCLUDE    ?= /usr/include
 # (Expanded once, on first use: make test never asks.)
 SLURM_PLUGIN_DIR ?= $(eval SLURM_PLUGIN_DIR := $(shell timeout 10 scontrol show config 2>/dev/null | awk '$$1 == "PluginDir" { split($$3, d, ":"); print d[1] }'))$(SLURM_PLUGIN_DIR)
 PLUGIN_BUILD     ?= $(BUILD)/plugins
+# The system image whose Slurm install-plugins checks the build against
+# (default: this host; the e2e deploy test gives a Debian root of make roots).
+SLURM_ROOT       ?= /
 CC               ?= cc
 HARDEN_CFLAGS    = -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
 HARDEN_LDFLAGS   = -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack
 PLUGIN_CFLAGS    = -std=gnu11 -O2 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -I$(SLURM_INCLUDE) -Ic
 SPANK_SRC        = c/spank_gangtopo.c c/spank_client.c c/spank_remote.c c/gangtopo_option.c c/gangtopo_nodefile.c c/gangtopo_quote.c
-SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h c/gangtopo_quote.h
+SPANK_HDR        = c/spank_gangtopo.h c/gangtopo_option.h c/gangtopo_nodefile.h c/gangtopo_quote.h c/gangtopo_slurm.h
 JOBSUBMIT_SRC    = c/job_submit_gangtopo.c c/gangtopo_channel.c c/gangtopo_scope.c c/gangtopo_quote.c
-JOBSUBMIT_HDR    = c/gangtopo_abi.h c/gangtopo_channel.h c/gangtopo_scope.h c/gangtopo_quote.h
+JOBSUBMIT_HDR    = c/gangtopo_abi.h c/gangtopo_channel.h c/gangtopo_scope.h c/gangtopo_quote.h c/gangtopo_slurm.h
 GO_CSHARED       = $(GO) build -buildmode=c-shared -trimpath \
 	-ldflags "-extldflags '-Wl,--version-script=$(abspath c/libgangtopo.lds) $(HARDEN_LDFLAGS)'"
 
 plugins: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)/job_submit_gangtopo.so
 
+# The release the headers are, recorded; rewritten (and the shims rebuilt)
+# only when it changes. Fails, saying why, for missing or unsupported headers.
+.PHONY: FORCE
+$(PLUGIN_BUILD)/slurm-release: FORCE
+	@mkdir -p $(PLUGIN_BUILD)
+	@r=$$(c/slurm-release.sh header $(SLURM_INCLUDE)) || exit 2; \
+	  if [ "$$(cat $@ 2>/dev/null)" != "$$r" ]; then echo "$$r" > $@; echo "plugins: building for Slurm $$r (headers in $(SLURM_INCLUDE))"; fi
+
 # The same job_submit plugin over a libgangtopo built with the fault hooks of
 # spank/ctld/fault_inject.go (tag gangtopo_faultinject): e2e fault tests only.
 plugins-fault: $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)-fault/libgangtopo.so
+	cp $(PLUGIN_BUILD)/slurm-release $(PLUGIN_BUILD)-fault/
 	$(CC) $(PLUGIN_CFLAGS) -shared -o $(PLUGIN_BUILD)-fault/job_submit_gangtopo.so $(JOBSUBMIT_SRC) \
 	  -L$(PLUGIN_BUILD)-fault -lgangtopo -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
 	cp $(PLUGIN_BUILD)/spank_gangtopo.so $(PLUGIN_BUILD)-fault/
@@ -88,8 +174,7 @@ $(PLUGIN_BUILD)-fault/libgangtopo.so:
 	@mkdir -p $(PLUGIN_BUILD)-fault
 	$(GO_CSHARED) -tags gangtopo_faultinject -o $@ ./spank/libgangtopo
 
-$(PLUGIN_BUILD)/spank_gangtopo.so: $(SPANK_SRC) $(SPANK_HDR) c/spank_gangtopo.lds
-	@mkdir -p $(PLUGIN_BUILD)
+$(PLUGIN_BUILD)/spank_gangtopo.so: $(SPANK_SRC) $(SPANK_HDR) c/spank_gangtopo.lds $(PLUGIN_BUILD)/slurm-release
 	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $(SPANK_SRC) -Wl,--version-script=c/spank_gangtopo.lds $(HARDEN_LDFLAGS)
 
 # libgangtopo.so: go decides what is stale, so it is always asked.
@@ -98,7 +183,7 @@ $(PLUGIN_BUILD)/libgangtopo.so:
 	@mkdir -p $(PLUGIN_BUILD)
 	$(GO_CSHARED) -o $@ ./spank/libgangtopo
 
-$(PLUGIN_BUILD)/job_submit_gangtopo.so: $(JOBSUBMIT_SRC) $(JOBSUBMIT_HDR) c/job_submit_gangtopo.lds $(PLUGIN_BUILD)/libgangtopo.so
+$(PLUGIN_BUILD)/job_submit_gangtopo.so: $(JOBSUBMIT_SRC) $(JOBSUBMIT_HDR) c/job_submit_gangtopo.lds $(PLUGIN_BUILD)/libgangtopo.so $(PLUGIN_BUILD)/slurm-release
 	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $(JOBSUBMIT_SRC) -L$(PLUGIN_BUILD) -lgangtopo \
 	  -Wl,-rpath,'$$ORIGIN' -Wl,--version-script=c/job_submit_gangtopo.lds $(HARDEN_LDFLAGS)
 
@@ -129,6 +214,10 @@ slurm-packages:
 # (the old is unlinked, not overwritten), so a running slurmctld keeps the
 # objects it has loaded; never cp over a loaded .so.
 install-plugins: plugins
+	@built=$$(cat $(PLUGIN_BUILD)/slurm-release); here=$$(c/slurm-release.sh installed $(SLURM_ROOT)); \
+	  if [ -n "$$here" ] && [ "$$here" != "$$built" ]; then echo "install-plugins: the plugins in $(PLUGIN_BUILD) are built for Slurm $$built," \
+	    "but this host runs Slurm $$here, which would refuse them (a job_submit plugin loads only into the release it was built for):" \
+	    "rebuild for $$here with its headers (make plugins SLURM_INCLUDE=<dir holding its slurm/slurm.h>, or install its libslurm-dev), then make install" >&2; exit 2; fi
 	@test -n "$(SLURM_PLUGIN_DIR)" || { echo "install-plugins: SLURM_PLUGIN_DIR is not set and scontrol show config does not say: give your Slurm's PluginDir, e.g. make install-plugins SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm"; exit 2; }
 	install -D -m 0755 $(PLUGIN_BUILD)/spank_gangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_gangtopo.so
 	install -D -m 0755 $(PLUGIN_BUILD)/job_submit_gangtopo.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/job_submit_gangtopo.so

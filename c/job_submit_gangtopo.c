@@ -4,7 +4,8 @@
  * job so that Slurm's own scheduler carries it out.
  *
  * This shim is the only code built against a particular Slurm release
- * (job_desc_msg_t changes between release series). It copies the fields
+ * (job_desc_msg_t changes between release series; gangtopo_slurm.h
+ * switches what differs). It copies the fields
  * gangtopo reads into struct gt_job, hands it to libgangtopo over a pipe
  * (gangtopo_channel.c; no call into Go per job, gangtopo_abi.h says why),
  * logs the line the answer carries, and applies it with Slurm's allocator
@@ -26,6 +27,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "gangtopo_abi.h"
+#include "gangtopo_slurm.h"
 #include "gangtopo_channel.h"
 #include "gangtopo_quote.h"
 #include "gangtopo_scope.h"
@@ -132,14 +134,43 @@ static void replace(char **field, const char *value)
 		*field = slurm_xstrdup(value);
 }
 
+/*
+ * replace_tres is replace for a TRES list the decision writes in 22.05's
+ * form ("gres:gpu:8,gres:nic:1"): from 23.02 on job_desc_msg_t holds
+ * "gres/gpu:8" and slurmctld refuses the old form ("Invalid Trackable
+ * RESource (TRES) specification"), so each item's "gres:" becomes "gres/".
+ */
+static void replace_tres(char **field, const char *value)
+{
+#if GT_SLURM_TRES_SLASH
+	char *copy, *p;
+
+	if (!value || !*value) {
+		replace(field, value);
+		return;
+	}
+	copy = slurm_xstrdup(value);
+	for (p = copy; p; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		if (!strncmp(p, "gres:", 5))
+			p[4] = '/';
+	}
+	slurm_xfree((void **)field);
+	*field = copy;
+#else
+	replace(field, value);
+#endif
+}
+
 static void apply(job_desc_msg_t *jd, const struct gt_result *r)
 {
 	replace(&jd->features, r->features);
 	replace(&jd->prefer, r->prefer);
 	replace(&jd->req_nodes, r->req_nodes);
 	replace(&jd->exc_nodes, r->exc_nodes);
-	replace(&jd->tres_per_job, r->tres_per_job);
-	replace(&jd->tres_per_node, r->tres_per_node);
+	replace_tres(&jd->tres_per_job, r->tres_per_job);
+	replace_tres(&jd->tres_per_node, r->tres_per_node);
 	replace(&jd->comment, r->comment);
 	replace(&jd->admin_comment, r->admin_comment);
 	if (r->min_nodes)
@@ -239,7 +270,7 @@ static int init_locked(void)
 	if (err)	/* the configuration did not load: libgangtopo watches it */
 		slurm_error("%s: %s", plugin_type, err);
 	else
-		slurm_info("%s: loaded", plugin_type);
+		slurm_info("%s: loaded, built for Slurm %d.%02d.%d", plugin_type, GT_SLURM_RELEASE_ARGS);
 	free(err);
 	log_background(background);
 	free(background);
@@ -401,8 +432,8 @@ static int modify_locked(job_desc_msg_t *jd, uint32_t uid, char **err_msg)
 	job.request = GT_REQ_MODIFY;
 	job.user_id = uid;
 	job.job_id = jd->job_id_str;
-	if (!job.job_id && jd->job_id != NO_VAL) {
-		snprintf(id, sizeof(id), "%u", jd->job_id);
+	if (!job.job_id && GT_JOB_DESC_ID(jd) != NO_VAL) {
+		snprintf(id, sizeof(id), "%u", GT_JOB_DESC_ID(jd));
 		job.job_id = id;
 	}
 	job.changes = (jd->features ? GT_CHANGE_FEATURES : 0) | (jd->exc_nodes ? GT_CHANGE_EXC_NODES : 0);
@@ -421,14 +452,7 @@ static int modify_locked(job_desc_msg_t *jd, uint32_t uid, char **err_msg)
 	return rc == ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE ? ESLURM_NOT_SUPPORTED : rc;
 }
 
-/*
- * job_modify: slurmctld passes err_msg from 23.02 on (issue 12's
- * gangtopo_slurm.h names the switch GT_SLURM_MODIFY_ERR_MSG; the same test
- * is spelled out here until both meet).
- */
-#ifndef GT_SLURM_MODIFY_ERR_MSG
-#define GT_SLURM_MODIFY_ERR_MSG (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0))
-#endif
+/* job_modify: slurmctld passes err_msg from 23.02 on (gangtopo_slurm.h). */
 #if GT_SLURM_MODIFY_ERR_MSG
 extern int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid, char **err_msg)
 {

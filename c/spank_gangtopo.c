@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gangtopo_quote.h"
+#include "gangtopo_slurm.h"
 #include "spank_gangtopo.h"
 
 SPANK_PLUGIN(gangtopo, 1);
@@ -86,6 +87,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		if (gt_parse_args(ac, av) < 0)
 			return -1;
 		return spank_option_register(sp, &gang_topology_opt) == ESPANK_SUCCESS ? 0 : -1;
+	case S_CTX_SLURMD:
+		/* once per slurmd start: which Slurm this build is for */
+		slurm_info("%s: SPANK plugin built for Slurm %d.%02d.%d", GT_PLUGIN, GT_SLURM_RELEASE_ARGS);
+		return 0;
 	default:
 		return 0;
 	}

@@ -17,7 +17,9 @@
  * own domains, so a node-local directory is enough and a shared one sees
  * one read per node, not one per node pair. Runs in slurm_spank_user_init,
  * once per step and node, before the tasks fork. slurm_hostlist_shift
- * returns malloc()ed names in 22.05 (free(), not xfree).
+ * returns malloc()ed names (free(), not xfree; checked on 22.05, 24.11 and
+ * 26.05); gt_hostlist_t is hostlist_t as each series spells it
+ * (gangtopo_slurm.h).
  *
  * CUDA_DEVICE_ORDER and NCCL_IB_HCA change how the libraries behave, so
  * set_env= (plugstack.conf) says which steps get them: by default (gang)
@@ -35,6 +37,7 @@
 #include <slurm/slurm.h>
 
 #include "gangtopo_nodefile.h"
+#include "gangtopo_slurm.h"
 #include "spank_gangtopo.h"
 
 #define GT_MAX_STEP_NODES 4096	/* beyond this, GANGTOPO_TIER is not computed */
@@ -84,7 +87,7 @@ static int step_nodes(spank_t sp, char *buf, int len)
 static int this_node(spank_t sp, const char *nodes, char *name, size_t len)
 {
 	uint32_t id = 0;
-	hostlist_t hl;
+	gt_hostlist_t hl;
 	char *h;
 	int rc = -1;
 
@@ -110,7 +113,7 @@ static int this_node(spank_t sp, const char *nodes, char *name, size_t len)
  */
 static int common_domain(const char *nodes, const struct gt_nodefile *me)
 {
-	hostlist_t dom[GT_MAX_DOMAINS] = { 0 }, step = slurm_hostlist_create(nodes);
+	gt_hostlist_t dom[GT_MAX_DOMAINS] = { 0 }, step = slurm_hostlist_create(nodes);
 	int first = 0, n = 0;
 	char *h;
 
@@ -139,7 +142,7 @@ static int common_domain(const char *nodes, const struct gt_nodefile *me)
 /* export_placement sets GANGTOPO_TIER/_DOMAIN for the step. */
 static void export_placement(spank_t sp, const char *nodes, const struct gt_nodefile *me, uint64_t gpus)
 {
-	hostlist_t hl = slurm_hostlist_create(nodes);
+	gt_hostlist_t hl = slurm_hostlist_create(nodes);
 	int count = hl ? slurm_hostlist_count(hl) : 0, d;
 
 	if (hl)

@@ -17,15 +17,15 @@ type slurmFlags struct {
 	binDir              string
 	timeout             time.Duration
 	featurePrefix       string
-	files               [4]string // saved outputs, by slurmstate.Source
+	files               [5]string // saved outputs, by slurmstate.Source
 	fs                  *pflag.FlagSet
 }
 
-var savedOutputFlags = [4]string{"sinfo-json", "squeue-json", "scontrol-nodes", "scontrol-jobs"}
+var savedOutputFlags = [5]string{"sinfo-json", "squeue-json", "scontrol-nodes", "scontrol-jobs", "scontrol-nodes-json"}
 
 func (f *slurmFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.nodesFrom, "nodes-from", "sinfo", "where nodes come from: sinfo (sinfo --json) or scontrol (scontrol -a -d -o show node)")
+	fs.StringVar(&f.nodesFrom, "nodes-from", "auto", "where nodes come from: auto (sinfo --json on Slurm 22.05, scontrol --json show nodes on 23.02 and later), sinfo (sinfo --json, 22.05), scontrol-json (scontrol -a --json show nodes, 23.02+) or scontrol (scontrol -a -d -o show node, any)")
 	fs.StringVar(&f.jobsFrom, "jobs-from", "squeue", "where jobs come from: squeue (squeue --json) or scontrol (scontrol -a -d show job)")
 	fs.StringVar(&f.binDir, "slurm-bin", "", "`directory` holding sinfo, squeue and scontrol (default: $PATH); they use $SLURM_CONF as usual")
 	fs.DurationVar(&f.timeout, "slurm-timeout", 15*time.Second, "kill a Slurm command that has not finished within this `time`")
@@ -38,17 +38,31 @@ func (f *slurmFlags) register(fs *pflag.FlagSet) {
 // config checks the flags and makes the poll configuration.
 func (f *slurmFlags) config() (*slurmstate.PollConfig, error) {
 	cfg := &slurmstate.PollConfig{BinDir: f.binDir, Timeout: f.timeout, Files: map[slurmstate.Source]string{}}
-	// A saved output of scontrol implies reading that source, unless the
-	// source was chosen explicitly.
-	if f.files[slurmstate.ScontrolNodes] != "" && !f.fs.Changed("nodes-from") {
-		f.nodesFrom = "scontrol"
+	// A saved output implies reading that source, unless the source was
+	// chosen explicitly.
+	if !f.fs.Changed("nodes-from") {
+		for src, name := range map[slurmstate.Source]string{slurmstate.ScontrolNodes: "scontrol",
+			slurmstate.ScontrolNodesJSON: "scontrol-json", slurmstate.SinfoJSON: "sinfo"} {
+			if f.files[src] != "" {
+				f.nodesFrom = name
+			}
+		}
 	}
 	if f.files[slurmstate.ScontrolJobs] != "" && !f.fs.Changed("jobs-from") {
 		f.jobsFrom = "scontrol"
 	}
 	var err error
-	if cfg.NodesFrom, err = pick("--nodes-from", f.nodesFrom, "sinfo", slurmstate.SinfoJSON, "scontrol", slurmstate.ScontrolNodes); err != nil {
-		return nil, err
+	switch f.nodesFrom {
+	case "auto":
+		cfg.NodesFrom, cfg.NodesAuto = slurmstate.SinfoJSON, true
+	case "sinfo":
+		cfg.NodesFrom = slurmstate.SinfoJSON
+	case "scontrol-json":
+		cfg.NodesFrom = slurmstate.ScontrolNodesJSON
+	case "scontrol":
+		cfg.NodesFrom = slurmstate.ScontrolNodes
+	default:
+		return nil, usagef("--nodes-from: unknown source %q (want auto, sinfo, scontrol-json or scontrol)", f.nodesFrom)
 	}
 	if cfg.JobsFrom, err = pick("--jobs-from", f.jobsFrom, "squeue", slurmstate.SqueueJSON, "scontrol", slurmstate.ScontrolJobs); err != nil {
 		return nil, err
@@ -58,8 +72,8 @@ func (f *slurmFlags) config() (*slurmstate.PollConfig, error) {
 			continue
 		}
 		cfg.Files[src] = f.files[src]
-		switch src {
-		case slurmstate.SinfoJSON, slurmstate.ScontrolNodes:
+		switch {
+		case src.IsNodeSource():
 			if src != cfg.NodesFrom {
 				return nil, usagef("--%s: nodes come from %s (--nodes-from); give the saved output of that, or change --nodes-from", savedOutputFlags[src], cfg.NodesFrom)
 			}

@@ -150,7 +150,9 @@ func parseSlurmJob(text, id string) (slurmJob, error) {
 
 // slurmReasons translates the pending reasons a gang meets most.
 var slurmReasons = map[string]string{
-	"Resources":      "waiting for resources: no allowed domain has room yet",
+	"Resources": "waiting for resources: no allowed domain has room yet",
+	// 26.05's reason for the same wait where topology/tree places the job
+	"Insufficient_resources_in_topology_unit": "waiting for resources: no allowed domain has room yet",
 	"Priority":       "other jobs are ahead of it in the queue",
 	"BadConstraints": "no node matches the job's constraints",
 	"None":           "not looked at by the scheduler yet",

@@ -122,6 +122,7 @@ func (dc *Decider) EngineRequest(p Prepared, s *occupancy.Snapshot) request.Requ
 // sizes) are refused with a message. The caller then takes a snapshot and
 // runs the engine (3, 4), and Rewrite turns its answer into job fields (5).
 func (dc *Decider) Prepare(j Job) Prepared {
+	j = j.withoutCPUTres()
 	opt, inScope, err := dc.scope(j)
 	if err != nil {
 		return Prepared{Done: true, Final: dc.refuse(j, "", err.Error())}
@@ -154,6 +155,7 @@ func (dc *Decider) Prepare(j Job) Prepared {
 // becomes job fields. An engine status it does not know is an error (the
 // caller's failure path).
 func (dc *Decider) Rewrite(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, gen uint64) (Result, error) {
+	j = j.withoutCPUTres()
 	switch pl.Status {
 	case place.Invalid, place.Impossible:
 		return dc.refuse(j, p.Option.String(), pl.Message), nil

@@ -130,3 +130,30 @@ func perGPU(s string) (int64, error) {
 	}
 	return int64(t.Count), nil
 }
+
+// withoutCPUTres is j with the CPU entry of TresPerTask taken out: from
+// Slurm 23.02 on, -c/--cpus-per-task is also recorded there ("cpu=40", or
+// "cpu:40"), which is no GRES and would make a CPU job look like a job
+// with other GRES. CPUsPerTask takes its count when Slurm left it unset.
+// The job's own TresPerTask is not rewritten (Apply never writes it).
+func (j Job) withoutCPUTres() Job {
+	if j.TresPerTask == "" {
+		return j
+	}
+	var keep []string
+	for _, item := range strings.Split(j.TresPerTask, ",") {
+		name, count, found := strings.Cut(strings.TrimSpace(item), "=")
+		if !found {
+			name, count, found = strings.Cut(strings.TrimSpace(item), ":")
+		}
+		if n, err := strconv.ParseUint(count, 10, 16); found && name == "cpu" && err == nil {
+			if j.CPUsPerTask == 0 {
+				j.CPUsPerTask = uint16(n)
+			}
+			continue
+		}
+		keep = append(keep, item)
+	}
+	j.TresPerTask = strings.Join(keep, ",")
+	return j
+}

@@ -6,13 +6,17 @@ import (
 	"time"
 )
 
-// TestArrayTasksLandPacked: nodes 01-08 have one GPU free each, 09-16 are
+func init() {
+	register("ArrayTasksLandPacked", testArrayTasksLandPacked)
+}
+
+// testArrayTasksLandPacked: nodes 01-08 have one GPU free each, 09-16 are
 // whole. An array of ten 1-GPU tasks is decided task by task: the binding
 // lists the eight holes and then whole nodes, so all ten run, eight in
 // the holes and two on one whole node, and seven nodes stay whole. (Decided
 // as one 1-GPU job, it was bound to the eight ranked holes only: two tasks
 // waited for them while eight nodes sat idle.)
-func TestArrayTasksLandPacked(t *testing.T) {
+func testArrayTasksLandPacked(t *testing.T) {
 	reset(t)
 	holes := map[string]int{}
 	for _, n := range []string{"node01", "node02", "node03", "node04", "node05", "node06", "node07", "node08"} {

@@ -7,13 +7,17 @@ import (
 	"time"
 )
 
-// TestDefragControllerPolicy: the controller's policy (defrag.auto on,
+func init() {
+	register("DefragControllerPolicy", testDefragControllerPolicy)
+}
+
+// testDefragControllerPolicy: the controller's policy (defrag.auto on,
 // gangs of 32+ GPUs at once) carries a plan out in one cycle on the
 // fragmented cluster: it holds leaf2 for the waiting gang and requeues the
 // one job there, without waiting; the gang starts; the next cycle ends the
 // hold (the running gang is taken out of the reservation first) and the
 // gang keeps running.
-func TestDefragControllerPolicy(t *testing.T) {
+func testDefragControllerPolicy(t *testing.T) {
 	reset(t)
 	cfg := defragConfig(t)
 	data, err := os.ReadFile(cfg)

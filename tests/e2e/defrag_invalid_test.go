@@ -7,9 +7,13 @@ import (
 	"testing"
 )
 
-// TestDefragBadInput gathers what `gangtopo defrag apply` refuses as bad
+func init() {
+	register("DefragBadInput", testDefragBadInput)
+}
+
+// testDefragBadInput gathers what `gangtopo defrag apply` refuses as bad
 // input: a clear message, exit status 2, nothing requeued and no hold.
-func TestDefragBadInput(t *testing.T) {
+func testDefragBadInput(t *testing.T) {
 	reset(t)
 	cfg := defragConfig(t)
 	jobs := fragmented(t)

@@ -13,17 +13,22 @@ import (
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
-// TestPreemptionFreesOneLeaf: with Slurm's own preemption
+func init() {
+	register("PreemptionFreesOneLeaf", testPreemptionFreesOneLeaf)
+}
+
+// testPreemptionFreesOneLeaf: with Slurm's own preemption
 // (PreemptType=preempt/partition_prio, partition high at PriorityTier 10
 // over low at 1, PreemptMode=REQUEUE), a 32-GPU leaf gang in high that
 // does not fit makes Slurm preempt: gangtopo's binding lists the leaves
 // closest to fitting first, Slurm preempts in the first where preempting
 // makes room, so what it frees is one leaf, with the fewest GPUs taken.
 // leaf1 and leaf4 hold two low jobs, leaf2 one, leaf3 two jobs of high
-// (which Slurm may not preempt for high): Slurm requeues leaf2's job and
-// nothing else, and the gang runs on leaf2. A lab of its own: preemption
-// is slurm.conf's.
-func TestPreemptionFreesOneLeaf(t *testing.T) {
+// (which Slurm may not preempt for high): Slurm 22.05 requeues leaf2's job
+// and nothing else, and the gang runs on leaf2; on later series the test
+// checks what holds there: one leaf freed, only low jobs inside it
+// requeued. A lab of its own: preemption is slurm.conf's.
+func testPreemptionFreesOneLeaf(t *testing.T) {
 	l, cf, snap := preemptLab(t)
 	defer l.Stop()
 	sub := func(args ...string) string {
@@ -51,19 +56,33 @@ func TestPreemptionFreesOneLeaf(t *testing.T) {
 	if !strings.HasPrefix(g.Features, "[gt_leaf2|") {
 		t.Errorf("gang bound to %q, want leaf2 (the closest to fitting) first", g.Features)
 	}
+	leafOf := func(node string) string {
+		id, _ := l.Cluster.NodeByName(node)
+		return l.Cluster.Domains[l.Cluster.Nodes[id].Up[topology.TierLeaf]].Name
+	}
 	leaves := map[string]bool{}
 	for _, n := range g.Nodes {
-		id, _ := l.Cluster.NodeByName(n)
-		leaves[l.Cluster.Domains[l.Cluster.Nodes[id].Up[topology.TierLeaf]].Name] = true
+		leaves[leafOf(n)] = true
 	}
-	if len(g.Nodes) != 4 || len(leaves) != 1 || !leaves["leaf2"] {
-		t.Errorf("gang runs on %v, want the 4 nodes of leaf2", g.Nodes)
+	if len(g.Nodes) != 4 || len(leaves) != 1 {
+		t.Fatalf("gang runs on %v, want the 4 nodes of one leaf", g.Nodes)
 	}
+	// Slurm 22.05 takes the binding's first alternative where preempting
+	// makes room: leaf2, one job. 26.05.5 does not follow the order for a
+	// preempting job (topology/tree picks the leaf itself: leaf4, two jobs,
+	// in this test); docs/defrag.md says so. Either way one leaf is freed
+	// and only low jobs inside it are requeued.
+	leaf := leafOf(g.Nodes[0])
+	if l.Release.Series() == "22.05" && leaf != "leaf2" {
+		t.Errorf("gang runs on %v (%s), want the 4 nodes of leaf2 on Slurm %s", g.Nodes, leaf, l.Release)
+	}
+	t.Logf("Slurm %s: the gang runs in %s, bound %s", l.Release, leaf, g.Features)
 	for name, id := range fillers {
 		j, err := l.ShowJob(context.Background(), id)
 		must(t, err)
+		node := name[strings.IndexByte(name, '-')+1:]
 		want := "0"
-		if strings.HasSuffix(name, "node06") {
+		if leafOf(node) == leaf && j.Fields["Partition"] == "low" {
 			want = "1"
 		}
 		if j.Fields["Restarts"] != want {
@@ -88,6 +107,7 @@ func preemptLab(t *testing.T) (*slurmlab.Lab, string, string) {
 	body := strings.Replace(fmt.Sprintf(labConfig, cf, snap), "partitions: [gpu, debug]", "partitions: [gpu, high, low]", 1)
 	must(t, os.WriteFile(cfg, []byte(body), 0o644))
 	l, err := slurmlab.Start(context.Background(), slurmlab.Options{Cluster: c, ClusterFile: cf, Owner: os.Getpid(),
+		Root: slurmRoot(), Expose: pluginDirs(),
 		Plugins: slurmlab.Plugins{Dir: os.Getenv("GANGTOPO_PLUGINS"), JobSubmit: true, Spank: true, CtldEnv: []string{"GANGTOPO_CONFIG=" + cfg}},
 		Extra:   []string{"PreemptType=preempt/partition_prio", "PreemptMode=REQUEUE"},
 		Partitions: []string{"PartitionName=high Nodes=node[01-16] PriorityTier=10 State=UP",

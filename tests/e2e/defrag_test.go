@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+func init() {
+	register("DefragApply", testDefragApply)
+}
+
 // defragConfig is the e2e gangtopo.yaml with a defrag: section: jobs of
 // the debug partition may be requeued (the lab's fillers run there: gangtopo
 // leaves them to Slurm, so a requeued one may restart anywhere), every
@@ -135,14 +139,14 @@ func pendingGang(t *testing.T) string {
 	return id
 }
 
-// TestDefragApply: on a fragmented cluster a 4-node leaf gang waits. The
+// testDefragApply: on a fragmented cluster a 4-node leaf gang waits. The
 // dry run changes nothing; a saved plan made stale by a job started in its
 // domain is refused (exit 1, no reservation left, nothing requeued);
 // --yes requeues exactly the job the plan names (leaf2's), the gang starts
 // inside leaf2, the requeued job runs again elsewhere, the job that may not
 // be requeued and the job outside defrag.partitions keep 0 restarts, and
 // the hold is gone afterwards while the gang still runs.
-func TestDefragApply(t *testing.T) {
+func testDefragApply(t *testing.T) {
 	reset(t)
 	cfg := defragConfig(t)
 	jobs := fragmented(t)

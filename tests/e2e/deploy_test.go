@@ -16,6 +16,10 @@ import (
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
+func init() {
+	register("DeployingOnACluster", testDeployingOnACluster)
+}
+
 // deployStep is one command of docs/admin.md's "Deploying on a cluster", as
 // written there, and how the lab runs it.
 type deployStep struct {
@@ -28,23 +32,28 @@ type deployStep struct {
 	before func(t *testing.T)
 }
 
-// TestDeployingOnACluster runs every command of docs/admin.md's "Deploying
+// testDeployingOnACluster runs every command of docs/admin.md's "Deploying
 // on a cluster", in the order written, against the lab: documented paths
 // (/etc/gangtopo, /var/lib/gangtopo) move into a scratch directory,
 // /etc/slurm/topology.conf is the lab's, and make builds and installs into
 // the scratch directory, away from the objects the lab's slurmctld has
 // loaded. The section must hold exactly these commands, so a command added
 // to it is a command this test runs.
-func TestDeployingOnACluster(t *testing.T) {
+func testDeployingOnACluster(t *testing.T) {
 	reset(t)
 	scratch := t.TempDir()
 	must(t, os.Chmod(scratch, 0o755))
 	var jobID string
 	stock := slurmlab.Plugins{Dir: os.Getenv("GANGTOPO_PLUGINS"), Spank: true}
+	// on a Debian root the administrator's machine is the root: its headers
+	build := " BUILD=" + scratch + "/build"
+	if root := slurmRoot(); root != "" {
+		build += " SLURM_INCLUDE=" + root + "/usr/include SLURM_ROOT=" + root
+	}
 	steps := []deployStep{
-		{cmd: "make build plugins", repo: true, extra: " BUILD=" + scratch + "/build"},
+		{cmd: "make build plugins", repo: true, extra: build},
 		{cmd: "make install PREFIX=/usr/local SLURM_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm", repo: true,
-			extra: " BUILD=" + scratch + "/build DESTDIR=" + scratch + "/root",
+			extra: build + " DESTDIR=" + scratch + "/root",
 			check: func(t *testing.T, _ string) {
 				for _, f := range []string{"usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gangtopo.so", "usr/lib/x86_64-linux-gnu/slurm-wlm/libgangtopo.so",
 					"usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gangtopo.so", "usr/local/bin/gangtopo"} {
@@ -74,7 +83,10 @@ func TestDeployingOnACluster(t *testing.T) {
 					t.Error(err)
 				}
 			}},
-		{cmd: "scontrol reconfigure"},
+		// from 24.05 slurmctld re-executes itself on reconfigure, and the
+		// nodes are unavailable until their slurmd registers again: the
+		// job below would pend (ReqNodeNotAvail) without this wait
+		{cmd: "scontrol reconfigure", check: func(t *testing.T, _ string) { must(t, lab.WaitNodesIdle(ctxT(t), time.Minute)) }},
 		{cmd: "sbatch --gpus=16 --gang-topology=leaf --wrap 'sleep 60'", extra: " -o /dev/null",
 			check: func(t *testing.T, out string) {
 				m := regexp.MustCompile(`Submitted batch job (\d+)`).FindStringSubmatch(out)
@@ -82,6 +94,12 @@ func TestDeployingOnACluster(t *testing.T) {
 					t.Fatalf("no job ID in %q", out)
 				}
 				jobID = m[1]
+				// the documented check reads a placed job; the
+				// unbind step further on wants it started (24.11.5
+				// took seconds to look at it)
+				if j, err := lab.WaitSettled(ctxT(t), jobID, 2*time.Second, time.Minute); err != nil || j.State != "RUNNING" {
+					t.Fatalf("job %s: %v %+v, want RUNNING", jobID, err, j)
+				}
 			}},
 		{cmd: "gangtopo why JOBID", check: contains("gangtopo: placed in leaf")},
 		// the off switch: gangtopo out of JobSubmitPlugins, then reconfigure
@@ -148,8 +166,17 @@ func runShell(t *testing.T, line string, repo bool, scratch string) string {
 	if repo {
 		cmd.Dir = "../.."
 	}
+	// gangtopo first, then the lab's PATH (on a Debian root its Slurm
+	// clients come first there: the host's 22.05 clients cannot talk to a
+	// 26.05 slurmctld, and sinfo says only "Unspecified error")
 	bin := filepath.Dir(os.Getenv("GANGTOPO_BIN"))
-	cmd.Env = append(lab.Env(), "PATH="+bin+":"+os.Getenv("PATH"))
+	path := os.Getenv("PATH")
+	for _, kv := range lab.Env() {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	cmd.Env = append(lab.Env(), "PATH="+bin+":"+path)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)

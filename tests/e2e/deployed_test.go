@@ -6,7 +6,11 @@ import (
 	"time"
 )
 
-// TestDeployedPathBeatsStockSlurm runs one mixed sequence through the
+func init() {
+	register("DeployedPathBeatsStockSlurm", testDeployedPathBeatsStockSlurm)
+}
+
+// testDeployedPathBeatsStockSlurm runs one mixed sequence through the
 // lab twice, with the plugins under `jobs: all` and without them (stock
 // Slurm, the same daemons): CPU-only jobs, a job array of 1-GPU tasks,
 // then a late 32-GPU gang asking for 8 CPUs per GPU (a whole node's CPUs).
@@ -15,7 +19,7 @@ import (
 // order says, on leaf 1's whole nodes; gangtopo puts the CPU jobs where
 // their CPUs strand no GPU (the full nodes) and the tasks into leaf 2's
 // holes, so leaf 1 stays whole and the gang starts there.
-func TestDeployedPathBeatsStockSlurm(t *testing.T) {
+func testDeployedPathBeatsStockSlurm(t *testing.T) {
 	writeConfig(t, strings.Replace(labConfig, "jobs: gpu", "jobs: all", 1))
 	defer writeConfig(t, labConfig)
 	with := mixedSequence(t)

@@ -7,6 +7,10 @@
 // tests' jobs use without -p, a partition outside the cluster file and one
 // outside gangtopo.yaml's partitions (main_test.go).
 //
+// Each file registers its tests (register, registry_test.go); TestE2E runs
+// them all, one subtest each under the lab's Slurm release, so a test's
+// name says which Slurm it ran on: TestE2E/slurm-22.05.8/GangStaysInOneLeaf.
+//
 // It runs only when GANGTOPO_E2E=1 (make e2e sets it, with the plugin
 // build directories in GANGTOPO_PLUGINS and GANGTOPO_FAULT_PLUGINS and the
 // gangtopo binary in GANGTOPO_BIN) and needs root. make e2e skips it for a

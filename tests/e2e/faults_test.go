@@ -10,11 +10,16 @@ import (
 	"time"
 )
 
-// TestFaultsLeaveJobsUntouched: whatever goes wrong inside gangtopo, a job
+func init() {
+	register("FaultsLeaveJobsUntouched", testFaultsLeaveJobsUntouched)
+	register("EngineFaultsInTestBuild", testEngineFaultsInTestBuild)
+}
+
+// testFaultsLeaveJobsUntouched: whatever goes wrong inside gangtopo, a job
 // is accepted exactly as submitted (on_failure: open), slurmctld logs one
 // line and keeps running (same PID), and the next job is placed as usual
 // once the fault is gone.
-func TestFaultsLeaveJobsUntouched(t *testing.T) {
+func testFaultsLeaveJobsUntouched(t *testing.T) {
 	tests := []struct {
 		name  string
 		spoil func(t *testing.T)
@@ -39,13 +44,13 @@ func TestFaultsLeaveJobsUntouched(t *testing.T) {
 	}
 }
 
-// TestEngineFaultsInTestBuild loads the libgangtopo built with fault hooks
+// testEngineFaultsInTestBuild loads the libgangtopo built with fault hooks
 // (make plugins-fault): a job named gangtopo-inject-panic panics inside
 // the engine call, gangtopo-inject-stall outlives the 200 ms deadline (Go
 // answers at the deadline), gangtopo-inject-hang stalls Go for a second
 // (the C shim stops waiting after 200+50 ms, and the next job's call
 // discards the late answer).
-func TestEngineFaultsInTestBuild(t *testing.T) {
+func testEngineFaultsInTestBuild(t *testing.T) {
 	dir := os.Getenv("GANGTOPO_FAULT_PLUGINS")
 	if dir == "" {
 		t.Fatal("GANGTOPO_FAULT_PLUGINS is not set: run `make e2e`")

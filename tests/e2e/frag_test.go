@@ -6,6 +6,10 @@ import (
 	"testing"
 )
 
+func init() {
+	register("SmallJobsKeepWholeNodesWhole", testSmallJobsKeepWholeNodesWhole)
+}
+
 // fragOutcome is what one run of the fragmentation sequence leaves.
 type fragOutcome struct {
 	smallOnWhole int    // small jobs that broke a whole free node
@@ -13,7 +17,7 @@ type fragOutcome struct {
 	gangLeaves   []string
 }
 
-// TestSmallJobsKeepWholeNodesWhole runs one sequence twice, with the
+// testSmallJobsKeepWholeNodesWhole runs one sequence twice, with the
 // gangtopo plugins and with stock Slurm, and asserts the difference.
 //
 // Start: leaf3 and leaf4 full; leaf2's four nodes fragmented by six 1-GPU
@@ -26,7 +30,7 @@ type fragOutcome struct {
 // it: the small jobs break node01, and the gang waits for 4 whole nodes.
 // With gangtopo the small jobs fill leaf2's holes, leaf1 stays whole, and
 // the gang starts at once inside it.
-func TestSmallJobsKeepWholeNodesWhole(t *testing.T) {
+func testSmallJobsKeepWholeNodesWhole(t *testing.T) {
 	with := fragSequence(t)
 	var stock fragOutcome
 	asStockSlurm(t, func() { stock = fragSequence(t) })

@@ -7,11 +7,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestGangStaysInOneLeaf: with node01 and node05 busy, Slurm's node order
+func init() {
+	register("GangStaysInOneLeaf", testGangStaysInOneLeaf)
+	register("NVLinkNeverSpansNodes", testNVLinkNeverSpansNodes)
+	register("TypedGPUsBecomeWholeNodes", testTypedGPUsBecomeWholeNodes)
+}
+
+// testGangStaysInOneLeaf: with node01 and node05 busy, Slurm's node order
 // alone would start a 32-GPU job on node02-04 plus node06 (two leaves).
 // At --gang-topology=leaf it must land on the four nodes of one leaf,
 // 8 GPUs each.
-func TestGangStaysInOneLeaf(t *testing.T) {
+func testGangStaysInOneLeaf(t *testing.T) {
 	reset(t)
 	fill(t, whole("node01", "node05"))
 	j := running(t, "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf")
@@ -26,11 +32,11 @@ func TestGangStaysInOneLeaf(t *testing.T) {
 	}
 }
 
-// TestNVLinkNeverSpansNodes: an 8-GPU job at nvlink takes one whole node
+// testNVLinkNeverSpansNodes: an 8-GPU job at nvlink takes one whole node
 // (on NVSwitch nodes the node is the NVLink domain), and when no node has
 // 8 free GPUs it waits rather than spanning two; 16 GPUs with slice=8
 // take two whole nodes.
-func TestNVLinkNeverSpansNodes(t *testing.T) {
+func testNVLinkNeverSpansNodes(t *testing.T) {
 	reset(t)
 	// every node of leaf1 half busy: 16 free GPUs there, none 8 on one node
 	fill(t, map[string]int{"node01": 4, "node02": 4, "node03": 4, "node04": 4})
@@ -59,9 +65,9 @@ func TestNVLinkNeverSpansNodes(t *testing.T) {
 	}
 }
 
-// TestTypedGPUsBecomeWholeNodes: --gpus=h100:16 keeps its model when the
+// testTypedGPUsBecomeWholeNodes: --gpus=h100:16 keeps its model when the
 // gang is reshaped to 2 nodes x 8.
-func TestTypedGPUsBecomeWholeNodes(t *testing.T) {
+func testTypedGPUsBecomeWholeNodes(t *testing.T) {
 	reset(t)
 	j := running(t, "--gpus=h100:16", "--cpus-per-gpu=1", "--gang-topology=leaf")
 	if len(j.Nodes) != 2 || j.NumGPUs() != 16 || len(leavesOf(t, j)) != 1 {

@@ -22,9 +22,14 @@ const reloadWait = 300 * time.Millisecond
 // snapshot, so a test starts from an empty cluster.
 func reset(t *testing.T) {
 	t.Helper()
+	t0 := time.Now()
 	if err := lab.CancelAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// the plugin counts each decision's GPUs on top of snapshots taken
+	// within pending_hold of it: a snapshot taken that long after the
+	// cancel shows none of the earlier tests' jobs, held or not
+	time.Sleep(time.Until(t0.Add(labPendingHold)))
 	publish(t)
 }
 

@@ -6,7 +6,11 @@ import (
 	"time"
 )
 
-// TestHetJobComponentsPlaced: slurmctld calls job_submit once per
+func init() {
+	register("HetJobComponentsPlaced", testHetJobComponentsPlaced)
+}
+
+// testHetJobComponentsPlaced: slurmctld calls job_submit once per
 // component of a heterogeneous job, and gangtopo places each as a job of
 // its own (held in turn, so the second does not take the first's GPUs):
 // a 1-GPU launcher goes into node02's hole, a 16-GPU leaf gang into leaf4,
@@ -15,7 +19,7 @@ import (
 // the whole job is refused, one naming a component keeps its binding. The
 // job then starts as decided (Slurm starts heterogeneous jobs from its
 // backfill pass, up to bf_interval, 30 s, later).
-func TestHetJobComponentsPlaced(t *testing.T) {
+func testHetJobComponentsPlaced(t *testing.T) {
 	reset(t)
 	defer cancelUser(t, nobody)
 	busy := whole("node01", "node03", "node04", "node05", "node06", "node07", "node08", "node09", "node10", "node11", "node12")

@@ -6,14 +6,18 @@ import (
 	"testing"
 )
 
-// TestInvalidInputRefusedAtSubmit gathers every input gangtopo refuses at
+func init() {
+	register("InvalidInputRefusedAtSubmit", testInvalidInputRefusedAtSubmit)
+}
+
+// testInvalidInputRefusedAtSubmit gathers every input gangtopo refuses at
 // submit time. sbatch must fail at once, print the documented message
 // (docs/user.md, "Errors"), and no job may be created.
 //
 // Two layers refuse: the SPANK plugin inside sbatch (the option's syntax,
 // before anything reaches slurmctld) and the job_submit plugin inside
 // slurmctld (what depends on the cluster: tiers, sizes, models).
-func TestInvalidInputRefusedAtSubmit(t *testing.T) {
+func testInvalidInputRefusedAtSubmit(t *testing.T) {
 	reset(t)
 	before := jobIDs(t)
 	tests := []struct {

@@ -39,7 +39,14 @@ reload_interval: 50ms
 deadline: 200ms
 decision_field: admin_comment
 partitions: [gpu, debug]
+pending_hold: 2s
 `
+
+// labPendingHold is labConfig's pending_hold, shorter than the default
+// (10 s): the tests publish snapshots themselves right after their jobs
+// start, and reset waits it out so that no decision of an earlier test
+// (a job cancelled before a snapshot showed it) is still counted.
+const labPendingHold = 2 * time.Second
 
 // labPartitions are the lab's partitions besides gpu (every node, Slurm's
 // default): debug has every node too but is not in the cluster file, which
@@ -109,9 +116,26 @@ func startLab() (*slurmlab.Lab, error) {
 	return slurmlab.Start(context.Background(), slurmlab.Options{
 		Dir: dir, RemoveDir: true, Cluster: c, ClusterFile: clusterFile, Owner: os.Getpid(),
 		Plugins: gangtopoPlugins(plugins), Partitions: labPartitions,
+		Root: slurmRoot(), Expose: pluginDirs(),
 		Logf: func(format string, args ...any) { fmt.Printf(format+"\n", args...) },
 	})
 }
+
+// pluginDirs are the plugin builds the tests load, which a lab on a Debian
+// root must see inside it.
+func pluginDirs() []string {
+	var out []string
+	for _, v := range []string{"GANGTOPO_PLUGINS", "GANGTOPO_FAULT_PLUGINS"} {
+		if d := os.Getenv(v); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// slurmRoot is the Debian root of the series under test, "" for the
+// host's own Slurm (make e2e sets GANGTOPO_SLURM_ROOT).
+func slurmRoot() string { return os.Getenv("GANGTOPO_SLURM_ROOT") }
 
 // gangtopoPlugins loads both plugins from dir.
 func gangtopoPlugins(dir string) slurmlab.Plugins {

@@ -2,21 +2,26 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
+
+func init() {
+	register("UserUpdateKeepsBinding", testUserUpdateKeepsBinding)
+}
 
 // nobody is the user the tests submit and update jobs as when root's
 // rights would hide the point (slurmctld's job_modify lets root's and
 // SlurmUser's updates through untouched).
 const nobody = 65534
 
-// TestUserUpdateKeepsBinding: a user's `scontrol update JobId=X
+// testUserUpdateKeepsBinding: a user's `scontrol update JobId=X
 // Features=...` would replace gangtopo's matching OR; job_modify puts it
 // back after the user's constraint, from the binding the snapshot
 // publishes. Clearing the features keeps gangtopo's alone. root's update
 // (an administrator, the controller) passes as given.
-func TestUserUpdateKeepsBinding(t *testing.T) {
+func testUserUpdateKeepsBinding(t *testing.T) {
 	reset(t)
 	defer cancelUser(t, nobody)
 	fill(t, map[string]int{"node02": 6})
@@ -27,7 +32,10 @@ func TestUserUpdateKeepsBinding(t *testing.T) {
 	must(t, err)
 	ours := j.Features
 	if !strings.HasPrefix(ours, "[gt_node02|") {
-		t.Fatalf("job %s bound to %q; want node02 first", id, ours)
+		q, _ := lab.Run(ctxT(t), 0, "squeue", "-a", "-t", "all", "-o", "%i %T %N %b %r")
+		n, _ := lab.Run(ctxT(t), 0, "scontrol", "show", "node", "node02")
+		snap, _ := os.ReadFile(snapshotFile)
+		t.Fatalf("job %s bound to %q; want node02 first\nsqueue:\n%s\nnode02:\n%s\nsnapshot:\n%.3000s", id, ours, q, n, snap)
 	}
 	publish(t) // the controller's part: the snapshot lists the job's binding
 

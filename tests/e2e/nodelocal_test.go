@@ -8,13 +8,17 @@ import (
 	"time"
 )
 
-// TestNodeDaemonFileIsNodeLocal: every slurmd of the lab sees its own
+func init() {
+	register("NodeDaemonFileIsNodeLocal", testNodeDaemonFileIsNodeLocal)
+}
+
+// testNodeDaemonFileIsNodeLocal: every slurmd of the lab sees its own
 // node-local directory as the plugin's nodefile_dir. The node daemon
 // publishes node16's file there, with a shared node map directory it cannot
 // use (owned by another user, as root's view of an NFS export with
 // root_squash): the cycle succeeds, the node file is written, and a job step
 // on node16 reads it, while the other nodes' directories keep their own.
-func TestNodeDaemonFileIsNodeLocal(t *testing.T) {
+func testNodeDaemonFileIsNodeLocal(t *testing.T) {
 	reset(t)
 	shared := filepath.Join(lab.Dir, "state", "shared-maps")
 	must(t, os.MkdirAll(shared, 0o755))

@@ -8,14 +8,18 @@ import (
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
-// TestControllerRebindsStaleJob: a 2-GPU job decided while node02 and
+func init() {
+	register("ControllerRebindsStaleJob", testControllerRebindsStaleJob)
+}
+
+// testControllerRebindsStaleJob: a 2-GPU job decided while node02 and
 // node03 had holes is bound to them and to node16, the one whole node left
 // (to those of them an earlier test's held decisions left room on); it is
 // held, and meanwhile other jobs take all three nodes and node09 frees up. Released, it waits: Slurm holds it to its binding,
 // though node09 is free. One controller cycle (`gangtopo daemon --role
 // controller --once --config gangtopo.yaml`) re-binds it to node09, where
 // Slurm starts it; the controller's log says so.
-func TestControllerRebindsStaleJob(t *testing.T) {
+func testControllerRebindsStaleJob(t *testing.T) {
 	reset(t)
 	busy := whole("node01", "node04", "node05", "node06", "node07", "node08", "node09", "node10",
 		"node11", "node12", "node13", "node14", "node15")

@@ -8,12 +8,16 @@ import (
 	"time"
 )
 
-// TestFixedConfigurationLoadsWithoutRestart: slurmctld starts with a
+func init() {
+	register("FixedConfigurationLoadsWithoutRestart", testFixedConfigurationLoadsWithoutRestart)
+}
+
+// testFixedConfigurationLoadsWithoutRestart: slurmctld starts with a
 // gangtopo.yaml that does not load. Jobs pass unchanged, slurmctld runs on,
 // and once the file is fixed the plugin loads it by itself, without a
 // restart (`scontrol reconfigure` does not reload a job_submit plugin whose
 // name did not change).
-func TestFixedConfigurationLoadsWithoutRestart(t *testing.T) {
+func testFixedConfigurationLoadsWithoutRestart(t *testing.T) {
 	broken := strings.Replace(labConfig, "jobs: gpu", "jobs: everything", 1)
 	writeConfig(t, broken)
 	defer writeConfig(t, labConfig)

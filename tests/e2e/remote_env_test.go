@@ -11,13 +11,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestRemoteContextEnvironment checks what the SPANK plugin exports to the
+func init() {
+	register("RemoteContextEnvironment", testRemoteContextEnvironment)
+	register("RemoteContextAcrossLeavesWithoutOption", testRemoteContextAcrossLeavesWithoutOption)
+	register("RemoteRequestFromEnvironment", testRemoteRequestFromEnvironment)
+}
+
+// testRemoteContextEnvironment checks what the SPANK plugin exports to the
 // tasks, in C inside slurmstepd, from the node files of the lab: for the
 // batch step (all 8 GPUs of node01) and for srun steps on two nodes of
 // leaf1 (GPUs 0-1 each, nearest NIC mlx5_0) and on one node. Each node
 // sees only its own file (its node-local directory, Lab.NodeFileDir): the
 // two-node step's GANGTOPO_TIER comes from the member lists in that file.
-func TestRemoteContextEnvironment(t *testing.T) {
+func testRemoteContextEnvironment(t *testing.T) {
 	reset(t)
 	out := filepath.Join(lab.Dir, "state", "remote-env")
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -67,7 +73,7 @@ func TestRemoteContextEnvironment(t *testing.T) {
 // CUDA_DEVICE_ORDER or NCCL_IB_HCA (set_env=gang, the default); a step over
 // two leaves of spine1, on nodes that each have only their own node file,
 // sees the spine.
-func TestRemoteContextAcrossLeavesWithoutOption(t *testing.T) {
+func testRemoteContextAcrossLeavesWithoutOption(t *testing.T) {
 	reset(t)
 	out := filepath.Join(lab.Dir, "state", "remote-env-noopt")
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -99,9 +105,9 @@ func TestRemoteContextAcrossLeavesWithoutOption(t *testing.T) {
 	}
 }
 
-// TestRemoteRequestFromEnvironment: a job whose option came from
+// testRemoteRequestFromEnvironment: a job whose option came from
 // GANGTOPO_TOPOLOGY (not the command line) still sees GANGTOPO_REQUEST.
-func TestRemoteRequestFromEnvironment(t *testing.T) {
+func testRemoteRequestFromEnvironment(t *testing.T) {
 	reset(t)
 	out := filepath.Join(lab.Dir, "state", "remote-env-default")
 	id, err := lab.Submit(ctxT(t), []string{"GANGTOPO_TOPOLOGY=node:preferred"}, "-o", out, "--gpus=2",

@@ -6,11 +6,15 @@ import (
 	"testing"
 )
 
-// TestGoRuntimeLimitedInSlurmctld: with the default go_max_procs: 1, the
+func init() {
+	register("GoRuntimeLimitedInSlurmctld", testGoRuntimeLimitedInSlurmctld)
+}
+
+// testGoRuntimeLimitedInSlurmctld: with the default go_max_procs: 1, the
 // plugin sets the Go runtime inside slurmctld to one P when it loads and
 // says so in slurmctld's log (on a one-CPU machine there is nothing to
 // change and nothing is logged).
-func TestGoRuntimeLimitedInSlurmctld(t *testing.T) {
+func testGoRuntimeLimitedInSlurmctld(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: GOMAXPROCS is 1 already")
 	}

@@ -6,15 +6,22 @@ import (
 	"testing"
 )
 
+func init() {
+	register("DefaultPartitionInScope", testDefaultPartitionInScope)
+	register("UnplacedJobsAreTold", testUnplacedJobsAreTold)
+	register("EnvironmentDefaultDoesNotRefuse", testEnvironmentDefaultDoesNotRefuse)
+	register("GPUsPerTaskWithoutTasks", testGPUsPerTaskWithoutTasks)
+}
+
 // The lab's gangtopo.yaml places GPU jobs of the partitions gpu (Slurm's
 // default) and debug; the cluster file lists only gpu; cpu is a partition
 // gangtopo.yaml leaves out. Every other test submits without -p, so its jobs
 // reach job_submit without a partition and are in scope only because the
 // plugin takes Slurm's default partition for them.
 
-// TestDefaultPartitionInScope: a gang submitted without -p is placed, as one
+// testDefaultPartitionInScope: a gang submitted without -p is placed, as one
 // submitted with -p gpu is.
-func TestDefaultPartitionInScope(t *testing.T) {
+func testDefaultPartitionInScope(t *testing.T) {
 	reset(t)
 	for _, args := range [][]string{
 		{"--gpus=16", "--cpus-per-gpu=1", "--gang-topology=leaf"},
@@ -27,11 +34,11 @@ func TestDefaultPartitionInScope(t *testing.T) {
 	}
 }
 
-// TestUnplacedJobsAreTold: a job with an explicit --gang-topology that
+// testUnplacedJobsAreTold: a job with an explicit --gang-topology that
 // gangtopo does not place is accepted as submitted, and sbatch prints why
 // (job_submit's err_msg on success), and the job carries the decision, so
 // `gangtopo why` names the real reason rather than the scope.
-func TestUnplacedJobsAreTold(t *testing.T) {
+func testUnplacedJobsAreTold(t *testing.T) {
 	reset(t)
 	tests := []struct {
 		name  string
@@ -76,11 +83,11 @@ func TestUnplacedJobsAreTold(t *testing.T) {
 	}
 }
 
-// TestEnvironmentDefaultDoesNotRefuse: `export GANGTOPO_TOPOLOGY=leaf:preferred`
+// testEnvironmentDefaultDoesNotRefuse: `export GANGTOPO_TOPOLOGY=leaf:preferred`
 // (docs/user.md) applies to GPU jobs and must not refuse the CPU jobs it does
 // not apply to; an explicit --gang-topology on a CPU job is still refused
 // (invalid_test.go).
-func TestEnvironmentDefaultDoesNotRefuse(t *testing.T) {
+func testEnvironmentDefaultDoesNotRefuse(t *testing.T) {
 	reset(t)
 	env := []string{"GANGTOPO_TOPOLOGY=leaf:preferred"}
 	for _, args := range [][]string{{"-n1"}, {"-p", "cpu", "-n1"}, {"-p", "cpu", "--gpus=1"}} {
@@ -107,9 +114,9 @@ func TestEnvironmentDefaultDoesNotRefuse(t *testing.T) {
 	}
 }
 
-// TestGPUsPerTaskWithoutTasks: --gpus-per-task without -n is one task per
+// testGPUsPerTaskWithoutTasks: --gpus-per-task without -n is one task per
 // node (Slurm's own rule), so gangtopo places it instead of passing it.
-func TestGPUsPerTaskWithoutTasks(t *testing.T) {
+func testGPUsPerTaskWithoutTasks(t *testing.T) {
 	reset(t)
 	j := running(t, "-N", "2", "--gpus-per-task=4", "--cpus-per-gpu=1", "--gang-topology=leaf")
 	if !strings.HasPrefix(j.AdminComment, "gangtopo v1 placed request=leaf:required gpus=8") || j.NumGPUs() != 8 || len(leavesOf(t, j)) != 1 {

@@ -10,12 +10,16 @@ import (
 	"testing"
 )
 
+func init() {
+	register("CommentCannotForgeBusyGPUs", testCommentCannotForgeBusyGPUs)
+}
+
 // A user cannot make the controller see GPUs busy that are free. scontrol
 // prints a job's comment as it is, so a comment can hold a line that reads
 // like Slurm's own per-node line; the owner can set it on a running job.
 // Both job sources must leave the named node free: squeue --json escapes
 // the text, and with --jobs-from scontrol the nodes' own counts decide.
-func TestCommentCannotForgeBusyGPUs(t *testing.T) {
+func testCommentCannotForgeBusyGPUs(t *testing.T) {
 	reset(t)
 	j := running(t, "--gpus=1")
 	victim := ""

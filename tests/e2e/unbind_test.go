@@ -6,11 +6,15 @@ import (
 	"testing"
 )
 
-// TestUnbindClearsBinding: a 32-GPU leaf gang that waits is bound to every
+func init() {
+	register("UnbindClearsBinding", testUnbindClearsBinding)
+}
+
+// testUnbindClearsBinding: a 32-GPU leaf gang that waits is bound to every
 // leaf; `gangtopo unbind` lists it and `--clear` takes the features out, so
 // it no longer waits for features (after a topology rebuild that renamed
 // the domains, or once gangtopo is removed).
-func TestUnbindClearsBinding(t *testing.T) {
+func testUnbindClearsBinding(t *testing.T) {
 	reset(t)
 	fill(t, whole("node01", "node05", "node09", "node13"))
 	j := settle(t, submit(t, "--gpus=32", "--cpus-per-gpu=1", "--gang-topology=leaf"))

@@ -34,7 +34,7 @@ func (l *Lab) RunSplit(ctx context.Context, timeout time.Duration, env []string,
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, l.clientPath(name), args...)
 	cmd.Env = append(l.Env(), env...)
 	cmd.Dir = l.Path("state")
 	var stdout, stderr bytes.Buffer
@@ -68,10 +68,17 @@ func tail(s string, n int) string {
 func (l *Lab) RunAs(ctx context.Context, uid, gid uint32, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	var cmd *exec.Cmd
+	if l.opts.Root == "" {
+		cmd = exec.CommandContext(ctx, name, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	} else {
+		// only root may enter the namespace: chroot drops to the user
+		argv := l.inRoot(fmt.Sprintf("%d:%d", uid, gid), append([]string{"/usr/bin/" + name}, args...)...)
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+	}
 	cmd.Env = l.Env()
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

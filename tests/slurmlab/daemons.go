@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -14,14 +15,15 @@ import (
 func (l *Lab) startMunge(ctx context.Context) error {
 	key := l.Path("munge", "key", "munge.key")
 	if _, err := os.Stat(key); err != nil {
-		if out, err := exec.CommandContext(ctx, "mungekey", "--create", "--keyfile="+key).CombinedOutput(); err != nil {
+		argv := l.inRoot("", "/usr/sbin/mungekey", "--create", "--keyfile="+key)
+		if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
 			return fmt.Errorf("mungekey: %v: %s", err, out)
 		}
 	}
 	sock := l.mungeSocket()
-	_, err := l.spawn("munged", nil, "/usr/sbin/munged", "-F", "--socket="+sock, "--key-file="+key,
+	_, err := l.spawn("munged", nil, l.inRoot("", "/usr/sbin/munged", "-F", "--socket="+sock, "--key-file="+key,
 		"--pid-file="+l.Path("munge", "munged.pid"), "--log-file="+l.Path("log", "munged.log"),
-		"--seed-file="+l.Path("munge", "munged.seed"))
+		"--seed-file="+l.Path("munge", "munged.seed"))...)
 	if err != nil {
 		return err
 	}
@@ -36,19 +38,19 @@ func (l *Lab) mungeSocket() string { return l.Path("munge", "munge.socket.2") }
 // startCtld starts slurmctld in the foreground (-D) with a cleared state
 // (-c): state saved by an earlier run would otherwise come back.
 func (l *Lab) startCtld(ctx context.Context) error {
-	pid, err := l.spawn("slurmctld", l.opts.Plugins.CtldEnv, l.Path("bin", "slurmctld"), "-D", "-c", "-f", l.Conf)
+	pid, err := l.spawn("slurmctld", l.opts.Plugins.CtldEnv, l.inRoot("", l.Path("bin", "slurmctld"), "-D", "-c", "-f", l.Conf)...)
 	if err != nil {
 		return err
 	}
 	l.CtldPID = pid
 	return waitFor(ctx, 20*time.Second, "slurmctld to answer", func() bool {
-		if !l.CtldAlive() {
+		if l.ctldGone() {
 			return true // fail fast below
 		}
 		_, err := l.Run(ctx, 5*time.Second, "scontrol", "ping")
 		return err == nil
 	}, func() error {
-		if !l.CtldAlive() {
+		if l.ctldGone() {
 			return fmt.Errorf("slurmctld exited at start: %s", l.LogTail("slurmctld.log", 5))
 		}
 		return nil
@@ -64,9 +66,15 @@ func (l *Lab) startNodes(ctx context.Context) error {
 	stepd := l.Path("bin", "slurmstepd")
 	for i := range l.Cluster.Nodes {
 		name := l.Cluster.Nodes[i].Name
-		argv := []string{"/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-			`mount --bind "$1" "$2" && shift 2 && exec "$@"`, "sh", l.NodeFileDir(name), l.Path("nodes"),
-			l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd}
+		daemon := []string{l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd}
+		mountNS := []string{"/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+			`mount --bind "$1" "$2" && shift 2 && exec "$@"`, "sh", l.NodeFileDir(name)}
+		argv := append(append(mountNS, l.Path("nodes")), daemon...)
+		if root := l.opts.Root; root != "" {
+			// enter the lab's namespace, mount at the path as seen from
+			// outside the root, then chroot (root.go)
+			argv = append(append(append(l.nsenter(), mountNS...), root+l.Path("nodes"), "/usr/sbin/chroot", root), daemon...)
+		}
 		if _, err := l.spawn("slurmd-"+name, nil, argv...); err != nil {
 			return err
 		}
@@ -112,6 +120,15 @@ func (l *Lab) WaitNodesIdle(ctx context.Context, limit time.Duration) error {
 // CtldAlive reports whether the slurmctld this lab started still runs
 // (checked by PID and marker, never by name).
 func (l *Lab) CtldAlive() bool { return l.CtldPID > 0 && belongs(l.CtldPID, l.Dir) }
+
+// ctldGone says slurmctld's process has exited. Not !CtldAlive: while a
+// rooted lab's nsenter execs chroot and chroot execs slurmctld, /proc/PID
+// can read empty for a moment, and a loaded machine saw a lab fail to start
+// with "slurmctld exited at start" (its log then said only that the lab's
+// SIGTERM stopped it).
+func (l *Lab) ctldGone() bool {
+	return l.CtldPID <= 0 || syscall.Kill(l.CtldPID, 0) == syscall.ESRCH || isZombie(l.CtldPID)
+}
 
 // Stop tears the lab down by PID (see StopDir) and removes its directory if
 // Start made it. It is safe to call twice and on a half-started lab.

@@ -1,5 +1,8 @@
-// Package slurmlab runs a real Slurm 22.05 GPU cluster on one machine, for
-// gangtopo's end-to-end tests, `make demo` and `make bench-slurm`.
+// Package slurmlab runs a real Slurm GPU cluster on one machine, for
+// gangtopo's end-to-end tests, `make demo` and `make bench-slurm`: the
+// host's own Slurm (Debian bookworm: 22.05), or a newer series from a
+// Debian root (trixie: 24.11, sid: 26.05; Options.Root, root.go,
+// series.go).
 //
 // A Lab is one slurmctld and one slurmd per node of a topology file
 // (docs/examples/lab16.yaml: 16 nodes x 8 GPUs, 4 leaves, 2 spines), all on
@@ -9,7 +12,8 @@
 // which its node-local directory <dir>/local/<node>/nodes is bound over
 // <dir>/nodes, the SPANK plugin's nodefile_dir: node files are node-local
 // as on a real cluster. It needs root and Debian's Slurm packages;
-// EnsurePackages installs them with apt-get when they are missing.
+// EnsurePackages installs them with apt-get when they are missing (the
+// host series), `make roots` the Debian roots.
 //
 // Life cycle: Start writes the configuration, starts munged, slurmctld and
 // the slurmds, and waits until every node is idle. Stop tears everything

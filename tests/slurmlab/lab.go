@@ -68,6 +68,13 @@ type Options struct {
 	// Start removes labs whose owner died (a test binary killed by its
 	// timeout). 0 marks a lab meant to outlive its starter (make demo).
 	Owner int
+	// Root is a Debian root holding a newer Slurm series (make roots: build/
+	// roots/trixie, build/roots/sid) whose daemons and clients the lab runs,
+	// chrooted (root.go); empty runs the host's own Slurm packages.
+	Root string
+	// Expose lists host paths a rooted lab's processes must see at the same
+	// path (the plugin builds; the temporary directory always is).
+	Expose []string
 	// Logf receives progress lines; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -79,10 +86,13 @@ type Lab struct {
 	Cluster *topology.Cluster
 	Port    int // slurmctld's port
 	CtldPID int
+	// Release is the Slurm release the lab runs.
+	Release Release
 
 	opts    Options
 	tempDir bool
 	procs   []proc
+	nsPID   int // a rooted lab's namespace holder (root.go)
 	acct    accounting
 }
 
@@ -104,8 +114,23 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("slurmlab: must run as root (it makes device files and starts Slurm daemons)")
 	}
-	if err := EnsurePackages(ctx, opts.Logf); err != nil {
+	if opts.Root == "" {
+		if err := EnsurePackages(ctx, opts.Logf); err != nil {
+			return nil, err
+		}
+	} else if abs, err := filepath.Abs(opts.Root); err != nil {
+		return nil, fmt.Errorf("slurmlab: %w", err)
+	} else {
+		opts.Root = abs
+	}
+	rel, err := daemonRelease(ctx, opts.Root)
+	if err != nil {
 		return nil, err
+	}
+	if opts.Accounting && opts.Root != "" {
+		// slurmdbd and MariaDB come from the host's packages (dbd.go); the
+		// Debian roots carry no slurmdbd
+		return nil, errors.New("slurmlab: accounting (slurmdbd over MariaDB) runs on the host's Slurm only, not in a Debian root (Options.Root)")
 	}
 	if opts.Accounting {
 		if err := EnsureDBPackages(ctx, opts.Logf); err != nil {
@@ -113,7 +138,10 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		}
 	}
 	CleanupStale(os.TempDir(), opts.Logf)
-	l := &Lab{Cluster: opts.Cluster, opts: opts}
+	l := &Lab{Cluster: opts.Cluster, opts: opts, Release: rel}
+	if err := l.checkExposed(opts.Plugins.Dir); err != nil {
+		return nil, fmt.Errorf("slurmlab: plugins: %w", err)
+	}
 	if err := l.makeDir(); err != nil {
 		return nil, err
 	}
@@ -193,6 +221,11 @@ func (l *Lab) start(ctx context.Context) error {
 		return err
 	}
 	t0 := time.Now()
+	if l.opts.Root != "" {
+		if err := l.startRoot(ctx); err != nil {
+			return err
+		}
+	}
 	if err := l.startMunge(ctx); err != nil {
 		return err
 	}
@@ -207,7 +240,7 @@ func (l *Lab) start(ctx context.Context) error {
 	if err := l.startNodes(ctx); err != nil {
 		return err
 	}
-	l.opts.Logf("slurmlab: %d nodes idle after %v (dir %s, port %d)", len(l.Cluster.Nodes), time.Since(t0).Round(time.Millisecond), l.Dir, l.Port)
+	l.opts.Logf("slurmlab: Slurm %s: %d nodes idle after %v (dir %s, port %d)", l.Release, len(l.Cluster.Nodes), time.Since(t0).Round(time.Millisecond), l.Dir, l.Port)
 	return nil
 }
 
@@ -234,7 +267,8 @@ func (l *Lab) makeDevices() error {
 	return nil
 }
 
-// Env is the environment for Slurm client commands talking to this lab.
+// Env is the environment for Slurm client commands talking to this lab. A
+// rooted lab's client scripts come first on PATH (root.go).
 func (l *Lab) Env() []string {
 	env := []string{"SLURM_CONF=" + l.Conf, EnvMarker + "=" + l.Dir}
 	for _, kv := range os.Environ() {
@@ -242,7 +276,20 @@ func (l *Lab) Env() []string {
 			strings.HasPrefix(kv, "SRUN_") || strings.HasPrefix(kv, "GANGTOPO_") || strings.HasPrefix(kv, EnvMarker+"=") {
 			continue // never leak an outer job's or lab's settings in
 		}
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok && l.opts.Root != "" {
+			kv = "PATH=" + l.clientDir() + ":" + path
+		}
 		env = append(env, kv)
+	}
+	return env
+}
+
+// daemonEnv is a daemon's environment: a rooted lab's daemons get the
+// root's standard PATH, not the client scripts (which work only outside).
+func (l *Lab) daemonEnv(extra []string) []string {
+	env := append(l.Env(), extra...)
+	if l.opts.Root != "" {
+		env = append(env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
 	}
 	return env
 }

@@ -29,7 +29,7 @@ func (l *Lab) spawn(name string, env []string, argv ...string) (int, error) {
 	defer out.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = l.Dir
-	cmd.Env = append(l.Env(), env...)
+	cmd.Env = l.daemonEnv(env)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -49,6 +49,11 @@ func (l *Lab) spawn(name string, env []string, argv ...string) (int, error) {
 		}
 	}
 	return pid, l.writePIDs()
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func readFile(path string) string {
@@ -182,13 +187,15 @@ func StopDir(dir string) error {
 			cancelAll(dir) // let slurmd clean its steps up itself first
 		}
 	}
-	order := []string{"slurmd", "slurmctld", "slurmdbd", "mariadbd", "", "munged"}
+	// a rooted lab's namespace holder goes last: the others live in its
+	// namespace (which outlives it anyway as long as they run)
+	order := []string{"slurmd", "slurmctld", "slurmdbd", "mariadbd", "", "munged", holderName}
 	var left int
 	for _, stage := range order {
 		var pids []int
 		if stage == "" {
-			pids = marked(dir) // job steps and tasks; never munged's turn yet
-			pids = without(pids, procs, "munged")
+			pids = marked(dir) // job steps and tasks; never munged's or the holder's turn yet
+			pids = without(pids, procs, "munged", holderName)
 		} else {
 			for _, p := range procs {
 				if p.Name == stage || strings.HasPrefix(p.Name, stage+"-") { // slurmd-node01, not slurmdbd
@@ -207,7 +214,11 @@ func StopDir(dir string) error {
 
 // cancelAll runs scancel for every job of the lab in dir, bounded.
 func cancelAll(dir string) {
-	cmd := exec.Command("scancel", "--quiet", "--full", "-u", "root")
+	scancel := "scancel"
+	if script := filepath.Join(dir, "bin", "slurm", "scancel"); fileExists(script) {
+		scancel = script // a rooted lab's own (root.go)
+	}
+	cmd := exec.Command(scancel, "--quiet", "--full", "-u", "root")
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+filepath.Join(dir, "etc", "slurm.conf"))
 	done := make(chan struct{})
 	if cmd.Start() != nil {
@@ -222,11 +233,13 @@ func cancelAll(dir string) {
 	}
 }
 
-func without(pids []int, procs []proc, name string) []int {
+func without(pids []int, procs []proc, names ...string) []int {
 	skip := map[int]bool{}
 	for _, p := range procs {
-		if p.Name == name {
-			skip[p.PID] = true
+		for _, n := range names {
+			if p.Name == n {
+				skip[p.PID] = true
+			}
 		}
 	}
 	var out []int
@@ -261,8 +274,15 @@ func CleanupStale(root string, logf func(string, ...any)) {
 
 // freePorts finds a base port with n consecutive free TCP ports on
 // 127.0.0.1, away from Slurm's defaults (6817-6818) and make demo's 16817.
+// The search starts at a place that depends on the process, so that labs of
+// two processes starting at once (go test runs packages in parallel) do not
+// both find the same free range before either daemon binds it.
 func freePorts(n int) (int, error) {
-	for base := 18817; base < 40000; base += 97 {
+	const first, last, step = 18817, 32000, 97 // below the ephemeral ports (32768 on)
+	slots := (last - first) / step
+	start := os.Getpid() % slots
+	for i := range slots {
+		base := first + (start+i)%slots*step
 		ok := true
 		for p := base; p < base+n && ok; p++ {
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))

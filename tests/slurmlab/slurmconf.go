@@ -3,7 +3,6 @@ package slurmlab
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"text/template"
 
@@ -116,8 +115,16 @@ func (l *Lab) writeConfig() error {
 		"topology.conf":  topologyConf(c),
 		"plugstack.conf": l.plugstack(),
 	}
+	if l.Release.AtLeast(24, 5) {
+		// 24.05's slurmd stops without a cgroup file system ("No
+		// filesystem mounted on /sys/fs/cgroup") unless told not to use
+		// one; the lab's nodes share the host's processes anyway
+		files["cgroup.conf"] = []byte("CgroupPlugin=disabled\n")
+	}
 	for name, data := range files {
-		if err := os.WriteFile(l.Path("etc", name), data, 0o644); err != nil {
+		// whole and renamed: a daemon reading it (a reconfigure, a new
+		// step's slurmstepd) never sees half a file
+		if err := writeAtomic(l.Path("etc", name), data); err != nil {
 			return err
 		}
 	}

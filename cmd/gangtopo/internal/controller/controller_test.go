@@ -154,7 +154,7 @@ func TestFailuresKeepLastSnapshot(t *testing.T) {
 		{"sinfo fails", "sinfo", "echo 'sinfo: error: Unable to contact slurm controller (connect failure)' >&2; exit 1", "sinfo", "exit status 1: sinfo: error: Unable to contact slurm controller"},
 		{"squeue hangs", "squeue", "sleep 30", "squeue", "squeue --json: no answer within 500ms"},
 		{"sinfo garbled", "sinfo", "echo '{\"meta\": {\"plugin\": {\"type\": \"openapi/v0.0.38\"}}, \"nodes\": [{\"name\": \"node01\"'", "sinfo", "want ',' or '}' in object, found end of output (truncated?)"},
-		{"squeue from another Slurm", "squeue", "echo '{\"meta\": {\"plugin\": {\"type\": \"openapi/v0.0.39\"}}, \"jobs\": []}'", "squeue", `meta.plugin.type is "openapi/v0.0.39"`},
+		{"squeue from another Slurm", "squeue", "echo '{\"meta\": {\"plugin\": {\"type\": \"openapi/v0.0.39\"}}, \"jobs\": []}'", "squeue", `prints plugin.type "openapi/v0.0.39"`},
 	}
 	for _, f := range failures {
 		t.Run(f.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ func TestParseSinfoJSONErrors(t *testing.T) {
 		want string
 	}{
 		{"another Slurm's format", edit(t, "sinfo.json", `openapi\/v0.0.38`, `openapi\/v0.0.39`),
-			`sinfo --json: meta.plugin.type is "openapi/v0.0.39", this gangtopo reads "openapi/v0.0.38" (Slurm 22.05)`},
+			`sinfo --json: meta: Slurm 22.05.8 prints plugin.type "openapi/v0.0.39", data_parser ""; this gangtopo reads openapi/v0.0.38 (Slurm 22.05) and data_parser/v0.0.39 to v0.0.45 (23.02 to 26.05)`},
 		{"truncated", []byte(sample[:len(sample)/2]), "sinfo --json: nodes[3] (node04): field "},
 		{"empty", nil, `sinfo --json: line 1: want '{', found end of output (truncated?)`},
 		{"an error message instead of JSON", []byte("sinfo: error: Unable to contact slurm controller (connect failure)\n"),

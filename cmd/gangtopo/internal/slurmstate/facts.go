@@ -1,7 +1,6 @@
 package slurmstate
 
 import (
-	"strings"
 	"time"
 )
 
@@ -76,28 +75,6 @@ func (s *jsonScanner) boolean() (bool, error) {
 // {"set": true, "infinite": false, "number": N} (later series); null, an
 // unset or an infinite number read as 0.
 func (s *jsonScanner) wrappedInt() (int64, error) {
-	if s.peek() != '{' {
-		v, _, err := s.int()
-		return v, err
-	}
-	var v int64
-	set, inf := true, false
-	err := s.object(func(key []byte) error {
-		var err error
-		switch strings.ToLower(string(key)) {
-		case "number":
-			v, _, err = s.int()
-		case "set":
-			set, err = s.boolean()
-		case "infinite":
-			inf, err = s.boolean()
-		default:
-			err = s.skip()
-		}
-		return err
-	})
-	if !set || inf {
-		v = 0
-	}
+	v, _, err := s.num()
 	return v, err
 }

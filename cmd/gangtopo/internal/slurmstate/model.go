@@ -86,6 +86,9 @@ type State struct {
 	Unreadable []Unreadable
 	// Version is Slurm's release, e.g. "22.05.8", when the output says.
 	Version string
+	// NodesFrom is the source the nodes were read from (a PollConfig with
+	// NodesAuto picks it).
+	NodesFrom Source
 	// Decisions counts the gangtopo decisions of every job listed, not only
 	// the ones holding resources.
 	Decisions Decisions

@@ -64,9 +64,8 @@ type pendingRaw struct {
 // pendingField reads one of the fields above; handled is false for any
 // other key (the caller skips it).
 func (s *jsonScanner) pendingField(key []byte, p *pendingRaw) (handled bool, err error) {
-	if string(key) == "array_task_id" { // null for a job, or an array's pending record
-		p.arrayTaskSet = s.peek() != 'n'
-		p.arrayTask, err = s.looseInt()
+	if string(key) == "array_task_id" { // null (23.02+: not set) for a job, or an array's pending record
+		p.arrayTask, p.arrayTaskSet, err = s.looseNum()
 		return true, err
 	}
 	if dst := p.strField(string(key)); dst != nil {
@@ -154,14 +153,19 @@ func (s *jsonScanner) looseStr() (string, error) {
 	return "", s.skip()
 }
 
-// looseInt reads an integer; anything else (null, an object of a later
-// Slurm series) reads as 0.
+// looseInt reads an integer or a wrapped number (23.02+, slurmjson.go);
+// anything else reads as 0.
 func (s *jsonScanner) looseInt() (int64, error) {
-	if c := s.peek(); c == '-' || c >= '0' && c <= '9' || c == 'n' {
-		v, _, err := s.int()
-		return v, err
+	v, _, err := s.looseNum()
+	return v, err
+}
+
+// looseNum is looseInt that says whether a value was set.
+func (s *jsonScanner) looseNum() (int64, bool, error) {
+	if c := s.peek(); c == '-' || c >= '0' && c <= '9' || c == 'n' || c == '{' {
+		return s.num()
 	}
-	return 0, s.skip()
+	return 0, false, s.skip()
 }
 
 // pendingJob makes the PendingJob of the pending job j from its raw

@@ -20,10 +20,11 @@ type Source uint8
 
 // The sources. A poll reads one node source and one job source.
 const (
-	SinfoJSON     Source = iota // sinfo --json
-	SqueueJSON                  // squeue --json
-	ScontrolNodes               // scontrol -a -d -o show node
-	ScontrolJobs                // scontrol -a -d show job
+	SinfoJSON         Source = iota // sinfo --json
+	SqueueJSON                      // squeue --json
+	ScontrolNodes                   // scontrol -a -d -o show node
+	ScontrolJobs                    // scontrol -a -d show job
+	ScontrolNodesJSON               // scontrol -a --json show nodes (Slurm 23.02 and later)
 	numSources
 )
 
@@ -34,18 +35,27 @@ var sourceArgs = [numSources][]string{
 	// and the per-node job lines; -o: one line per node.
 	{"scontrol", "-a", "-d", "-o", "show", "node"},
 	{"scontrol", "-a", "-d", "show", "job"},
+	{"scontrol", "-a", "--json", "show", "nodes"},
 }
 
 // String is the command line, as errors and logs name it.
 func (s Source) String() string { return strings.Join(sourceArgs[s], " ") }
 
-// Label is a short metric label: sinfo, squeue, scontrol_nodes, scontrol_jobs.
+// Label is a short metric label: sinfo, squeue, scontrol_nodes,
+// scontrol_jobs, scontrol_nodes_json.
 func (s Source) Label() string {
-	return [numSources]string{"sinfo", "squeue", "scontrol_nodes", "scontrol_jobs"}[s]
+	return [numSources]string{"sinfo", "squeue", "scontrol_nodes", "scontrol_jobs", "scontrol_nodes_json"}[s]
 }
 
 // Sources lists every source.
-func Sources() []Source { return []Source{SinfoJSON, SqueueJSON, ScontrolNodes, ScontrolJobs} }
+func Sources() []Source {
+	return []Source{SinfoJSON, SqueueJSON, ScontrolNodes, ScontrolJobs, ScontrolNodesJSON}
+}
+
+// IsNodeSource says whether s lists nodes.
+func (s Source) IsNodeSource() bool {
+	return s == SinfoJSON || s == ScontrolNodes || s == ScontrolNodesJSON
+}
 
 // MaxOutputBytes bounds what one command may print; squeue --json of a
 // large busy cluster is tens of MB.
@@ -53,9 +63,14 @@ const MaxOutputBytes = 1 << 30
 
 // PollConfig says how to read Slurm.
 type PollConfig struct {
-	// NodesFrom is SinfoJSON or ScontrolNodes; JobsFrom SqueueJSON or
-	// ScontrolJobs.
+	// NodesFrom is SinfoJSON, ScontrolNodes or ScontrolNodesJSON; JobsFrom
+	// SqueueJSON or ScontrolJobs.
 	NodesFrom, JobsFrom Source
+	// NodesAuto picks the JSON node source for the Slurm polled: NodesFrom
+	// first (sinfo --json, which Slurm 22.05 has), and from the first poll
+	// that finds sinfo --json listing groups of nodes (23.02 and later) on,
+	// scontrol --json show nodes.
+	NodesAuto bool
 	// BinDir holds the Slurm commands; empty means $PATH.
 	BinDir string
 	// Timeout bounds each command (it and its children are killed).
@@ -67,8 +82,8 @@ type PollConfig struct {
 
 // Validate checks the source choice.
 func (c *PollConfig) Validate() error {
-	if c.NodesFrom != SinfoJSON && c.NodesFrom != ScontrolNodes {
-		return fmt.Errorf("nodes must come from %q or %q, not %q", SinfoJSON, ScontrolNodes, c.NodesFrom)
+	if !c.NodesFrom.IsNodeSource() {
+		return fmt.Errorf("nodes must come from %q, %q or %q, not %q", SinfoJSON, ScontrolNodesJSON, ScontrolNodes, c.NodesFrom)
 	}
 	if c.JobsFrom != SqueueJSON && c.JobsFrom != ScontrolJobs {
 		return fmt.Errorf("jobs must come from %q or %q, not %q", SqueueJSON, ScontrolJobs, c.JobsFrom)
@@ -84,9 +99,9 @@ func (c *PollConfig) Validate() error {
 func (st *State) Describe(cfg *PollConfig) string {
 	v := st.Version
 	if v == "" {
-		v = "22.05"
+		v = "(release not given)"
 	}
-	return fmt.Sprintf("slurm %s (%s; %s)", v, cfg.NodesFrom, cfg.JobsFrom)
+	return fmt.Sprintf("slurm %s (%s; %s)", v, st.NodesFrom, cfg.JobsFrom)
 }
 
 // Run records one command's (or file's) read.
@@ -105,10 +120,13 @@ type Run struct {
 type Poller struct {
 	cfg  *PollConfig
 	bufs [numSources]limitedBuffer
+	// nodesFrom is the node source in use: cfg.NodesFrom, or what
+	// NodesAuto switched to.
+	nodesFrom Source
 }
 
 // NewPoller returns a poller for cfg.
-func NewPoller(cfg *PollConfig) *Poller { return &Poller{cfg: cfg} }
+func NewPoller(cfg *PollConfig) *Poller { return &Poller{cfg: cfg, nodesFrom: cfg.NodesFrom} }
 
 // Poll reads once with a throwaway Poller.
 func Poll(ctx context.Context, cfg *PollConfig) (*State, []Run, error) {
@@ -123,28 +141,30 @@ func Poll(ctx context.Context, cfg *PollConfig) (*State, []Run, error) {
 func (p *Poller) Poll(ctx context.Context) (*State, []Run, error) {
 	cfg := p.cfg
 	st := &State{}
-	srcs := []Source{cfg.NodesFrom, cfg.JobsFrom}
-	parsers := []func([]byte) error{
-		func(out []byte) error { return parseNodes(cfg, out, st) },
-		func(out []byte) error { return parseJobs(cfg, out, st) },
+	srcs := []Source{p.nodesFrom, cfg.JobsFrom}
+	parsers := []func(Source, []byte) error{
+		func(src Source, out []byte) error { return parseNodes(cfg, src, out, st) },
+		func(_ Source, out []byte) error { return parseJobs(cfg, out, st) },
 	}
 	runs := make([]Run, len(srcs))
 	errs := make([]error, len(srcs))
 	var wg sync.WaitGroup
-	for i, src := range srcs {
+	for i := range srcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			start := time.Now()
-			out, err := p.read(ctx, src)
-			runs[i] = Run{Source: src, Duration: time.Since(start), Bytes: len(out), Err: err}
-			if err == nil {
-				err = parsers[i](out)
+			runs[i], errs[i] = p.readParse(ctx, srcs[i], parsers[i])
+			var grouped *groupedSinfoError
+			if i == 0 && cfg.NodesAuto && errors.As(errs[i], &grouped) {
+				// a Slurm of 23.02 or later: its nodes, from now on, come
+				// from scontrol --json show nodes
+				p.nodesFrom, srcs[i] = ScontrolNodesJSON, ScontrolNodesJSON
+				runs[i], errs[i] = p.readParse(ctx, srcs[i], parsers[i])
 			}
-			errs[i] = err
 		}()
 	}
 	wg.Wait()
+	st.NodesFrom = srcs[0]
 	for i, err := range errs {
 		if err != nil {
 			return nil, runs, pollError(cfg, srcs[i], err)
@@ -153,11 +173,25 @@ func (p *Poller) Poll(ctx context.Context) (*State, []Run, error) {
 	return st, runs, nil
 }
 
-func parseNodes(cfg *PollConfig, out []byte, st *State) (err error) {
-	if cfg.NodesFrom == SinfoJSON {
-		st.Nodes, st.Version, err = ParseSinfoJSON(out, label(cfg, SinfoJSON))
-	} else {
-		st.Nodes, err = ParseScontrolNodes(out, label(cfg, ScontrolNodes))
+// readParse reads one source and parses what it printed.
+func (p *Poller) readParse(ctx context.Context, src Source, parse func(Source, []byte) error) (Run, error) {
+	start := time.Now()
+	out, err := p.read(ctx, src)
+	run := Run{Source: src, Duration: time.Since(start), Bytes: len(out), Err: err}
+	if err == nil {
+		err = parse(src, out)
+	}
+	return run, err
+}
+
+func parseNodes(cfg *PollConfig, src Source, out []byte, st *State) (err error) {
+	switch src {
+	case SinfoJSON:
+		st.Nodes, st.Version, err = ParseSinfoJSON(out, label(cfg, src))
+	case ScontrolNodesJSON:
+		st.Nodes, st.Version, err = ParseScontrolNodesJSON(out, label(cfg, src))
+	default:
+		st.Nodes, err = ParseScontrolNodes(out, label(cfg, src))
 	}
 	return err
 }
@@ -260,7 +294,7 @@ func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limite
 // serializer ("fatal: Unable to find plugin: serializer/json"): Slurm
 // builds it only where json-c is found, so a source build may lack it.
 func jsonHint(src Source, stderr []byte) string {
-	if (src != SinfoJSON && src != SqueueJSON) || !bytes.Contains(stderr, []byte("serializer/json")) {
+	if (src != SinfoJSON && src != SqueueJSON && src != ScontrolNodesJSON) || !bytes.Contains(stderr, []byte("serializer/json")) {
 		return ""
 	}
 	return " (this Slurm has no JSON serializer, serializer/json, which is built only with json-c: rebuild Slurm with json-c, or read the text outputs with --nodes-from scontrol --jobs-from scontrol)"

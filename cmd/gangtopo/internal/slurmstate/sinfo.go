@@ -5,18 +5,36 @@ import (
 	"strings"
 )
 
-// OpenAPIVersion is the data format of Slurm 22.05's `sinfo --json` and
-// `squeue --json` (meta.plugin.type). Other versions change field names and
-// are refused rather than half-read.
-const OpenAPIVersion = "openapi/v0.0.38"
-
-// ParseSinfoJSON reads `sinfo --json` output. label names the source in
-// errors ("sinfo --json", or a file). Every node must carry the fields the
-// snapshot needs; a missing or mistyped one is an error naming the node and
-// the field.
+// ParseSinfoJSON reads `sinfo --json` output of Slurm 22.05. label names
+// the source in errors ("sinfo --json", or a file). Every node must carry
+// the fields the snapshot needs; a missing or mistyped one is an error
+// naming the node and the field. Later series' sinfo --json lists groups
+// of nodes, not nodes: refused, naming the command that lists nodes
+// (ParseScontrolNodesJSON).
 func ParseSinfoJSON(data []byte, label string) (nodes []Node, version string, err error) {
+	nodes, m, err := parseNodesJSON(data, "nodes")
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", label, err)
+	}
+	return nodes, m.release, nil
+}
+
+// ParseScontrolNodesJSON reads `scontrol --json show nodes` output (Slurm
+// 23.02 and later): the same node facts as 22.05's sinfo --json, one
+// record per node.
+func ParseScontrolNodesJSON(data []byte, label string) (nodes []Node, version string, err error) {
+	nodes, m, err := parseNodesJSON(data, "nodes")
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", label, err)
+	}
+	return nodes, m.release, nil
+}
+
+// parseNodesJSON reads a document listing nodes under list.
+func parseNodesJSON(data []byte, list string) ([]Node, docMeta, error) {
+	var nodes []Node
 	s := &jsonScanner{data: data, memo: gresMemo{}}
-	version, err = s.openAPIDoc("nodes", func(i int) error {
+	m, saw, err := s.openAPIDoc(list, func(i int) error {
 		n, err := s.sinfoNode()
 		if err != nil {
 			return fmt.Errorf("nodes[%d]%s: %w", i, nameSuffix(n.Name), err)
@@ -24,25 +42,29 @@ func ParseSinfoJSON(data []byte, label string) (nodes []Node, version string, er
 		nodes = append(nodes, n)
 		return nil
 	})
+	if err == nil && !saw {
+		if m.layout == layoutDataParser {
+			return nil, m, &groupedSinfoError{m}
+		}
+		err = fmt.Errorf("no %q list", list)
+	}
 	if err == nil {
 		err = checkUniqueNodes(nodes)
 	}
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", label, err)
-	}
-	return nodes, version, nil
+	return nodes, m, err
 }
 
-// openAPIDoc reads a Slurm 22.05 --json document: it checks meta, fails on
-// the errors Slurm lists, and calls each for every element of the list
-// named list (which must be there).
-func (s *jsonScanner) openAPIDoc(list string, each func(i int) error) (version string, err error) {
-	saw := false
+// openAPIDoc reads a Slurm --json document: it checks meta, fails on the
+// errors Slurm lists, and calls each for every element of the list named
+// list; saw says the list was there.
+func (s *jsonScanner) openAPIDoc(list string, each func(i int) error) (m docMeta, saw bool, err error) {
+	sawMeta := false
 	err = s.object(func(key []byte) error {
 		switch string(key) {
 		case "meta":
-			v, err := s.meta()
-			version = v
+			var err error
+			m, err = s.meta()
+			sawMeta = true
 			return err
 		case "errors":
 			return s.slurmErrors()
@@ -56,10 +78,10 @@ func (s *jsonScanner) openAPIDoc(list string, each func(i int) error) (version s
 	if err == nil {
 		err = s.end()
 	}
-	if err == nil && !saw {
-		err = fmt.Errorf("no %q list", list)
+	if err == nil && !sawMeta {
+		err = fmt.Errorf("no meta: not the output of a Slurm --json command")
 	}
-	return version, err
+	return m, saw, err
 }
 
 func nameSuffix(name string) string {
@@ -78,42 +100,6 @@ func checkUniqueNodes(nodes []Node) error {
 		seen[n.Name] = true
 	}
 	return nil
-}
-
-// meta checks meta.plugin.type and returns meta.Slurm.release.
-func (s *jsonScanner) meta() (release string, err error) {
-	var plugin string
-	err = s.object(func(key []byte) error {
-		switch string(key) {
-		case "plugin":
-			return s.object(func(k []byte) error {
-				if string(k) == "type" {
-					v, err := s.str()
-					plugin = v
-					return err
-				}
-				return s.skip()
-			})
-		case "Slurm":
-			return s.object(func(k []byte) error {
-				if string(k) == "release" {
-					v, err := s.str()
-					release = v
-					return err
-				}
-				return s.skip()
-			})
-		default:
-			return s.skip()
-		}
-	})
-	if err != nil {
-		return "", fmt.Errorf("meta: %w", err)
-	}
-	if plugin != OpenAPIVersion {
-		return "", fmt.Errorf("meta.plugin.type is %q, this gangtopo reads %q (Slurm 22.05)", plugin, OpenAPIVersion)
-	}
-	return release, nil
 }
 
 // slurmErrors fails when Slurm listed errors in its output.
@@ -207,7 +193,14 @@ func (s *jsonScanner) sinfoField(key []byte, n *Node, raw *sinfoRaw) (int, error
 		}
 		return fName, err
 	case "state":
-		raw.state, err = s.str()
+		// 22.05: "mixed" and state_flags apart; later: ["MIXED", "DRAIN"]
+		var flags []string
+		isList := s.peek() == '['
+		raw.state, flags, err = s.stateList()
+		if isList {
+			raw.flags = flags
+			return fState | fFlags, err
+		}
 		return fState, err
 	case "state_flags":
 		raw.flags, err = s.strList()
@@ -233,9 +226,7 @@ func (s *jsonScanner) sinfoField(key []byte, n *Node, raw *sinfoRaw) (int, error
 		raw.gresUsed, err = s.str()
 		return fGresUsed, err
 	case "active_features":
-		var f string
-		f, err = s.str()
-		n.Features = splitList(f)
+		n.Features, err = s.strOrList()
 	case "partitions":
 		n.Partitions, err = s.strList()
 		return fPartitions, err
@@ -247,7 +238,8 @@ func (s *jsonScanner) sinfoField(key []byte, n *Node, raw *sinfoRaw) (int, error
 	return 0, err
 }
 
-// count reads a non-negative integer that fits an int32 (null reads as 0).
+// count reads a non-negative integer that fits an int32 (null, or a
+// wrapped number not set, reads as 0).
 func (s *jsonScanner) count() (int, error) {
 	v, err := s.count64()
 	if err == nil && v > 1<<31-1 {
@@ -257,7 +249,7 @@ func (s *jsonScanner) count() (int, error) {
 }
 
 func (s *jsonScanner) count64() (int64, error) {
-	v, _, err := s.int()
+	v, _, err := s.num()
 	if err == nil && v < 0 {
 		err = fmt.Errorf("negative value %d", v)
 	}
@@ -271,7 +263,7 @@ func (n *Node) interpret(raw sinfoRaw, memo gresMemo) error {
 		return fmt.Errorf("field state: %w", err)
 	}
 	n.State = st
-	n.SlurmState = strings.Join(append([]string{raw.state}, raw.flags...), "+")
+	n.SlurmState = joinState(raw.state, raw.flags)
 	if n.AllocCPUs > n.CPUs {
 		return fmt.Errorf("field alloc_cpus: %d CPUs allocated of %d", n.AllocCPUs, n.CPUs)
 	}

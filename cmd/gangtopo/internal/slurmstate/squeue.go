@@ -25,7 +25,7 @@ func ParseSqueueJSON(data []byte, label string) (jobs []Job, version string, err
 // q.decided, all into q.all; each when not nil).
 func parseSqueueJSON(data []byte, label string, dec Decisions, q pendingLists) (jobs []Job, version string, err error) {
 	s := &jsonScanner{data: data, memo: gresMemo{}}
-	version, err = s.openAPIDoc("jobs", func(i int) error {
+	m, saw, err := s.openAPIDoc("jobs", func(i int) error {
 		j, holds, err := s.squeueJob(dec, q)
 		if err != nil {
 			return fmt.Errorf("jobs[%d]%s: %w", i, idSuffix(j.ID), err)
@@ -35,10 +35,13 @@ func parseSqueueJSON(data []byte, label string, dec Decisions, q pendingLists) (
 		}
 		return nil
 	})
+	if err == nil && !saw {
+		err = fmt.Errorf("no %q list", "jobs")
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", label, err)
 	}
-	return jobs, version, nil
+	return jobs, m.release, nil
 }
 
 func idSuffix(id string) string {
@@ -51,6 +54,7 @@ func idSuffix(id string) string {
 // squeueRaw holds a job's fields as read.
 type squeueRaw struct {
 	adminComment string
+	stateFlags   []string // 23.02+: job_state's flags (["COMPLETED", "COMPLETING"])
 	gresDetail   []string
 	resources    *jobResources
 	pending      pendingRaw // pending.go
@@ -95,6 +99,13 @@ func (s *jsonScanner) squeueJob(dec Decisions, q pendingLists) (Job, bool, error
 	if !ok {
 		return j, false, fmt.Errorf("field job_state: unknown job state %q", j.State)
 	}
+	for _, f := range raw.stateFlags {
+		// a flag such as COMPLETING holds the allocation whatever the base
+		// state; other flags (REQUEUED, ...) change nothing here
+		if h, _ := jobHolds(f); h {
+			holds = true
+		}
+	}
 	dec.add(raw.adminComment)
 	if !holds {
 		if strings.EqualFold(j.State, "PENDING") {
@@ -118,10 +129,13 @@ func (s *jsonScanner) squeueField(key []byte, j *Job, raw *squeueRaw) error {
 	case "job_id":
 		var id int64
 		id, err = s.count64()
+		if err == nil && id == 0 {
+			err = fmt.Errorf("job ID 0")
+		}
 		j.ID = strconv.FormatInt(id, 10)
 		raw.seen |= jID
 	case "job_state":
-		j.State, err = s.str()
+		j.State, raw.stateFlags, err = s.stateList()
 		raw.seen |= jState
 	case "user_name":
 		j.User, err = s.str()
@@ -158,6 +172,9 @@ func (s *jsonScanner) jobResources() (*jobResources, error) {
 	err := s.object(func(key []byte) error {
 		switch string(key) {
 		case "nodes":
+			if s.peek() == '{' { // 23.02+: {list, allocation[]}
+				return s.jobResourcesNodes(r)
+			}
 			v, err := s.str()
 			r.nodes = v
 			return err
@@ -197,6 +214,90 @@ func (s *jsonScanner) allocatedNode() (JobNode, error) {
 		err = fmt.Errorf("field nodename: missing")
 	}
 	return jn, err
+}
+
+// jobResourcesNodes reads job_resources.nodes of 23.02 and later: the host
+// list, and per node its cores and memory.
+func (s *jsonScanner) jobResourcesNodes(r *jobResources) error {
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "list":
+			v, err := s.str()
+			r.nodes = v
+			return err
+		case "allocation":
+			return s.array(func(i int) error {
+				jn, err := s.allocation()
+				if err != nil {
+					return fmt.Errorf("nodes.allocation[%d]: %w", i, err)
+				}
+				r.alloc = append(r.alloc, jn)
+				return nil
+			})
+		default:
+			return s.skip()
+		}
+	})
+}
+
+// allocation reads one node of job_resources.nodes.allocation (23.02+).
+func (s *jsonScanner) allocation() (JobNode, error) {
+	var jn JobNode
+	err := s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "name":
+			jn.Name, err = s.str()
+		case "memory":
+			err = s.object(func(k []byte) error {
+				if string(k) != "allocated" {
+					return s.skip()
+				}
+				var e error
+				jn.MemMiB, e = s.count64()
+				return e
+			})
+		case "sockets":
+			jn.Cores, err = s.countCoreList()
+		default:
+			err = s.skip()
+		}
+		return err
+	})
+	if err == nil && jn.Name == "" {
+		err = fmt.Errorf("field name: missing")
+	}
+	return jn, err
+}
+
+// countCoreList counts the allocated cores of
+// [{"index":0,"cores":[{"index":3,"status":["ALLOCATED"]}]}] (23.02+, which
+// lists every core of the node, UNALLOCATED ones too).
+func (s *jsonScanner) countCoreList() (int, error) {
+	n := 0
+	err := s.array(func(int) error {
+		return s.object(func(key []byte) error {
+			if string(key) != "cores" {
+				return s.skip()
+			}
+			return s.array(func(int) error {
+				return s.object(func(k []byte) error {
+					if string(k) != "status" {
+						return s.skip()
+					}
+					st, err := s.strOrList()
+					for _, v := range st {
+						if v == "ALLOCATED" {
+							n++
+							break
+						}
+					}
+					return err
+				})
+			})
+		})
+	})
+	return n, err
 }
 
 // countCores counts the cores marked allocated in {"0":{"cores":{"3":"allocated"}}}.

@@ -7,11 +7,12 @@ import (
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 )
 
-// Slurm 22.05's node states (src/common/slurm_protocol_defs.c, node_states[]
-// and node_state_flags[]). A node has one base state and any number of flags.
-// `scontrol show node` prints them as BASE+FLAG+FLAG ("MIXED+DRAIN"),
-// `sinfo --json` as a lower-case "state" and an upper-case "state_flags"
-// list. sinfo's short form appends one character instead of some flags
+// Slurm's node states (src/common/slurm_protocol_defs.c, node_states[]
+// and node_state_flags[]; 22.05 to 26.05). A node has one base state and
+// any number of flags. `scontrol show node` prints them as BASE+FLAG+FLAG
+// ("MIXED+DRAIN"), 22.05's `sinfo --json` as a lower-case "state" and an
+// upper-case "state_flags" list, the JSON of later series as one list,
+// base first (["IDLE","DRAIN"]). sinfo's short form appends one character instead of some flags
 // ("down*", "idle~"); those are accepted too.
 //
 // How they map to occupancy states (what the engine may use):
@@ -20,8 +21,10 @@ import (
 //	base DOWN, ERROR, FUTURE       -> down
 //	base UNKNOWN                   -> unknown (not usable)
 //	flag DRAIN, FAIL (draining, drained, failing), MAINTENANCE,
-//	     POWER_DOWN, POWERING_DOWN -> drain: running jobs stay, nothing new starts
-//	flag NOT_RESPONDING (*), REBOOT_ISSUED, INVALID_REG -> down
+//	     POWER_DOWN, POWERING_DOWN, BLOCKED (24.05: kept free around a job
+//	     with --exclusive=topo) -> drain: running jobs stay, nothing new starts
+//	flag NOT_RESPONDING (*), REBOOT_ISSUED, INVALID_REG, EXTERNAL (26.05: no
+//	     slurmd) -> down
 //	flag COMPLETING, CLOUD, POWERED_DOWN, POWER_UP, POWERING_UP, RESERVED,
 //	     REBOOT_REQUESTED, PLANNED, DYNAMIC_FUTURE, DYNAMIC_NORM, PERFCTRS,
 //	     RESUME                    -> no change (Slurm still schedules there:
@@ -48,7 +51,9 @@ var stateFlags = map[string]occupancy.NodeState{
 	"MAINTENANCE":      occupancy.StateDrain,
 	"POWER_DOWN":       occupancy.StateDrain,
 	"POWERING_DOWN":    occupancy.StateDrain,
+	"BLOCKED":          occupancy.StateDrain, // 24.05: held for another job's --exclusive=topo
 	"NOT_RESPONDING":   occupancy.StateDown,
+	"EXTERNAL":         occupancy.StateDown, // 26.05: a node without a slurmd
 	"REBOOT_ISSUED":    occupancy.StateDown,
 	"INVALID_REG":      occupancy.StateDown,
 	"COMPLETING":       keepState,

@@ -22,6 +22,7 @@ func main() {
 	port := fs.Int("port", 16817, "slurmctld port; slurmd ports follow it")
 	plugins := fs.String("plugins", "", "directory with job_submit_gangtopo.so and spank_gangtopo.so (empty: stock Slurm)")
 	config := fs.String("config", "", "gangtopo.yaml for the job_submit plugin (with --plugins)")
+	root := fs.String("root", "", "a Debian root with a newer Slurm series (make roots: build/roots/trixie, build/roots/sid); empty: the host's Slurm")
 	accounting := fs.Bool("accounting", false, "run slurmdbd over a private MariaDB with the lab (QOS, limits, preempt/qos)")
 	var lines confLines
 	fs.Var(&lines, "conf", "a line added to slurm.conf (repeatable), e.g. --conf PreemptType=preempt/qos")
@@ -33,7 +34,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "up":
-		err = up(slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, Extra: lines}, *topo, *plugins, *config)
+		err = up(slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, Extra: lines, Root: *root}, *topo, *plugins, *config)
 	case "down":
 		err = slurmlab.StopDir(*dir)
 	default:
@@ -73,6 +74,7 @@ func up(opts slurmlab.Options, topo, plugins, config string) error {
 			return err
 		}
 		opts.Plugins = slurmlab.Plugins{Dir: abs, JobSubmit: true, Spank: true}
+		opts.Expose = []string{abs}
 		if config != "" {
 			cfg, err := filepath.Abs(config)
 			if err != nil {
