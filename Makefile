@@ -63,6 +63,9 @@ E2E_SLURM ?= host trixie sid
 E2E_RUN ?=
 E2E_RUN_host   ?= .
 E2E_RUN_sid    ?= .
+# left out on the host's series: the package test installs into a Debian root
+# (on the host it would change the host's own plugin directory)
+E2E_SKIP_host  ?= TestE2E/slurm-.*/DebianPackageInstallsAndPlaces$$
 E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob)$$
 e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
@@ -80,7 +83,7 @@ e2e:
 # lab at a time (two labs starting together raced for the same ports).
 E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -p 1 -count=1 -timeout 15m -v
 e2e-host: slurm-packages plugins plugins-fault build
-	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) ./tests/e2e/ ./tests/e2e/quota/ -run '$(call e2e_run,host)'
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) ./tests/e2e/ ./tests/e2e/quota/ -run '$(call e2e_run,host)' -skip '$(E2E_SKIP_host)'
 
 e2e-trixie: slurm-packages build
 	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/trixie/usr/include PLUGIN_BUILD=$(BUILD)/plugins-trixie
