@@ -112,6 +112,9 @@ func (l *Lab) checkExposed(p string) error {
 	if l.opts.Root == "" || p == "" || l.isExposed(filepath.Clean(p), l.exposed()) {
 		return nil
 	}
+	if _, err := os.Stat(filepath.Join(l.opts.Root, p)); err == nil {
+		return nil // the root's own (a package installed there)
+	}
 	return fmt.Errorf("%s is not visible inside the root %s: add it (or a directory above it) to Options.Expose", p, l.opts.Root)
 }
 

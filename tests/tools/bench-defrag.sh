@@ -39,6 +39,15 @@ run replay --topology docs/examples/dgx-h100-256.yaml --peak-load 1.15 --policie
 
 {
 	echo
+	echo '### Philly on 256 DGX H100 at 1.4 of capacity'
+	echo
+	echo 'Since the deployed path keeps a waiting preferred one-node job to one node (issue 11), its 32+ GPU gangs'
+	echo 'did not wait at all at 1.15 above, which leaves the policy nothing to do there; at 1.4 they wait.'
+} >>"$out"
+run replay --topology docs/examples/dgx-h100-256.yaml --peak-load 1.4 --policies $pols
+
+{
+	echo
 	echo '### The heterogeneous cluster, the busiest week at capacity'
 } >>"$out"
 run replay --topology docs/examples/hetero.yaml --policies $pols
