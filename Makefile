@@ -64,9 +64,10 @@ E2E_RUN ?=
 E2E_RUN_host   ?= .
 E2E_RUN_sid    ?= .
 # left out on the host's series: the package test installs into a Debian root
-# (on the host it would change the host's own plugin directory)
-E2E_SKIP_host  ?= TestE2E/slurm-.*/DebianPackageInstallsAndPlaces$$
-E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob)$$
+# (on the host it would change the host's own plugin directory); the block
+# tests need topology/block (23.11+) and --segment (24.05+)
+E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting)$$
+E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting)$$
 e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
 	@if [ "$(E2E_UID)" != 0 ]; then echo "e2e: NOT RUN: it needs root (a real slurmctld and slurmd). This is not a pass:" \
