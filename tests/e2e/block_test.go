@@ -20,6 +20,7 @@ import (
 func init() {
 	register("BlockSliceLandsInSegments", testBlockSliceLandsInSegments)
 	register("BlockChoiceLeastFragmenting", testBlockChoiceLeastFragmenting)
+	register("BlockTopologyYAMLLoads", testBlockTopologyYAMLLoads)
 }
 
 // Slurm's own block topology on a GB200-like cluster.
@@ -317,5 +318,36 @@ func testBlockChoiceLeastFragmenting(t *testing.T) {
 	b.checkSegmentField(g, 4)
 	if len(ours) != 3 || len(stockWhole) >= len(ours) {
 		t.Errorf("whole racks left: gangtopo %v, stock %v; want 3 for gangtopo and fewer for stock", ours, stockWhole)
+	}
+}
+
+// testBlockTopologyYAMLLoads: Slurm 25.05+ reads the topology.yaml that
+// `gangtopo gen topology --format topology.yaml --plugin block` writes
+// instead of topology.conf: with slurm.conf saying topology/tree and a
+// tree topology.conf, slurmctld shows the racks as blocks (the yaml's
+// cluster_default), aggregated up to all four.
+func testBlockTopologyYAMLLoads(t *testing.T) {
+	if !lab.Release.AtLeast(25, 5) {
+		needs.Skip(t, "Slurm %s reads no topology.yaml (25.05+); make e2e runs this on sid", lab.Release)
+	}
+	src := "../../docs/examples/gb200-lab.yaml"
+	c, _, err := readCluster(src)
+	must(t, err)
+	y := filepath.Join(t.TempDir(), "topology.yaml")
+	if out, err := gangtopo(t, "gen", "topology", "--topology", src, "--plugin", "block", "--format", "topology.yaml", "-o", y); err != nil {
+		t.Fatalf("gangtopo gen topology --format topology.yaml: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(y)
+	must(t, err)
+	l, err := slurmlab.Start(context.Background(), slurmlab.Options{Cluster: c, ClusterFile: src, Owner: os.Getpid(),
+		Root: slurmRoot(), Topology: slurmlab.Topology{YAML: data}})
+	must(t, err)
+	defer l.Stop()
+	out, err := l.Run(context.Background(), 0, "scontrol", "show", "topology")
+	must(t, err)
+	for _, want := range []string{"BlockName=rack1 ", "Nodes=gb[01-04]", "BlockName=rack4 ", "AggregatedBlock=rack[1-4]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scontrol show topology lacks %q:\n%s", want, out)
+		}
 	}
 }

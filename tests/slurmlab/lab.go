@@ -91,6 +91,9 @@ type Topology struct {
 	// Conf is topology.conf as written (e.g. by `gangtopo gen topology
 	// --plugin block`); nil writes the lab's own tree (topologyConf).
 	Conf []byte
+	// YAML, when set, is written as topology.yaml (Slurm 25.05+), which
+	// Slurm reads instead of topology.conf.
+	YAML []byte
 }
 
 // check refuses a plugin the lab's release does not have.

@@ -129,6 +129,9 @@ func (l *Lab) writeConfig() error {
 		// one; the lab's nodes share the host's processes anyway
 		files["cgroup.conf"] = []byte("CgroupPlugin=disabled\n")
 	}
+	if y := l.opts.Topology.YAML; y != nil {
+		files["topology.yaml"] = y
+	}
 	for name, data := range files {
 		// whole and renamed: a daemon reading it (a reconfigure, a new
 		// step's slurmstepd) never sees half a file

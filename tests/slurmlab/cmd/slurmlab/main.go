@@ -25,6 +25,7 @@ func main() {
 	root := fs.String("root", "", "a Debian root with a newer Slurm series (make roots: build/roots/trixie, build/roots/sid); empty: the host's Slurm")
 	topoPlugin := fs.String("topology-plugin", "tree", "Slurm's topology plugin: tree or block (23.11+)")
 	topoConf := fs.String("topology-conf", "", "topology.conf to use (e.g. from gangtopo gen topology --plugin block); empty: the lab's own tree")
+	topoYAML := fs.String("topology-yaml", "", "topology.yaml to use as well (Slurm 25.05+ reads it instead of topology.conf)")
 	accounting := fs.Bool("accounting", false, "run slurmdbd over a private MariaDB with the lab (QOS, limits, preempt/qos)")
 	var lines confLines
 	fs.Var(&lines, "conf", "a line added to slurm.conf (repeatable), e.g. --conf PreemptType=preempt/qos")
@@ -40,6 +41,11 @@ func main() {
 			Topology: slurmlab.Topology{Plugin: *topoPlugin}}
 		if *topoConf != "" {
 			if opts.Topology.Conf, err = os.ReadFile(*topoConf); err != nil {
+				break
+			}
+		}
+		if *topoYAML != "" {
+			if opts.Topology.YAML, err = os.ReadFile(*topoYAML); err != nil {
 				break
 			}
 		}
