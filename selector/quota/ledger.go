@@ -35,6 +35,11 @@ type Usage struct {
 	// Preemptible is the GPUs of its running jobs in the borrowing QOS.
 	Preemptible int
 	lend        bool
+	// within is the GPUs of its waiting jobs no larger than its share
+	// (those its idle share may yet hold); kept what it keeps back of its
+	// idle share for them.
+	within int
+	kept   float64
 }
 
 // Charged is what counts against the share: in use plus the charge.
@@ -61,7 +66,10 @@ const epsilon = 1e-9
 // Counts are one account's counts, for FromCounts.
 type Counts struct {
 	InUse, Waiting, Preemptible int
-	Frag                        float64
+	// WaitingWithin is the part of Waiting asked by jobs no larger than
+	// the account's share.
+	WaitingWithin int
+	Frag          float64
 }
 
 // Compute makes the ledger of a cluster of clusterGPUs GPUs from the
@@ -83,6 +91,9 @@ func Compute(shares Shares, clusterGPUs int, jobs []Job, frag map[string]float64
 			}
 		default:
 			counts[i].Waiting += j.GPUs
+			if j.GPUs <= shares[i].GPUs {
+				counts[i].WaitingWithin += j.GPUs
+			}
 		}
 	}
 	for name, f := range frag {
@@ -102,7 +113,7 @@ func FromCounts(shares Shares, clusterGPUs int, counts []Counts, outside int, we
 	for i, s := range shares {
 		c := counts[i]
 		l.Accounts[i] = Usage{Account: s.Account, Guaranteed: s.GPUs, Cap: s.Cap, lend: s.Lend, InUse: c.InUse,
-			Waiting: c.Waiting, Preemptible: c.Preemptible, Frag: c.Frag, Charge: weight * c.Frag}
+			Waiting: c.Waiting, Preemptible: c.Preemptible, Frag: c.Frag, Charge: weight * c.Frag, within: c.WaitingWithin}
 	}
 	l.settle()
 	return l
@@ -117,9 +128,10 @@ func (l *Ledger) settle() {
 		u := &l.Accounts[i]
 		u.Borrowed = max(0, u.InUse-u.Guaranteed)
 		l.Borrowed += u.Borrowed
-		u.Lending = u.lend && u.Waiting == 0
+		u.kept = math.Min(u.Idle(), float64(u.within))
+		u.Lending = u.lend && (u.within == 0 || u.Idle()-u.kept > epsilon)
 		if u.Lending {
-			pool += u.Idle()
+			pool += u.Idle() - u.kept
 		}
 	}
 	l.Pool = int(math.Floor(pool+epsilon)) + l.free()
@@ -232,6 +244,9 @@ func (l *Ledger) Excess(account string) int {
 func (l *Ledger) Start(account string, gpus int, borrowing bool) {
 	if u := l.find(account); u != nil {
 		u.Waiting = max(0, u.Waiting-gpus)
+		if gpus <= u.Guaranteed {
+			u.within = max(0, u.within-gpus)
+		}
 	}
 	l.add(account, gpus, borrowing)
 }
@@ -240,6 +255,9 @@ func (l *Ledger) Start(account string, gpus int, borrowing bool) {
 func (l *Ledger) Stop(account string, gpus int, borrowing, requeued bool) {
 	if u := l.find(account); u != nil && requeued {
 		u.Waiting += gpus
+		if gpus <= u.Guaranteed {
+			u.within += gpus
+		}
 	}
 	l.add(account, -gpus, borrowing)
 }
