@@ -85,7 +85,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 	g.dfg = newDefragger(c, cfg.Defrag)
 	g.quota = newQuotaSim(c, jobs, cfg.Quota)
 	if g.quota != nil {
-		g.res.OwnerBound = g.quota.cfg.OwnerBound()
+		g.res.OwnerBound, g.res.Shares = g.quota.cfg.OwnerBound(), g.quota.cfg.Shares
 	}
 	if g.rebind = newRebinder(p); g.rebind != nil {
 		g.jobReqs = make([]*request.Request, len(jobs))

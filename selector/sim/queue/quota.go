@@ -47,7 +47,10 @@ const (
 //     first, counted as if they started one after another (the
 //     controller's moves), each get a reclaim plan (quota.Reclaim:
 //     borrowed jobs only, never an account below its share, the defrag
-//     victim choice under Cost): the victims are requeued at once and the
+//     victim choice under Cost; a job that fits the free GPUs although
+//     the last pass left it waiting, on borrowed GPUs only, as the
+//     controller plans for a job Slurm has passed over): the victims are
+//     requeued at once and the
 //     owner's job starts on the freed GPUs RequeueDelay seconds later
 //     (Slurm's preemption: the signals, KillWait, the epilog and the next
 //     scheduling pass), the GPUs idle meanwhile. At most MaxPerCycle
@@ -147,8 +150,8 @@ func (q *quotaSim) share(j int32) int {
 // refuses says a job can never start (Slurm leaves it pending for ever;
 // the replay counts it as rejected): under hard limits, one larger than
 // its account's share; under dynamic quotas, one larger than its share
-// and than all the others could ever lend (a job beyond its share borrows
-// all its GPUs: quota.Ledger.MayBorrow).
+// and than all the lending shares and the GPUs in no share (a job beyond
+// its share borrows all its GPUs: quota.Ledger.MayBorrow).
 func (q *quotaSim) refuses(g *gangSim, j int32) bool {
 	if q == nil || q.acct[j] < 0 || g.jobs[j].GPUs <= q.share(j) {
 		return false
@@ -158,8 +161,8 @@ func (q *quotaSim) refuses(g *gangSim, j int32) bool {
 		return true
 	case QuotaDynamic:
 		lendable := max(0, q.gpus-q.cfg.Shares.Sum())
-		for a, s := range q.cfg.Shares {
-			if a != q.acct[j] && s.Lend {
+		for _, s := range q.cfg.Shares {
+			if s.Lend {
 				lendable += s.GPUs
 			}
 		}
@@ -182,6 +185,9 @@ func (q *quotaSim) admitted(g *gangSim, j int32) {
 	c := &q.counts[a]
 	g.out[j].Owner = c.InUse+c.Waiting+gpus <= q.share(j)
 	c.Waiting += gpus
+	if gpus <= q.share(j) {
+		c.WaitingWithin += gpus
+	}
 	q.changed()
 }
 
@@ -216,6 +222,9 @@ func (q *quotaSim) started(g *gangSim, j int32) {
 	c := &q.counts[a]
 	c.InUse += gpus
 	c.Waiting = max(0, c.Waiting-gpus)
+	if gpus <= q.share(j) {
+		c.WaitingWithin = max(0, c.WaitingWithin-gpus)
+	}
 	if q.borrowing[j] {
 		c.Preemptible += gpus
 	}
@@ -241,6 +250,9 @@ func (q *quotaSim) stopped(g *gangSim, j int32, requeued bool) {
 	}
 	if requeued {
 		c.Waiting += gpus
+		if gpus <= q.share(j) {
+			c.WaitingWithin += gpus
+		}
 	}
 	q.changed()
 }
@@ -339,6 +351,13 @@ func (q *quotaSim) reclaim(g *gangSim, t float64, j int32) bool {
 		},
 	}
 	plan, ok := quota.Reclaim(q.eng, view, *g.request(j), q.live(), opts)
+	if ok && len(plan.Evict) == 0 {
+		// It fits the free GPUs, yet the last pass left it waiting (they
+		// are reserved for an older job): take borrowed GPUs instead, as
+		// the controller does for a job Slurm has passed over.
+		opts.BorrowedOnly = true
+		plan, ok = quota.Reclaim(q.eng, view, *g.request(j), q.live(), opts)
+	}
 	if !ok || len(plan.Evict) == 0 || plan.Gang.Status != place.Placed {
 		return false
 	}

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -125,20 +124,34 @@ func TestQuotaReclaimTakesBorrowedOnly(t *testing.T) {
 
 // A job that can never start is counted as rejected, not left waiting for
 // ever: under hard limits one larger than its account's share (72 > 64);
-// under dynamic quotas one larger than its share and than what the others
-// could ever lend (72 > teamb's 64: a job beyond its share borrows all its
-// GPUs). The 8-GPU job runs in both.
-func TestQuotaHardRefusesJobsBeyondTheShare(t *testing.T) {
+// under dynamic quotas one larger than its share and than every share
+// that lends (72 > teama's 64 when teamb does not lend). Where teamb
+// lends, teama's 72-GPU job borrows at once (teama keeps nothing back for
+// a job larger than its share: 56 of its own + teamb's 64 in the pool),
+// and its 8-GPU job borrows beside it. The 8-GPU job runs in every case.
+func TestQuotaRefusesJobsThatCanNeverStart(t *testing.T) {
 	c := topotest.Lab16()
 	jobs := []Job{{Name: "big", Submit: 0, Duration: 100, GPUs: 72, Account: "teama"}, {Name: "ok", Submit: 0, Duration: 100, GPUs: 8, Account: "teama"}}
-	for _, mode := range []QuotaMode{QuotaHard, QuotaDynamic} {
-		cfg := Config{Slowdown: mustSlowdown(t, "none"), Quota: &Quota{Mode: mode, Shares: quotaShares}}
+	noLend := quota.Shares{{Account: "teama", GPUs: 64, Lend: true}, {Account: "teamb", GPUs: 64}}
+	for _, tt := range []struct {
+		mode     QuotaMode
+		shares   quota.Shares
+		rejected bool
+	}{
+		{QuotaHard, quotaShares, true},
+		{QuotaDynamic, noLend, true},
+		{QuotaDynamic, quotaShares, false},
+	} {
+		cfg := Config{Slowdown: mustSlowdown(t, "none"), Quota: &Quota{Mode: tt.mode, Shares: tt.shares}}
 		r, err := Replay(c, jobs, NewGangTopo(c, place.Options{}), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !r.Outcomes[0].Rejected || math.IsNaN(r.Outcomes[1].Start) {
-			t.Errorf("mode %d: big rejected %v (want true), ok started at %g", mode, r.Outcomes[0].Rejected, r.Outcomes[1].Start)
+		if r.Outcomes[0].Rejected != tt.rejected || r.Outcomes[1].Start != 0 {
+			t.Errorf("mode %d: big rejected %v (want %v), ok started at %g (want 0)", tt.mode, r.Outcomes[0].Rejected, tt.rejected, r.Outcomes[1].Start)
+		}
+		if !tt.rejected && r.Outcomes[0].Start != 0 {
+			t.Errorf("mode %d: big started at %g, want 0 (borrowing)", tt.mode, r.Outcomes[0].Start)
 		}
 	}
 }

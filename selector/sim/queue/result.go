@@ -3,6 +3,8 @@ package queue
 import (
 	"math"
 
+	"github.com/gangtopo/gangtopo/selector/quota"
+
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -81,6 +83,8 @@ type Result struct {
 	// allowed owner wait (Quota.OwnerBound; 0 without a quota).
 	QuotaReclaims int
 	OwnerBound    float64
+	// Shares are the quota's (nil without one).
+	Shares quota.Shares
 }
 
 func newResult(name string, c *topology.Cluster, jobs []Job) *Result {
