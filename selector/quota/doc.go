@@ -17,11 +17,10 @@
 //	borrowed   GPUs held beyond the share: max(0, in use - guaranteed)
 //	waiting    GPUs its waiting jobs ask for
 //	kept       what it keeps back of its idle share for its own waiting
-//	           jobs: the least of the idle share and the GPUs its waiting
-//	           jobs no larger than the share ask for (a job larger than
-//	           the whole share can only ever borrow)
-//	lending    it lends: lend is on, and it keeps nothing back or its
-//	           idle share exceeds what it keeps
+//	           jobs: those that fit the idle share, smallest first (a job
+//	           larger than what is left cannot use it alone: it borrows)
+//	lending    it lends: lend is on, and nothing of it waits or its idle
+//	           share exceeds what it keeps
 //	pool       what may be lent: the idle shares (guaranteed - charged)
 //	           less what is kept, of the lending accounts, plus the GPUs
 //	           in no share
@@ -33,8 +32,8 @@
 // it may borrow (Ledger.MayBorrow: the pool has room and the account's
 // cap allows), and then runs preemptible. A lender with waiting jobs stops
 // lending what they ask for, so the pool shrinks at once; a quiet account
-// lends again. What it keeps is bounded by its jobs that fit its share: a
-// team waiting only for jobs larger than its share still lends (teams
+// lends again. What it keeps is bounded by its jobs that fit its idle
+// share: a team waiting only for jobs larger than that still lends (teams
 // each waiting for the others' idle shares would otherwise wait for ever
 // on an idle cluster).
 //

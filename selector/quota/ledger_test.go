@@ -47,11 +47,22 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name: "a lender whose waiting jobs want all its idle share lends nothing",
-			// a runs 24 and waits for 24 + 8: it keeps its idle 24; the
+			// a runs 24 and waits for 16 + 8: it keeps its idle 24; the
 			// pool is the 16 in no share and b's idle 32
-			jobs: []Job{{Account: "a", GPUs: 24, Running: true}, {Account: "a", GPUs: 24}, {Account: "a", GPUs: 8}},
+			jobs: []Job{{Account: "a", GPUs: 24, Running: true}, {Account: "a", GPUs: 16}, {Account: "a", GPUs: 8}},
 			want: Ledger{GPUs: 128, Unassigned: 16, Pool: 48, Accounts: []Usage{
-				{Account: "a", Guaranteed: 48, InUse: 24, Waiting: 32},
+				{Account: "a", Guaranteed: 48, InUse: 24, Waiting: 24},
+				{Account: "b", Guaranteed: 32, Lending: true},
+				{Account: "c", Guaranteed: 32, Cap: 48}}},
+		},
+		{
+			name: "a lender keeps back what fits its idle share, smallest first",
+			// a runs 24 and waits for 24 + 8: of its idle 24 the 8 fits
+			// first, then the 24 no longer does (16 left): it keeps 8 and
+			// lends 16: pool 16 + b's 32 + 16 in no share = 64
+			jobs: []Job{{Account: "a", GPUs: 24, Running: true}, {Account: "a", GPUs: 24}, {Account: "a", GPUs: 8}},
+			want: Ledger{GPUs: 128, Unassigned: 16, Pool: 64, Accounts: []Usage{
+				{Account: "a", Guaranteed: 48, InUse: 24, Waiting: 32, Lending: true},
 				{Account: "b", Guaranteed: 32, Lending: true},
 				{Account: "c", Guaranteed: 32, Cap: 48}}},
 		},

@@ -45,6 +45,11 @@ type ReclaimOptions struct {
 //     is ruled out and the plan is made again; at most one round per
 //     running job, so the loop ends.
 //
+// A request whose tier is only preferred (leaf:preferred, the default of
+// a gang) that no domain of its tier can be freed for is planned again
+// over the whole cluster: the owner gets its GPUs, wider, rather than
+// wait below its share, as the placement itself widens a preferred gang.
+//
 // ok is false when no plan exists: the job waits (its share is held by
 // jobs that may not be taken, or not in the shape it needs). A plan with
 // nothing to evict means the job fits now.
@@ -52,6 +57,17 @@ func Reclaim(e *place.Engine, s *occupancy.Snapshot, r request.Request, l *Ledge
 	if o.BorrowedOnly {
 		s = withoutFree(s)
 	}
+	plan, ok := reclaimAt(e, s, r, l, o)
+	if !ok && r.Mode == request.Preferred && r.EffectiveTier() != topology.TierCluster {
+		r.Tier = topology.TierCluster
+		o.Domains = nil // a binding names domains of the narrower tier
+		plan, ok = reclaimAt(e, s, r, l, o)
+	}
+	return plan, ok
+}
+
+// reclaimAt is Reclaim at the request's own tier.
+func reclaimAt(e *place.Engine, s *occupancy.Snapshot, r request.Request, l *Ledger, o ReclaimOptions) (defrag.Plan, bool) {
 	banned := map[int]bool{}
 	accounts := make([]string, len(s.Jobs))
 	borrowing := make([]bool, len(s.Jobs))

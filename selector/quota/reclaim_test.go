@@ -84,6 +84,16 @@ func TestReclaim(t *testing.T) {
 			ok: false,
 		},
 		{
+			name: "a preferred leaf gang no leaf can be freed for takes borrowed GPUs across leaves",
+			// the jobs of the row above; the gang only prefers a leaf:
+			// the four borrowed nodes (b's and c's excess, 16 each)
+			jobs: []held{{nodes("node", 1, 6), "b", false, 0}, {[]string{"node07"}, "b", true, 5}, {[]string{"node08"}, "b", true, 5},
+				{nodes("node", 9, 14), "c", false, 0}, {[]string{"node15"}, "c", true, 1}, {[]string{"node16"}, "c", true, 1}},
+			r:     request.Request{GPUs: 32, Tier: topology.TierLeaf, Mode: request.Preferred},
+			ok:    true,
+			evict: []int{4, 5, 1, 2}, // the cheapest first
+		},
+		{
 			name: "the leaf that is all borrowed",
 			// b: own node01-04, node09-10 (48), borrowed node05-08 as two
 			// 16-GPU jobs (b holds 80, excess 32); c: own node11-16. Only

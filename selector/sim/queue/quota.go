@@ -185,9 +185,7 @@ func (q *quotaSim) admitted(g *gangSim, j int32) {
 	c := &q.counts[a]
 	g.out[j].Owner = c.InUse+c.Waiting+gpus <= q.share(j)
 	c.Waiting += gpus
-	if gpus <= q.share(j) {
-		c.WaitingWithin += gpus
-	}
+	waitingJob(c, gpus, 1)
 	q.changed()
 }
 
@@ -222,9 +220,7 @@ func (q *quotaSim) started(g *gangSim, j int32) {
 	c := &q.counts[a]
 	c.InUse += gpus
 	c.Waiting = max(0, c.Waiting-gpus)
-	if gpus <= q.share(j) {
-		c.WaitingWithin = max(0, c.WaitingWithin-gpus)
-	}
+	waitingJob(c, gpus, -1)
 	if q.borrowing[j] {
 		c.Preemptible += gpus
 	}
@@ -250,11 +246,21 @@ func (q *quotaSim) stopped(g *gangSim, j int32, requeued bool) {
 	}
 	if requeued {
 		c.Waiting += gpus
-		if gpus <= q.share(j) {
-			c.WaitingWithin += gpus
-		}
+		waitingJob(c, gpus, 1)
 	}
 	q.changed()
+}
+
+// waitingJob counts one more (by = 1) or one fewer waiting job of gpus
+// GPUs. The map is changed in place: the ledger made from the counts is
+// made again after every change (quotaSim.changed).
+func waitingJob(c *quota.Counts, gpus, by int) {
+	if c.WaitingJobs == nil {
+		c.WaitingJobs = map[int]int{}
+	}
+	if c.WaitingJobs[gpus] += by; c.WaitingJobs[gpus] <= 0 {
+		delete(c.WaitingJobs, gpus)
+	}
 }
 
 // nextEvent is the next controller cycle with work (+Inf when none).

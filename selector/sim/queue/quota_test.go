@@ -156,25 +156,26 @@ func TestQuotaRefusesJobsThatCanNeverStart(t *testing.T) {
 	}
 }
 
-// A lender with waiting jobs stops lending: teamb runs 56 of its 64 and
-// waits for 16 more it cannot have (beyond its share, and teama lends
-// nothing); teama's 8-GPU job beyond its own share at 10 s would fit
-// teamb's idle 8, but teamb has demand waiting, so nothing is lent and
-// both wait for the ends at 1,000 s.
-func TestQuotaLenderWithWaitingJobsStopsLending(t *testing.T) {
+// Teams waiting only for jobs larger than their shares lend their idle
+// shares to each other: on the idle 128-GPU lab teama and teamb (64 each)
+// each ask for 72 GPUs. teama's job borrows at once (pool: both idle
+// shares, 128; neither team keeps anything back for a job its idle share
+// cannot hold); teamb's then finds teamb's own idle 64 in the pool but 8
+// already borrowed (8 + 72 > 64) and starts when teama's ends, at 100 s.
+// Were a team with waiting jobs to lend nothing, both would wait for ever
+// on an idle cluster.
+func TestQuotaTeamsWaitingBeyondTheirSharesLend(t *testing.T) {
 	c := topotest.Lab16()
 	jobs := []Job{
-		{Name: "a-own", Submit: 0, Duration: 1000, GPUs: 64, Account: "teama"},
-		{Name: "b-own", Submit: 0, Duration: 1000, GPUs: 56, Account: "teamb"},
-		{Name: "b-more", Submit: 0, Duration: 1000, GPUs: 16, Account: "teamb"},
-		{Name: "a-more", Submit: 10, Duration: 1000, GPUs: 8, Account: "teama"},
+		{Name: "a-big", Submit: 0, Duration: 100, GPUs: 72, Account: "teama"},
+		{Name: "b-big", Submit: 0, Duration: 100, GPUs: 72, Account: "teamb"},
 	}
 	cfg := Config{Slowdown: mustSlowdown(t, "none"), Quota: &Quota{Mode: QuotaDynamic, Shares: quotaShares}}
 	r, err := Replay(c, jobs, NewGangTopo(c, place.Options{}), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []float64{0, 0, 1000, 1000}
+	want := []float64{0, 100}
 	if diff := cmp.Diff(want, starts(r)); diff != "" {
 		t.Errorf("starts (-want +got):\n%s", diff)
 	}
