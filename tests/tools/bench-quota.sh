@@ -40,7 +40,7 @@ run() {
 } >"$out"
 run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota default
 
-for load in 1 1.4; do
+for load in 1 1.4 2; do
 	{
 		echo
 		echo "### One team idle half the time, the busiest week at $load of capacity"
