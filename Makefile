@@ -18,7 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean deb
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay bench-defrag
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
 
 all: build
 
@@ -236,7 +236,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-simulate
+bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-simulate
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -283,6 +283,13 @@ bench-replay: build
 # heterogeneous cluster: the "defrag" section of docs/benchmarks.md.
 bench-defrag: build
 	tests/tools/bench-defrag.sh $(BUILD)/gangtopo docs/benchmarks.md
+
+# Dynamic quotas in the replay (issue 15): no quotas, Slurm's hard limits
+# and gangtopo's dynamic quotas on the deployed path and the engine, Philly
+# on 256 DGX H100 with four accounts: the "quota" section of
+# docs/benchmarks.md.
+bench-quota: build
+	tests/tools/bench-quota.sh $(BUILD)/gangtopo docs/benchmarks.md
 
 # The trace simulator (issue 3): the FGD protocol on the openb traces, every
 # policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on

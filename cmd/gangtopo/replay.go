@@ -36,7 +36,9 @@ type replayOptions struct {
 	gangAbove, cpusPerGPU   int
 	oneNodeUpTo             int
 	rendezvous              time.Duration
+	quotaSet                *replayQuota // --quota, parsed (nil: no quotas)
 	defrag                  string
+	quota                   string
 	output                  string
 }
 
@@ -54,7 +56,10 @@ are compressed so that the busiest week of the trace loads the cluster to
 
 Policies: gangtopo (the engine), slurm (stock Slurm 22.05, topology/tree),
 slurm-flat (stock Slurm without a topology plugin), naive-pods (Kubernetes
-without gang scheduling).`,
+without gang scheduling). gangtopo and gangtopo-slurm also with +defrag (the
+controller's defragmentation) or +quota (dynamic GPU quotas); the gang
+policies also with +hard (Slurm's hard GrpTRES limits at each account's
+share); --quota says how the trace's jobs are dealt to accounts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runReplay(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
@@ -77,6 +82,7 @@ without gang scheduling).`,
 	f.IntVar(&o.cpusPerGPU, "cpus-per-gpu", 4, "CPUs each job asks per GPU")
 	f.DurationVar(&o.rendezvous, "rendezvous-timeout", 10*time.Minute, "naive-pods: a partial gang gives up and restarts after this")
 	f.StringVar(&o.defrag, "defrag", "default", "the defragmentation policy of the +defrag policies: default (gangtopo.yaml's defaults), or KEY=VALUE,... over them ("+replayDefragKeys+")")
+	f.StringVar(&o.quota, "quota", "", "GPU shares per account for every policy, and the setting of the +hard and +quota policies: default, or KEY=VALUE,... ("+replayQuotaKeys+"); see docs/quota.md")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
 	return cmd
 }
@@ -109,6 +115,11 @@ type replayInfo struct {
 	LimitFactor          float64
 	Rendezvous           time.Duration
 	Defrag               string // the +defrag policies' settings, when any runs
+	// Quota describes the accounts and shares (empty: none); OwnerBound
+	// is the owners' allowed wait, QuotaIdle whether an account idles.
+	Quota      string
+	OwnerBound float64
+	QuotaIdle  bool
 }
 
 func runReplay(w, errw io.Writer, o replayOptions) error {
@@ -179,6 +190,17 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		}
 		cfg.Defrag = d
 	}
+	quotaPol := slices.ContainsFunc(pols, func(p string) bool { _, _, ok := splitQuotaSuffix(p); return ok })
+	if quotaPol || o.quota != "" {
+		q, err := parseReplayQuota(o.quota)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(pols, queue.NaivePods) {
+			return nil, usagef("--policies: %s has no accounts or QOS; leave it out of a replay with quotas", queue.NaivePods)
+		}
+		o.quotaSet = q
+	}
 	set := &replaySetup{cluster: c, policies: pols, cfg: cfg}
 	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: cfg.Slowdown.String(),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
@@ -188,6 +210,10 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	}
 	if err := o.scale(set, raw); err != nil {
 		return nil, err
+	}
+	if q := o.quotaSet; q != nil {
+		set.cfg.Quota = &q.sim
+		set.info.Quota, set.info.OwnerBound, set.info.QuotaIdle = describeQuota(q), q.sim.OwnerBound(), q.idle > 0
 	}
 	return set, nil
 }
@@ -213,8 +239,8 @@ func parseReplayPolicies(list string) ([]string, error) {
 		p = strings.ToLower(strings.TrimSpace(p))
 		if base, ok := strings.CutSuffix(p, defragSuffix); ok && slices.Contains(defragPolicies, base) {
 			// the policy with the controller's defragmentation
-		} else if !slices.Contains(replayPolicies, p) {
-			return nil, usagef("--policies: unknown policy %q (want one of %s; gangtopo and gangtopo-slurm also with %s)", p, strings.Join(replayPolicies, ", "), defragSuffix)
+		} else if !slices.Contains(replayPolicies, p) && !validQuotaPolicy(p) {
+			return nil, usagef("--policies: unknown policy %q (want one of %s; gangtopo and gangtopo-slurm also with %s or +quota, the gang policies with +hard)", p, strings.Join(replayPolicies, ", "), defragSuffix)
 		}
 		if slices.Contains(out, p) {
 			return nil, usagef("--policies: %s given twice", p)
@@ -275,9 +301,18 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	if err != nil {
 		return err
 	}
+	var accounts []string
+	if o.quotaSet != nil {
+		if kept, accounts, err = o.quotaSet.assignAccounts(kept, origin, set.cluster.NumGPUs()); err != nil {
+			return err
+		}
+	}
 	jobs := make([]queue.Job, len(kept))
 	for i, j := range kept {
 		jobs[i] = queue.Job{Name: j.At, Submit: j.Submit.Sub(origin).Seconds(), Duration: j.Duration.Seconds(), GPUs: j.GPUs}
+		if accounts != nil {
+			jobs[i].Account = accounts[i]
+		}
 	}
 	gpus := set.cluster.NumGPUs()
 	set.info.Jobs, set.info.Trace0, set.info.Trace1 = len(jobs), kept[0].Submit, kept[len(kept)-1].Submit

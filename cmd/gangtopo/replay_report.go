@@ -62,6 +62,9 @@ func replayHeader(in replayInfo, c *topology.Cluster) []string {
 	if in.Defrag != "" {
 		h[2] += "; " + in.Defrag
 	}
+	if in.Quota != "" {
+		h[2] += "; " + in.Quota
+	}
 	return h
 }
 
@@ -176,7 +179,7 @@ func (r *replayReport) writeTable(w io.Writer) {
 	for _, h := range r.header() {
 		fmt.Fprintln(w, h)
 	}
-	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable()} {
+	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable(), r.quotaTable(), r.accountTable()} {
 		if t == nil {
 			continue
 		}
@@ -196,7 +199,7 @@ func (r *replayReport) writeMarkdown(w io.Writer) {
 	for _, h := range r.header() {
 		fmt.Fprintln(w, h+"  ")
 	}
-	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable()} {
+	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable(), r.quotaTable(), r.accountTable()} {
 		if t == nil {
 			continue
 		}

@@ -26,6 +26,12 @@ func replayPolicy(name string, set *replaySetup, jobs []queue.Job, cfg queue.Con
 	if !withDefrag {
 		cfg.Defrag = nil
 	}
+	base, mode, _ := splitQuotaSuffix(base)
+	if cfg.Quota != nil {
+		q := *cfg.Quota // the shares for every policy; the mode its suffix's
+		q.Mode = mode
+		cfg.Quota = &q
+	}
 	res, err := replayBase(base, set, jobs, cfg)
 	if res != nil {
 		res.Policy = name

@@ -72,6 +72,13 @@ func TestReplayGolden(t *testing.T) {
 			"--policies", "gangtopo,gangtopo+defrag,gangtopo-slurm,gangtopo-slurm+defrag", "--defrag", "min_gpus=8,min_wait=10m,max_cost=100"}},
 		{"replay-bad-defrag", append(base, "--trace", small, "--policies", "gangtopo+defrag", "--defrag", "min_gpu=8")},
 		{"replay-defrag-unknown-base", append(base, "--trace", small, "--policies", "slurm+defrag")},
+		{"replay-quota", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.05",
+			"--policies", "gangtopo,gangtopo+hard,gangtopo+quota,slurm+hard", "--quota", "accounts=3,idle=2h"}},
+		{"replay-bad-quota", append(base, "--trace", small, "--policies", "gangtopo+quota", "--quota", "accounts=0")},
+		{"replay-bad-quota-key", append(base, "--trace", small, "--quota", "share=4")},
+		{"replay-quota-unknown-base", append(base, "--trace", small, "--policies", "slurm+quota")},
+		{"replay-quota-naive-pods", append(base, "--trace", small, "--policies", "gangtopo+quota,naive-pods")},
+		{"replay-quota-too-many-accounts", append(base, "--trace", small, "--policies", "gangtopo", "--quota", "accounts=16")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,9 +16,14 @@
 //	charged    in use + charge: what counts against the share
 //	borrowed   GPUs held beyond the share: max(0, in use - guaranteed)
 //	waiting    GPUs its waiting jobs ask for
-//	lending    it lends: lend is on and nothing of its own waits
-//	pool       what may be lent: the idle shares (guaranteed - charged) of
-//	           the lending accounts, plus the GPUs in no share
+//	kept       what it keeps back of its idle share for its own waiting
+//	           jobs: those that fit the idle share, smallest first (a job
+//	           larger than what is left cannot use it alone: it borrows)
+//	lending    it lends: lend is on, and nothing of it waits or its idle
+//	           share exceeds what it keeps
+//	pool       what may be lent: the idle shares (guaranteed - charged)
+//	           less what is kept, of the lending accounts, plus the GPUs
+//	           in no share
 //	lent       the borrowed GPUs, attributed to the accounts whose idle
 //	           share they sit in (GPUs in no share first)
 //
@@ -26,7 +31,11 @@
 // GPUs within guaranteed) runs as usual and is never taken. A job beyond
 // it may borrow (Ledger.MayBorrow: the pool has room and the account's
 // cap allows), and then runs preemptible. A lender with waiting jobs stops
-// lending, so the pool shrinks at once; a quiet account lends again.
+// lending what they ask for, so the pool shrinks at once; a quiet account
+// lends again. What it keeps is bounded by its jobs that fit its idle
+// share: a team waiting only for jobs larger than that still lends (teams
+// each waiting for the others' idle shares would otherwise wait for ever
+// on an idle cluster).
 //
 // # Reclaim
 //

@@ -1,7 +1,9 @@
 package quota
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -35,6 +37,11 @@ type Usage struct {
 	// Preemptible is the GPUs of its running jobs in the borrowing QOS.
 	Preemptible int
 	lend        bool
+	// waiting counts its waiting jobs by GPUs (shared between copies of
+	// a ledger: replaced, never changed in place); kept is what it keeps
+	// back of its idle share for those that fit it.
+	waiting map[int]int
+	kept    float64
 }
 
 // Charged is what counts against the share: in use plus the charge.
@@ -61,7 +68,9 @@ const epsilon = 1e-9
 // Counts are one account's counts, for FromCounts.
 type Counts struct {
 	InUse, Waiting, Preemptible int
-	Frag                        float64
+	// WaitingJobs counts the waiting jobs by the GPUs each asks for.
+	WaitingJobs map[int]int
+	Frag        float64
 }
 
 // Compute makes the ledger of a cluster of clusterGPUs GPUs from the
@@ -83,6 +92,10 @@ func Compute(shares Shares, clusterGPUs int, jobs []Job, frag map[string]float64
 			}
 		default:
 			counts[i].Waiting += j.GPUs
+			if counts[i].WaitingJobs == nil {
+				counts[i].WaitingJobs = map[int]int{}
+			}
+			counts[i].WaitingJobs[j.GPUs]++
 		}
 	}
 	for name, f := range frag {
@@ -102,7 +115,7 @@ func FromCounts(shares Shares, clusterGPUs int, counts []Counts, outside int, we
 	for i, s := range shares {
 		c := counts[i]
 		l.Accounts[i] = Usage{Account: s.Account, Guaranteed: s.GPUs, Cap: s.Cap, lend: s.Lend, InUse: c.InUse,
-			Waiting: c.Waiting, Preemptible: c.Preemptible, Frag: c.Frag, Charge: weight * c.Frag}
+			Waiting: c.Waiting, Preemptible: c.Preemptible, Frag: c.Frag, Charge: weight * c.Frag, waiting: c.WaitingJobs}
 	}
 	l.settle()
 	return l
@@ -117,9 +130,10 @@ func (l *Ledger) settle() {
 		u := &l.Accounts[i]
 		u.Borrowed = max(0, u.InUse-u.Guaranteed)
 		l.Borrowed += u.Borrowed
-		u.Lending = u.lend && u.Waiting == 0
+		u.kept = keep(u.Idle(), u.waiting)
+		u.Lending = u.lend && (u.Waiting == 0 || u.Idle()-u.kept > epsilon)
 		if u.Lending {
-			pool += u.Idle()
+			pool += u.Idle() - u.kept
 		}
 	}
 	l.Pool = int(math.Floor(pool+epsilon)) + l.free()
@@ -232,6 +246,7 @@ func (l *Ledger) Excess(account string) int {
 func (l *Ledger) Start(account string, gpus int, borrowing bool) {
 	if u := l.find(account); u != nil {
 		u.Waiting = max(0, u.Waiting-gpus)
+		u.waiting = recount(u.waiting, gpus, -1)
 	}
 	l.add(account, gpus, borrowing)
 }
@@ -240,6 +255,7 @@ func (l *Ledger) Start(account string, gpus int, borrowing bool) {
 func (l *Ledger) Stop(account string, gpus int, borrowing, requeued bool) {
 	if u := l.find(account); u != nil && requeued {
 		u.Waiting += gpus
+		u.waiting = recount(u.waiting, gpus, 1)
 	}
 	l.add(account, -gpus, borrowing)
 }
@@ -256,4 +272,43 @@ func (l *Ledger) add(account string, gpus int, borrowing bool) {
 		}
 	}
 	l.settle()
+}
+
+// keep is what an account keeps back of its idle share for its waiting
+// jobs: those that fit it, smallest first (a job larger than what is
+// left cannot use the idle share alone: it borrows, from the pool this
+// share is part of).
+func keep(idle float64, waiting map[int]int) float64 {
+	if len(waiting) == 0 || idle <= 0 {
+		return 0
+	}
+	sizes := make([]int, 0, len(waiting))
+	for g, n := range waiting {
+		if n > 0 && g > 0 {
+			sizes = append(sizes, g)
+		}
+	}
+	slices.Sort(sizes)
+	kept := 0.0
+	for _, g := range sizes {
+		room := int(math.Floor(idle - kept + epsilon))
+		if g > room {
+			break
+		}
+		kept += float64(g * min(waiting[g], room/g))
+	}
+	return kept
+}
+
+// recount is waiting with one more (by = 1) or one fewer (by = -1) job of
+// gpus GPUs, as a new map: ledgers copied for planning share the old one.
+func recount(waiting map[int]int, gpus, by int) map[int]int {
+	out := maps.Clone(waiting)
+	if out == nil {
+		out = map[int]int{}
+	}
+	if out[gpus] += by; out[gpus] <= 0 {
+		delete(out, gpus)
+	}
+	return out
 }

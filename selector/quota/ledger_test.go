@@ -35,15 +35,49 @@ func TestCompute(t *testing.T) {
 				{Account: "c", Guaranteed: 32, Cap: 48, Lent: 0}}},
 		},
 		{
-			name: "a lender with waiting jobs stops lending",
-			// a waits for 8: the pool keeps only the 16 in no share; the
-			// other 24 borrowed sit in a's and c's idle shares, 48:32 ->
-			// 14.4 and 9.6 -> 14 and 10
+			name: "a lender with waiting jobs stops lending what they ask for",
+			// a waits for 8: it keeps 8 of its idle 48 and lends 40: pool
+			// 40 + 16 in no share = 56; of the 40 borrowed, 16 sit in no
+			// share, 24 in a's idle share
 			jobs: []Job{{Account: "b", GPUs: 72, Running: true, Borrowing: true}, {Account: "a", GPUs: 8}},
-			want: Ledger{GPUs: 128, Unassigned: 16, Pool: 16, Borrowed: 40, Accounts: []Usage{
-				{Account: "a", Guaranteed: 48, Waiting: 8, Lent: 14},
+			want: Ledger{GPUs: 128, Unassigned: 16, Pool: 56, Borrowed: 40, Accounts: []Usage{
+				{Account: "a", Guaranteed: 48, Waiting: 8, Lent: 24, Lending: true},
 				{Account: "b", Guaranteed: 32, InUse: 72, Borrowed: 40, Preemptible: 72, Lending: true},
-				{Account: "c", Guaranteed: 32, Cap: 48, Lent: 10}}},
+				{Account: "c", Guaranteed: 32, Cap: 48}}},
+		},
+		{
+			name: "a lender whose waiting jobs want all its idle share lends nothing",
+			// a runs 24 and waits for 16 + 8: it keeps its idle 24; the
+			// pool is the 16 in no share and b's idle 32
+			jobs: []Job{{Account: "a", GPUs: 24, Running: true}, {Account: "a", GPUs: 16}, {Account: "a", GPUs: 8}},
+			want: Ledger{GPUs: 128, Unassigned: 16, Pool: 48, Accounts: []Usage{
+				{Account: "a", Guaranteed: 48, InUse: 24, Waiting: 24},
+				{Account: "b", Guaranteed: 32, Lending: true},
+				{Account: "c", Guaranteed: 32, Cap: 48}}},
+		},
+		{
+			name: "a lender keeps back what fits its idle share, smallest first",
+			// a runs 24 and waits for 24 + 8: of its idle 24 the 8 fits
+			// first, then the 24 no longer does (16 left): it keeps 8 and
+			// lends 16: pool 16 + b's 32 + 16 in no share = 64
+			jobs: []Job{{Account: "a", GPUs: 24, Running: true}, {Account: "a", GPUs: 24}, {Account: "a", GPUs: 8}},
+			want: Ledger{GPUs: 128, Unassigned: 16, Pool: 64, Accounts: []Usage{
+				{Account: "a", Guaranteed: 48, InUse: 24, Waiting: 32, Lending: true},
+				{Account: "b", Guaranteed: 32, Lending: true},
+				{Account: "c", Guaranteed: 32, Cap: 48}}},
+		},
+		{
+			name: "teams waiting only for jobs larger than their shares still lend",
+			// an idle cluster; a waits for 64 (> 48), b for 40 (> 32):
+			// neither job can ever fit its own share, so neither team
+			// keeps anything back: pool 48 + 32 + 16 = 96 and both may
+			// borrow (were each to keep its idle share for its job, both
+			// would wait for ever)
+			jobs: []Job{{Account: "a", GPUs: 64}, {Account: "b", GPUs: 40}},
+			want: Ledger{GPUs: 128, Unassigned: 16, Pool: 96, Accounts: []Usage{
+				{Account: "a", Guaranteed: 48, Waiting: 64, Lending: true},
+				{Account: "b", Guaranteed: 32, Waiting: 40, Lending: true},
+				{Account: "c", Guaranteed: 32, Cap: 48}}},
 		},
 		{
 			name: "jobs outside the shares take the GPUs in no share first",
@@ -94,18 +128,25 @@ func TestEntitledAndBorrow(t *testing.T) {
 }
 
 func TestStartStop(t *testing.T) {
-	l := Compute(three, 128, []Job{{Account: "a", GPUs: 8}}, nil, 0)
-	// a waits: it does not lend; pool is b's 32 + 16
-	if l.Pool != 48 {
-		t.Fatalf("pool %d, want 48", l.Pool)
+	l := Compute(three, 128, []Job{{Account: "a", GPUs: 40}}, nil, 0)
+	// a waits for 40: it keeps 40 of its idle 48; pool 8 + b's 32 + 16
+	if l.Pool != 56 {
+		t.Fatalf("pool %d, want 56", l.Pool)
 	}
-	l.Start("a", 8, false)
-	// a's job runs: a lends again its 40 idle: 40 + 32 + 16
-	if l.Pool != 88 || l.Accounts[0].InUse != 8 || l.Accounts[0].Waiting != 0 {
-		t.Fatalf("after start: pool %d (want 88), %+v", l.Pool, l.Accounts[0])
+	l.Start("a", 40, false)
+	// a's job runs: a lends its 8 idle: 8 + 32 + 16, the same
+	if l.Pool != 56 || l.Accounts[0].InUse != 40 || l.Accounts[0].Waiting != 0 {
+		t.Fatalf("after start: pool %d (want 56), %+v", l.Pool, l.Accounts[0])
 	}
-	l.Stop("a", 8, false, true)
-	if l.Pool != 48 || l.Accounts[0].Waiting != 8 {
-		t.Fatalf("after requeue: pool %d (want 48), %+v", l.Pool, l.Accounts[0])
+	l.Stop("a", 40, false, false)
+	// it ended: all 48 lent: 48 + 32 + 16
+	if l.Pool != 96 || l.Accounts[0].InUse != 0 {
+		t.Fatalf("after end: pool %d (want 96), %+v", l.Pool, l.Accounts[0])
+	}
+	l.Start("a", 40, false)
+	l.Stop("a", 40, false, true)
+	// requeued: it waits again, a keeps 40 back
+	if l.Pool != 56 || l.Accounts[0].Waiting != 40 {
+		t.Fatalf("after requeue: pool %d (want 56), %+v", l.Pool, l.Accounts[0])
 	}
 }

@@ -19,6 +19,12 @@ type ReclaimOptions struct {
 	// Domains, when not empty, are the only domains the job may start in
 	// (its binding).
 	Domains []topology.DomainID
+	// BorrowedOnly: the job may go only where borrowed GPUs are taken
+	// back, not on GPUs free now. For a job the scheduler has passed over
+	// although it fits the free GPUs (they are held for an older job: a
+	// backfill reservation), a plan that "fits now" would leave the owner
+	// waiting below its share; this one frees borrowed GPUs instead.
+	BorrowedOnly bool
 }
 
 // Reclaim plans the room an entitled job's request r needs on snapshot s,
@@ -39,10 +45,29 @@ type ReclaimOptions struct {
 //     is ruled out and the plan is made again; at most one round per
 //     running job, so the loop ends.
 //
+// A request whose tier is only preferred (leaf:preferred, the default of
+// a gang) that no domain of its tier can be freed for is planned again
+// over the whole cluster: the owner gets its GPUs, wider, rather than
+// wait below its share, as the placement itself widens a preferred gang.
+//
 // ok is false when no plan exists: the job waits (its share is held by
 // jobs that may not be taken, or not in the shape it needs). A plan with
 // nothing to evict means the job fits now.
 func Reclaim(e *place.Engine, s *occupancy.Snapshot, r request.Request, l *Ledger, o ReclaimOptions) (defrag.Plan, bool) {
+	if o.BorrowedOnly {
+		s = withoutFree(s)
+	}
+	plan, ok := reclaimAt(e, s, r, l, o)
+	if !ok && r.Mode == request.Preferred && r.EffectiveTier() != topology.TierCluster {
+		r.Tier = topology.TierCluster
+		o.Domains = nil // a binding names domains of the narrower tier
+		plan, ok = reclaimAt(e, s, r, l, o)
+	}
+	return plan, ok
+}
+
+// reclaimAt is Reclaim at the request's own tier.
+func reclaimAt(e *place.Engine, s *occupancy.Snapshot, r request.Request, l *Ledger, o ReclaimOptions) (defrag.Plan, bool) {
 	banned := map[int]bool{}
 	accounts := make([]string, len(s.Jobs))
 	borrowing := make([]bool, len(s.Jobs))
@@ -106,4 +131,30 @@ func dearest(s *occupancy.Snapshot, evict []int, accounts []string, a string, co
 		}
 	}
 	return best
+}
+
+// withoutFree is a copy of s whose whole free GPUs are taken (by no job:
+// nothing can free them), so that a plan uses only the GPUs its victims
+// free. Partly shared GPUs cannot hold a whole-GPU gang and stay as they
+// are.
+func withoutFree(s *occupancy.Snapshot) *occupancy.Snapshot {
+	c := s.Clone()
+	var held occupancy.Allocation
+	for n := range c.Cluster.Nodes {
+		id := topology.NodeID(n)
+		if c.WholeFree(id) == 0 {
+			continue
+		}
+		na := occupancy.NodeAlloc{Node: id, Milli: occupancy.WholeGPU}
+		for i, free := range c.NodeFree(id) {
+			if free == occupancy.WholeGPU {
+				na.GPUs = append(na.GPUs, i)
+			}
+		}
+		held.Nodes = append(held.Nodes, na)
+	}
+	if err := c.Allocate(held); err != nil {
+		return s // cannot happen: every GPU taken is whole and free
+	}
+	return c
 }

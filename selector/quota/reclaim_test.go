@@ -70,6 +70,8 @@ func TestReclaim(t *testing.T) {
 		ok     bool
 		domain string
 		evict  []int // job indices
+		// borrowedOnly: the job was passed over although it fitted
+		borrowedOnly bool
 	}{
 		{
 			name: "own jobs are never taken: no leaf can be freed",
@@ -80,6 +82,16 @@ func TestReclaim(t *testing.T) {
 				{nodes("node", 9, 14), "c", false, 0}, {[]string{"node15"}, "c", true, 1}, {[]string{"node16"}, "c", true, 1}},
 			r:  leaf,
 			ok: false,
+		},
+		{
+			name: "a preferred leaf gang no leaf can be freed for takes borrowed GPUs across leaves",
+			// the jobs of the row above; the gang only prefers a leaf:
+			// the four borrowed nodes (b's and c's excess, 16 each)
+			jobs: []held{{nodes("node", 1, 6), "b", false, 0}, {[]string{"node07"}, "b", true, 5}, {[]string{"node08"}, "b", true, 5},
+				{nodes("node", 9, 14), "c", false, 0}, {[]string{"node15"}, "c", true, 1}, {[]string{"node16"}, "c", true, 1}},
+			r:     request.Request{GPUs: 32, Tier: topology.TierLeaf, Mode: request.Preferred},
+			ok:    true,
+			evict: []int{4, 5, 1, 2}, // the cheapest first
 		},
 		{
 			name: "the leaf that is all borrowed",
@@ -132,6 +144,26 @@ func TestReclaim(t *testing.T) {
 			ok:   true,
 		},
 		{
+			name: "fits now but passed over: the borrowed leaf is taken, not the free ones",
+			// b: own node09-14 (48), borrowed leaf1 (32): excess 32;
+			// leaf2 is free but held by the scheduler for an older job
+			jobs:         []held{{nodes("node", 9, 14), "b", false, 0}, {nodes("node", 1, 4), "b", true, 1}},
+			r:            leaf,
+			borrowedOnly: true,
+			ok:           true,
+			domain:       "leaf1",
+			evict:        []int{1},
+		},
+		{
+			name: "passed over, nothing borrowed in one leaf: no plan",
+			// b: own node09-14, borrowed node01-02 only: a leaf gang
+			// cannot be made of the GPUs it frees alone
+			jobs:         []held{{nodes("node", 9, 14), "b", false, 0}, {[]string{"node01", "node02"}, "b", true, 1}},
+			r:            leaf,
+			borrowedOnly: true,
+			ok:           false,
+		},
+		{
 			name: "a one-node job takes one borrowed node, the cheapest",
 			// every node busy; b: own node01-04, node07 (40), borrowed
 			// node05 (cost 4), node06 (cost 2): holds 56, excess 8
@@ -150,6 +182,7 @@ func TestReclaim(t *testing.T) {
 				sh = tt.shares
 			}
 			s, l, o := scenario(t, sh, tt.jobs)
+			o.BorrowedOnly = tt.borrowedOnly
 			e := place.New(s.Cluster, place.Options{})
 			p, ok := Reclaim(e, s, tt.r, l, o)
 			if ok != tt.ok {

@@ -68,24 +68,38 @@ type reservation struct {
 // schedule runs one pass at time t.
 func (g *gangSim) schedule(t float64, released bool, firstNew int) {
 	g.now = t
-	if len(g.queue) == 0 {
+	h := g.head()
+	if h < 0 {
 		g.resv.valid = false
 		return
 	}
-	if !released && g.resv.valid && g.resv.job == g.queue[0] {
+	if !released && g.resv.valid && g.resv.job == g.queue[h] {
 		g.backfill(t, firstNew)
 		return
 	}
 	g.res.Passes++
-	for len(g.queue) > 0 && g.tryStart(t, g.queue[0]) {
-		g.queue = g.queue[1:]
+	for ; h >= 0 && g.tryStart(t, g.queue[h]); h = g.head() {
+		g.queue = slices.Delete(g.queue, h, h+1)
 	}
-	if len(g.queue) == 0 || g.err != nil {
+	if h < 0 || g.err != nil {
 		g.resv.valid = false
 		return
 	}
-	g.reserve(t, g.queue[0])
-	g.backfill(t, 1)
+	g.reserve(t, g.queue[h])
+	g.backfill(t, h+1)
+}
+
+// head is the position of the first queued job the quota lets start, -1
+// when none: Slurm's scheduler passes over a job its QOS limit holds (it
+// neither starts nor blocks the jobs behind it, and gets no
+// reservation). Without a quota, the oldest job.
+func (g *gangSim) head() int {
+	for i, j := range g.queue {
+		if g.quota.allows(g, j) {
+			return i
+		}
+	}
+	return -1
 }
 
 // tryStart places job j now on the whole cluster and starts it if the
@@ -278,7 +292,7 @@ type backfillPass struct{ minU, minM int }
 func (g *gangSim) backfillOne(t float64, j int32, bf *backfillPass) bool {
 	job := &g.jobs[j]
 	gpus := job.GPUs
-	if gpus > g.free || gpus >= bf.minU && gpus >= bf.minM {
+	if gpus > g.free || gpus >= bf.minU && gpus >= bf.minM || !g.quota.allows(g, j) {
 		return false
 	}
 	if g.rebind != nil {

@@ -56,15 +56,11 @@ type Requeue struct {
 
 // defragger is the replay's policy state.
 type defragger struct {
-	cfg  Defrag
-	eng  *place.Engine
-	hist defrag.History
-	// running lists the running jobs (each once), for the planner's view;
-	// pos is each one's index in it.
-	running []int32
-	pos     map[int32]int
-	epoch   time.Time // replay second 0, for the History's clock
-	next    float64
+	cfg   Defrag
+	eng   *place.Engine
+	hist  defrag.History
+	epoch time.Time // replay second 0, for the History's clock
+	next  float64
 	// refused: gang -> when a plan for it last failed to pass.
 	refused map[int32]float64
 }
@@ -73,7 +69,7 @@ func newDefragger(c *topology.Cluster, cfg *Defrag) *defragger {
 	if cfg == nil {
 		return nil
 	}
-	d := &defragger{cfg: *cfg, eng: place.New(c, place.Options{}), pos: map[int32]int{}, next: math.Inf(1),
+	d := &defragger{cfg: *cfg, eng: place.New(c, place.Options{}), next: math.Inf(1),
 		epoch: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), refused: map[int32]float64{}}
 	if d.cfg.Interval <= 0 {
 		d.cfg.Interval = 60
@@ -86,28 +82,6 @@ func newDefragger(c *topology.Cluster, cfg *Defrag) *defragger {
 
 func (d *defragger) clock(t float64) time.Time {
 	return d.epoch.Add(time.Duration(t * float64(time.Second)))
-}
-
-func (d *defragger) started(j int32) {
-	if d == nil {
-		return
-	}
-	d.pos[j] = len(d.running)
-	d.running = append(d.running, j)
-}
-
-func (d *defragger) stopped(j int32) {
-	if d == nil {
-		return
-	}
-	i, ok := d.pos[j]
-	if !ok {
-		return
-	}
-	last := d.running[len(d.running)-1]
-	d.running[i], d.pos[last] = last, i
-	d.running = d.running[:len(d.running)-1]
-	delete(d.pos, j)
 }
 
 // nextEvent is the next cycle at which a queued gang is old enough
@@ -198,33 +172,29 @@ func (d *defragger) admitted(g *gangSim, j int32) {
 // try plans for queued gang j and carries the plan out if allowed.
 func (d *defragger) try(g *gangSim, t float64, j int32) bool {
 	now := d.clock(t)
-	view := *g.s
-	view.Jobs = make([]occupancy.Job, len(d.running))
-	for k, r := range d.running {
-		view.Jobs[k] = occupancy.Job{ID: strconv.Itoa(int(r)), Alloc: g.allocs[r]}
-	}
+	view, running := g.runningView()
 	victim := func(k int) defrag.Job {
-		r := d.running[k]
+		r := running[k]
 		return defrag.Job{Requeue: true, Start: d.clock(g.out[r].Start), Restarts: g.out[r].Requeues}
 	}
 	opts := defrag.Options{
 		Evictable: func(k int) bool { return !d.hist.Protected(view.Jobs[k].ID, now, d.cfg.Limits) },
-		Cost:      func(k int) float64 { return d.cfg.Cost.Cost(victim(k), g.jobs[d.running[k]].GPUs, now, 0) },
+		Cost:      func(k int) float64 { return d.cfg.Cost.Cost(victim(k), g.jobs[running[k]].GPUs, now, 0) },
 	}
-	p, ok := defrag.For(d.eng, &view, *g.request(j), opts)
+	p, ok := defrag.For(d.eng, view, *g.request(j), opts)
 	if !ok || p.Gang.Status != place.Placed || d.cfg.MaxCost > 0 && p.Cost > d.cfg.MaxCost {
 		return false
 	}
 	lost := 0.0
 	for _, k := range p.Evict {
-		lost += d.cfg.Cost.Lost(victim(k), g.jobs[d.running[k]].GPUs, now)
+		lost += d.cfg.Cost.Lost(victim(k), g.jobs[running[k]].GPUs, now)
 	}
 	if d.hist.Allow(len(p.Evict), lost, g.c.NumGPUs(), now, d.cfg.Limits) != nil {
 		return false
 	}
 	victims := make([]int32, len(p.Evict))
 	for i, k := range p.Evict {
-		victims[i] = d.running[k]
+		victims[i] = running[k]
 	}
 	for _, v := range victims {
 		d.hist.Add(defrag.Record{At: now, Kind: defrag.Requeued, Job: strconv.Itoa(int(v)), GPUs: g.jobs[v].GPUs,
@@ -242,6 +212,19 @@ func (d *defragger) try(g *gangSim, t float64, j int32) bool {
 	return true
 }
 
+// runningView is the snapshot with its running jobs listed (job IDs are
+// the replay's job indices), what the controller's planners see, and the
+// replay job of each snapshot job.
+func (g *gangSim) runningView() (*occupancy.Snapshot, []int32) {
+	view := *g.s
+	running := slices.Clone(g.running.jobs)
+	view.Jobs = make([]occupancy.Job, len(running))
+	for k, r := range running {
+		view.Jobs[k] = occupancy.Job{ID: strconv.Itoa(int(r)), Alloc: g.allocs[r]}
+	}
+	return &view, running
+}
+
 // requeue stops running job j at t: its GPUs are released, what it ran is
 // lost, and it waits again in its submit order.
 func (g *gangSim) requeue(t float64, j int32) {
@@ -252,7 +235,8 @@ func (g *gangSim) requeue(t float64, j int32) {
 	}
 	g.free += g.jobs[j].GPUs
 	g.plan.remove(g.expEnd[j], j)
-	g.dfg.stopped(j)
+	g.running.remove(j)
+	g.quota.stopped(g, j, true)
 	g.res.Requeues = append(g.res.Requeues, Requeue{Job: j, Start: o.Start, At: t, GPUs: g.jobs[j].GPUs})
 	o.Ran += t - o.Start
 	o.Requeues++

@@ -23,8 +23,8 @@ import (
 func TestDefragStartsAWaitingGang(t *testing.T) {
 	c := topotest.Lab16()
 	jobs := []Job{
-		{"a", 0, 10000, 24}, {"b", 0, 10000, 24}, {"c", 0, 10000, 24}, {"d", 0, 10000, 24},
-		{"gang1", 10, 5000, 32}, {"gang2", 100, 5000, 32},
+		{Name: "a", Submit: 0, Duration: 10000, GPUs: 24}, {Name: "b", Submit: 0, Duration: 10000, GPUs: 24}, {Name: "c", Submit: 0, Duration: 10000, GPUs: 24}, {Name: "d", Submit: 0, Duration: 10000, GPUs: 24},
+		{Name: "gang1", Submit: 10, Duration: 5000, GPUs: 32}, {Name: "gang2", Submit: 100, Duration: 5000, GPUs: 32},
 	}
 	cfg := Config{GangOption: request.Option{Tier: topology.TierLeaf, Mode: request.Required}, Slowdown: mustSlowdown(t, "none")}
 	off, err := Replay(c, jobs, NewGangTopo(c, place.Options{}), cfg)

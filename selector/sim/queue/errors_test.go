@@ -30,8 +30,8 @@ func (b brokenPolicy) Place(s *occupancy.Snapshot, r *request.Request) (occupanc
 
 func TestReplayErrors(t *testing.T) {
 	two := topotest.FatTree(0, 1, 2, topotest.DGXH100)
-	ok := []Job{{"j1", 0, 10, 2}, {"j2", 0, 10, 1}}
-	ones := []Job{{"j1", 0, 10, 1}, {"j2", 0, 10, 1}}
+	ok := []Job{{Name: "j1", Submit: 0, Duration: 10, GPUs: 2}, {Name: "j2", Submit: 0, Duration: 10, GPUs: 1}}
+	ones := []Job{{Name: "j1", Submit: 0, Duration: 10, GPUs: 1}, {Name: "j2", Submit: 0, Duration: 10, GPUs: 1}}
 	tests := []struct {
 		name string
 		jobs []Job
@@ -40,9 +40,9 @@ func TestReplayErrors(t *testing.T) {
 		want string
 	}{
 		{"no jobs", nil, firstFit{}, Config{}, "no jobs to replay"},
-		{"unsorted", []Job{{"j1", 5, 1, 1}, {"j2", 4, 1, 1}}, firstFit{}, Config{}, "j2: submitted at 4 s, before the previous job (5 s): sort jobs by submit time"},
-		{"no GPUs", []Job{{"j1", 0, 1, 0}}, firstFit{}, Config{}, "j1: 0 GPUs (want at least 1)"},
-		{"negative duration", []Job{{"j1", 0, -1, 1}}, firstFit{}, Config{}, "j1: duration -1 s (want a finite number >= 0)"},
+		{"unsorted", []Job{{Name: "j1", Submit: 5, Duration: 1, GPUs: 1}, {Name: "j2", Submit: 4, Duration: 1, GPUs: 1}}, firstFit{}, Config{}, "j2: submitted at 4 s, before the previous job (5 s): sort jobs by submit time"},
+		{"no GPUs", []Job{{Name: "j1", Submit: 0, Duration: 1, GPUs: 0}}, firstFit{}, Config{}, "j1: 0 GPUs (want at least 1)"},
+		{"negative duration", []Job{{Name: "j1", Submit: 0, Duration: -1, GPUs: 1}}, firstFit{}, Config{}, "j1: duration -1 s (want a finite number >= 0)"},
 		{"bad slowdown", ok, firstFit{}, Config{Slowdown: Slowdown{Spread: 1}}, "slowdown nvlink=0: want a finite factor >= 1"},
 		{"bad limit", ok, firstFit{}, Config{LimitFactor: -2}, "time limit factor -2: want a positive number"},
 		{"policy gives too few GPUs", ok, brokenPolicy{"short"}, Config{}, "replay of policy broken-short: j1 asked for 2 GPUs and got 1"},
@@ -55,14 +55,14 @@ func TestReplayErrors(t *testing.T) {
 			t.Errorf("%s: Replay error = %v, want it to contain %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := ReplayPods(two, []Job{{"j1", 3, 1, 1}, {"j2", 1, 1, 1}}, Config{}); err == nil || !strings.Contains(err.Error(), "sort jobs by submit time") {
+	if _, err := ReplayPods(two, []Job{{Name: "j1", Submit: 3, Duration: 1, GPUs: 1}, {Name: "j2", Submit: 1, Duration: 1, GPUs: 1}}, Config{}); err == nil || !strings.Contains(err.Error(), "sort jobs by submit time") {
 		t.Errorf("ReplayPods with unsorted jobs: %v", err)
 	}
 }
 
 func TestReplayRejectsWhatNeverFits(t *testing.T) {
 	two := topotest.FatTree(0, 1, 2, topotest.DGXH100) // 16 GPUs
-	jobs := []Job{{"small", 0, 10, 4}, {"huge", 1, 10, 32}, {"after", 2, 10, 16}}
+	jobs := []Job{{Name: "small", Submit: 0, Duration: 10, GPUs: 4}, {Name: "huge", Submit: 1, Duration: 10, GPUs: 32}, {Name: "after", Submit: 2, Duration: 10, GPUs: 16}}
 	for _, run := range []func() (*Result, error){
 		func() (*Result, error) { return Replay(two, jobs, firstFit{}, Config{}) },
 		func() (*Result, error) { return ReplayPods(two, jobs, Config{}) },

@@ -59,9 +59,13 @@ type gangSim struct {
 	// controller that re-decides stale bindings.
 	jobReqs []*request.Request
 	rebind  *rebinder
-	// dfg models the controller's defragmentation policy (nil: off).
-	dfg *defragger
-	now float64 // the time of the pass in progress
+	// dfg models the controller's defragmentation policy (nil: off),
+	// quota the dynamic quotas or hard limits (nil: none); both plan over
+	// the running jobs.
+	dfg     *defragger
+	quota   *quotaSim
+	running runningSet
+	now     float64 // the time of the pass in progress
 	// onPlan, when set (tests), sees every planned reservation.
 	onPlan func(job int32, at float64)
 	done   int
@@ -72,13 +76,17 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 	g := &gangSim{c: c, jobs: jobs, pol: p, cfg: cfg, s: occupancy.New(c), empty: occupancy.New(c),
 		res: newResult(p.Name(), c, jobs), allocs: make([]occupancy.Allocation, len(jobs)),
 		expEnd: make([]float64, len(jobs)), free: c.NumGPUs(), feas: newFeasibility(c),
-		reqs: map[int]*request.Request{}, never: map[int]bool{}}
+		reqs: map[int]*request.Request{}, never: map[int]bool{}, running: newRunningSet()}
 	g.out = g.res.Outcomes
 	g.most = mostGPUs(c)
 	if th, ok := p.(TierHonoring); ok {
 		g.honors = th.HonorsTier()
 	}
 	g.dfg = newDefragger(c, cfg.Defrag)
+	g.quota = newQuotaSim(c, jobs, cfg.Quota)
+	if g.quota != nil {
+		g.res.OwnerBound, g.res.Shares = g.quota.cfg.OwnerBound(), g.quota.cfg.Shares
+	}
 	if g.rebind = newRebinder(p); g.rebind != nil {
 		g.jobReqs = make([]*request.Request, len(jobs))
 	}
@@ -87,7 +95,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 
 func (g *gangSim) run() (*Result, error) {
 	next, n := 0, len(g.jobs)
-	for g.err == nil && (next < n || len(g.ends) > 0 || !math.IsInf(g.rebind.nextEvent(), 1) || !math.IsInf(g.dfg.nextEvent(), 1) && len(g.queue) > 0) {
+	for g.err == nil && (next < n || len(g.ends) > 0 || !math.IsInf(g.rebind.nextEvent(), 1) || (!math.IsInf(g.dfg.nextEvent(), 1) || !math.IsInf(g.quota.nextEvent(), 1)) && len(g.queue) > 0) {
 		t := math.Inf(1)
 		if next < n {
 			t = g.jobs[next].Submit
@@ -95,8 +103,8 @@ func (g *gangSim) run() (*Result, error) {
 		if at, ok := g.ends.next(); ok && at <= t {
 			t = at
 		}
-		tick, dtick := g.rebind.nextEvent(), g.dfg.nextEvent()
-		t = min(t, tick, dtick)
+		tick, dtick, qtick := g.rebind.nextEvent(), g.dfg.nextEvent(), g.quota.nextEvent()
+		t = min(t, tick, dtick, qtick)
 		released := false
 		if tick == t {
 			g.rebind.cycle(g, t)
@@ -104,6 +112,9 @@ func (g *gangSim) run() (*Result, error) {
 		}
 		if dtick == t && g.dfg.cycle(g, t) {
 			released = true // jobs requeued and a gang started
+		}
+		if qtick == t && g.quota.cycle(g, t) {
+			released = true // borrowed jobs requeued and owners' jobs started
 		}
 		for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
 			e := g.ends.pop()
@@ -118,6 +129,7 @@ func (g *gangSim) run() (*Result, error) {
 			g.admit(int32(next))
 		}
 		g.schedule(t, released, firstNew)
+		g.quota.book(t)
 	}
 	if g.err != nil {
 		return nil, g.err
@@ -161,7 +173,7 @@ func (g *gangSim) admit(j int32) {
 		never = !fits
 		g.never[gpus] = never
 	}
-	if never {
+	if never || g.quota.refuses(g, j) {
 		g.out[j].Rejected = true
 		g.jobDone()
 		return
@@ -171,6 +183,7 @@ func (g *gangSim) admit(j int32) {
 	}
 	g.queue = append(g.queue, j)
 	g.dfg.admitted(g, j)
+	g.quota.admitted(g, j)
 }
 
 // hopeless reports that Place cannot succeed for job j now, by counts
@@ -239,7 +252,8 @@ func (g *gangSim) start(t float64, j int32, a occupancy.Allocation, feasible top
 	g.ends.push(o.End, j)
 	g.expEnd[j] = t + job.Duration*f*g.cfg.LimitFactor
 	g.plan.insert(g.expEnd[j], j)
-	g.dfg.started(j)
+	g.running.add(j)
+	g.quota.started(g, j)
 }
 
 // finish releases an ended job's GPUs.
@@ -250,7 +264,8 @@ func (g *gangSim) finish(j int32) {
 	}
 	g.free += g.jobs[j].GPUs
 	g.plan.remove(g.expEnd[j], j)
-	g.dfg.stopped(j)
+	g.running.remove(j)
+	g.quota.stopped(g, j, false)
 	g.allocs[j] = occupancy.Allocation{}
 	g.jobDone()
 }

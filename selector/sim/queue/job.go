@@ -18,6 +18,9 @@ type Job struct {
 	Submit   float64
 	Duration float64
 	GPUs     int
+	// Account is the Slurm account the job runs under (Config.Quota's
+	// shares name them); empty when no quota is modelled.
+	Account string
 }
 
 // Config holds the replay's settings. The zero value is usable: Defaults
@@ -52,6 +55,9 @@ type Config struct {
 	// Defrag, when set, models the controller's defragmentation policy
 	// (defrag.go); nil: none.
 	Defrag *Defrag
+	// Quota, when set, models GPU shares per account: hard limits or
+	// gangtopo's dynamic quotas (quota.go); nil: none.
+	Quota *Quota
 	// Progress, when set, is called now and then with the number of jobs
 	// finished (or rejected) and the total.
 	Progress func(done, total int)

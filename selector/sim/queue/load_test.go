@@ -9,7 +9,7 @@ import (
 func TestLoad(t *testing.T) {
 	day := 24 * 3600.0
 	// Two 8-GPU jobs of one day, a week apart, then a 1-GPU job.
-	jobs := []Job{{"a", 0, day, 8}, {"b", 7 * day, day, 8}, {"c", 8 * day, day, 1}}
+	jobs := []Job{{Name: "a", Submit: 0, Duration: day, GPUs: 8}, {Name: "b", Submit: 7 * day, Duration: day, GPUs: 8}, {Name: "c", Submit: 8 * day, Duration: day, GPUs: 1}}
 	// On 8 GPUs: any week holds at most one 8-GPU day plus b's... the
 	// window [7d, 14d) holds b and c: 9 GPU-days of 56.
 	if got, want := PeakLoad(jobs, 8, PeakWindow), 9.0/56; math.Abs(got-want) > 1e-12 {
@@ -29,7 +29,7 @@ func TestLoad(t *testing.T) {
 	if got[1].Submit != 3*day || got[1].Duration != day || jobs[1].Submit != 7*day {
 		t.Errorf("Compress: %+v (input changed: %+v)", got[1], jobs[1])
 	}
-	if _, err := CompressionFor([]Job{{"idle", 0, 0, 1}}, 8, 0.5); err == nil || !strings.Contains(err.Error(), "no work") {
+	if _, err := CompressionFor([]Job{{Name: "idle", Submit: 0, Duration: 0, GPUs: 1}}, 8, 0.5); err == nil || !strings.Contains(err.Error(), "no work") {
 		t.Errorf("CompressionFor without work: %v", err)
 	}
 	if _, err := CompressionFor(jobs, 8, -1); err == nil {

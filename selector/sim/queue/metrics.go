@@ -82,6 +82,15 @@ type Summary struct {
 	RequeuesPerJob float64
 	LostGPUHours   float64
 	LostShare      float64
+	// Quotas (Config.Quota): jobs that asked within their account's share
+	// (Outcome.Owner), their wait (mean, p95 nearest rank, max), how many
+	// waited longer than the quota's bound (Result.OwnerBound: one
+	// controller cycle plus the requeue time; violations of the share),
+	// and the owners' jobs started by a reclaim.
+	OwnerJobs                             int
+	OwnerWait, P95OwnerWait, MaxOwnerWait float64
+	OwnerViolations                       int
+	QuotaReclaims                         int
 }
 
 // Summarize computes a result's summary.
@@ -101,8 +110,33 @@ func Summarize(r *Result) Summary {
 	}
 	acc.lost(&s, r)
 	acc.finish(&s, r.GPUs)
+	s.ownerWaits(r)
 	return s
 }
+
+// ownerWaits fills the quota figures.
+func (s *Summary) ownerWaits(r *Result) {
+	s.QuotaReclaims = r.QuotaReclaims
+	var waits []float64
+	for i := range r.Jobs {
+		o := &r.Outcomes[i]
+		if !o.Owner || o.Rejected {
+			continue
+		}
+		w := o.Wait(&r.Jobs[i])
+		waits = append(waits, w)
+		s.MaxOwnerWait = max(s.MaxOwnerWait, w)
+		if w > r.OwnerBound+ownerSlack {
+			s.OwnerViolations++
+		}
+	}
+	if s.OwnerJobs = len(waits); s.OwnerJobs > 0 {
+		s.OwnerWait, s.P95OwnerWait = mean(waits), p95(waits)
+	}
+}
+
+// ownerSlack absorbs float rounding in replay seconds.
+const ownerSlack = 1e-6
 
 // lost adds the run time requeues threw away: GPU-hours lost, and the
 // GPUs they kept busy (utilisation counts them; useful work does not).

@@ -13,7 +13,7 @@ import (
 func TestSummarize(t *testing.T) {
 	nvl, leaf := topology.TierNVLink, topology.TierLeaf
 	r := &Result{Policy: "p", GPUs: 16,
-		Jobs: []Job{{"j0", 0, 10, 1}, {"j1", 0, 10, 1}, {"j2", 10, 20, 16}, {"j3", 20, 10, 4}, {"j4", 100, 1, 1}},
+		Jobs: []Job{{Name: "j0", Submit: 0, Duration: 10, GPUs: 1}, {Name: "j1", Submit: 0, Duration: 10, GPUs: 1}, {Name: "j2", Submit: 10, Duration: 20, GPUs: 16}, {Name: "j3", Submit: 20, Duration: 10, GPUs: 4}, {Name: "j4", Submit: 100, Duration: 1, GPUs: 1}},
 		Outcomes: []Outcome{
 			{Start: 0, End: 10, Tier: nvl, Slowdown: 1},
 			{Start: 20, End: 30, Tier: nvl, Slowdown: 1, Backfilled: true},
@@ -50,7 +50,7 @@ func TestSummarize(t *testing.T) {
 // it ran is lost, counted as allocated but not useful.
 func TestSummarizeRequeues(t *testing.T) {
 	r := &Result{Policy: "p", GPUs: 64,
-		Jobs: []Job{{"small", 0, 100, 8}, {"gang", 10, 100, 32}, {"end", 200, 1, 1}},
+		Jobs: []Job{{Name: "small", Submit: 0, Duration: 100, GPUs: 8}, {Name: "gang", Submit: 10, Duration: 100, GPUs: 32}, {Name: "end", Submit: 200, Duration: 1, GPUs: 1}},
 		Outcomes: []Outcome{
 			// ran 10..40, requeued, ran again 60..160
 			{Start: 60, End: 160, Slowdown: 1, Requeues: 1, Ran: 30},

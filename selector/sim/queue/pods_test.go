@@ -37,7 +37,7 @@ func TestReplayPods(t *testing.T) {
 		tot     podTotals
 	}{{
 		name: "no contention: every job starts at submit",
-		jobs: []Job{{"a", 0, 10, 1}, {"b", 0, 10, 8}, {"c", 1, 10, 4}},
+		jobs: []Job{{Name: "a", Submit: 0, Duration: 10, GPUs: 1}, {Name: "b", Submit: 0, Duration: 10, GPUs: 8}, {Name: "c", Submit: 1, Duration: 10, GPUs: 4}},
 		// a takes node 1 (most free, lowest), b node 2 (8 free), c node 1.
 		want: []outcome{{0, 10, false, nvl}, {0, 10, false, nvl}, {1, 11, false, nvl}},
 		tot:  podTotals{Restarts: []int{0, 0, 0}},
@@ -50,7 +50,7 @@ func TestReplayPods(t *testing.T) {
 		// deadlock. a's rendezvous times out at 10 + 600: its 8 GPUs go
 		// to b (complete, runs 610..710) and 4 to a's new pods, which get
 		// the rest when b ends at 710.
-		jobs: []Job{{"x1", 0, 10, 8}, {"x2", 0, 11.75, 8}, {"a", 1, 100, 12}, {"b", 10.5, 100, 12}},
+		jobs: []Job{{Name: "x1", Submit: 0, Duration: 10, GPUs: 8}, {Name: "x2", Submit: 0, Duration: 11.75, GPUs: 8}, {Name: "a", Submit: 1, Duration: 100, GPUs: 12}, {Name: "b", Submit: 10.5, Duration: 100, GPUs: 12}},
 		want: []outcome{{0, 10, false, nvl}, {0, 11.75, false, nvl}, {710, 810, false, leaf}, {610, 710, false, leaf}},
 		// held: 8 GPUs 10..11.75, 16 GPUs 11.75..610, 4 GPUs 610..710.
 		tot: podTotals{HeldIdleGPUSeconds: 8*1.75 + 16*598.25 + 4*100, PeakHeldIdle: 16, Deadlocks: 1, Timeouts: 1,
@@ -62,7 +62,7 @@ func TestReplayPods(t *testing.T) {
 		// one pod) finds at most 4 free on a node and waits; w (1 GPU)
 		// binds beside x meanwhile. When x ends node 1 has 7 free: still
 		// not enough; when y ends at 20, z gets node 2.
-		jobs: []Job{{"x", 0, 10, 4}, {"y", 0, 20, 4}, {"z", 1, 5, 8}, {"w", 2, 100, 1}},
+		jobs: []Job{{Name: "x", Submit: 0, Duration: 10, GPUs: 4}, {Name: "y", Submit: 0, Duration: 20, GPUs: 4}, {Name: "z", Submit: 1, Duration: 5, GPUs: 8}, {Name: "w", Submit: 2, Duration: 100, GPUs: 1}},
 		want: []outcome{{0, 10, false, nvl}, {0, 20, false, nvl}, {20, 25, false, nvl}, {2, 102, false, nvl}},
 		tot:  podTotals{Restarts: []int{0, 0, 0, 0}},
 	}}

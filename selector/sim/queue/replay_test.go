@@ -71,12 +71,12 @@ func TestReplayQueue(t *testing.T) {
 		// a holds node 1 until 100; b (16) is blocked until 100; c (8 GPUs,
 		// 200 s) would still run at 100 and the reservation takes both
 		// nodes, so c waits for b (which ends at 100 + 10*1.2 = 112).
-		jobs: []Job{{"a", 0, 100, 8}, {"b", 1, 10, 16}, {"c", 2, 200, 8}},
+		jobs: []Job{{Name: "a", Submit: 0, Duration: 100, GPUs: 8}, {Name: "b", Submit: 1, Duration: 10, GPUs: 16}, {Name: "c", Submit: 2, Duration: 200, GPUs: 8}},
 		want: []outcome{{0, 100, false, nvl}, {100, 112, false, leaf}, {112, 312, false, nvl}},
 	}, {
 		name: "backfill: a short job that ends before the reservation starts at once",
 		// c ends at 2 + 50 = 52 <= 100: it runs on node 2 meanwhile.
-		jobs: []Job{{"a", 0, 100, 8}, {"b", 1, 10, 16}, {"c", 2, 50, 8}},
+		jobs: []Job{{Name: "a", Submit: 0, Duration: 100, GPUs: 8}, {Name: "b", Submit: 1, Duration: 10, GPUs: 16}, {Name: "c", Submit: 2, Duration: 50, GPUs: 8}},
 		want: []outcome{{0, 100, false, nvl}, {100, 112, false, leaf}, {2, 52, true, nvl}},
 	}, {
 		name: "backfill outside the reserved nodes",
@@ -89,13 +89,13 @@ func TestReplayQueue(t *testing.T) {
 		// (100 + 10*1.2); g (1 GPU, 20 s, submitted after y ended) ends
 		// before 100 and may use a reserved node meanwhile.
 		nodes: 3,
-		jobs: []Job{{"a", 0, 100, 8}, {"y", 0, 50, 8}, {"x", 0, 1000, 4}, {"d", 1, 10, 16},
-			{"e", 2, 500, 4}, {"f", 3, 500, 4}, {"g", 60, 20, 1}},
+		jobs: []Job{{Name: "a", Submit: 0, Duration: 100, GPUs: 8}, {Name: "y", Submit: 0, Duration: 50, GPUs: 8}, {Name: "x", Submit: 0, Duration: 1000, GPUs: 4}, {Name: "d", Submit: 1, Duration: 10, GPUs: 16},
+			{Name: "e", Submit: 2, Duration: 500, GPUs: 4}, {Name: "f", Submit: 3, Duration: 500, GPUs: 4}, {Name: "g", Submit: 60, Duration: 20, GPUs: 1}},
 		want: []outcome{{0, 100, false, nvl}, {0, 50, false, nvl}, {0, 1000, false, nvl}, {100, 112, false, leaf},
 			{2, 502, true, nvl}, {112, 612, false, nvl}, {60, 80, true, nvl}},
 	}, {
 		name: "everything fits: nobody waits",
-		jobs: []Job{{"a", 0, 10, 1}, {"b", 0, 10, 2}, {"c", 5, 10, 4}, {"d", 6, 10, 8}},
+		jobs: []Job{{Name: "a", Submit: 0, Duration: 10, GPUs: 1}, {Name: "b", Submit: 0, Duration: 10, GPUs: 2}, {Name: "c", Submit: 5, Duration: 10, GPUs: 4}, {Name: "d", Submit: 6, Duration: 10, GPUs: 8}},
 		// d takes node 1's last GPU and 7 of node 2: leaf, one node more
 		// than needed: 10 * 1.2 * (1 + 0.05) = 12.6 s.
 		want: []outcome{{0, 10, false, nvl}, {0, 10, false, nvl}, {5, 15, false, nvl}, {6, 18.6, false, leaf}},

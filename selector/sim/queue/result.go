@@ -3,6 +3,8 @@ package queue
 import (
 	"math"
 
+	"github.com/gangtopo/gangtopo/selector/quota"
+
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -33,6 +35,10 @@ type Outcome struct {
 	// Ran is the time it ran before those requeues (lost).
 	Requeues int
 	Ran      float64
+	// Owner (Config.Quota): the job asked within its account's share
+	// (what the account held and waited for, plus the job, fit the
+	// share when it was submitted).
+	Owner bool
 }
 
 // Wait is the queueing delay: start minus submit, less the time the job
@@ -72,6 +78,13 @@ type Result struct {
 	// they requeued.
 	DefragPlans int
 	Requeues    []Requeue
+	// QuotaReclaims counts the owners' jobs started by taking borrowed
+	// GPUs back (Config.Quota, QuotaDynamic); OwnerBound is the quota's
+	// allowed owner wait (Quota.OwnerBound; 0 without a quota).
+	QuotaReclaims int
+	OwnerBound    float64
+	// Shares are the quota's (nil without one).
+	Shares quota.Shares
 }
 
 func newResult(name string, c *topology.Cluster, jobs []Job) *Result {

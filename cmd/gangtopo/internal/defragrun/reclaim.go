@@ -28,6 +28,12 @@ type ReclaimPlan struct {
 // never an account below its share, defrag.For's victim choice at the
 // least cost of the defrag: section's cost model). A job with a gangtopo
 // decision keeps its request and binding. ok is false when no plan exists.
+//
+// A job that fits the free GPUs but that Slurm has already passed over
+// (a pending reason other than None: the free GPUs are held for an older
+// job, by a backfill reservation say) would keep waiting below its share
+// on a plan that "fits now": it is planned again on borrowed GPUs only
+// (quota.ReclaimOptions.BorrowedOnly).
 func (p *Planner) Reclaim(v *View, pj slurmstate.PendingJob, l *quota.Ledger, borrowQOS string) (ReclaimPlan, bool, error) {
 	r, err := p.dec.JobRequest(pj.Job)
 	if err != nil {
@@ -55,7 +61,12 @@ func (p *Planner) Reclaim(v *View, pj slurmstate.PendingJob, l *quota.Ledger, bo
 	cost := func(j int) float64 {
 		return cfg.Cost.Cost(JobOf(v.Facts[s.Jobs[j].ID], s.Jobs[j].Partition), s.Jobs[j].Alloc.NumGPUs(), v.At, pj.Priority)
 	}
-	plan, ok := quota.Reclaim(p.eng, s, g.Request, l, quota.ReclaimOptions{Holder: holder, Cost: cost, Domains: g.Domains})
+	opts := quota.ReclaimOptions{Holder: holder, Cost: cost, Domains: g.Domains}
+	plan, ok := quota.Reclaim(p.eng, s, g.Request, l, opts)
+	if ok && len(plan.Evict) == 0 && passedOver(pj.Reason) {
+		opts.BorrowedOnly = true
+		plan, ok = quota.Reclaim(p.eng, s, g.Request, l, opts)
+	}
 	if !ok {
 		return ReclaimPlan{}, false, nil
 	}
@@ -67,3 +78,7 @@ func (p *Planner) Reclaim(v *View, pj slurmstate.PendingJob, l *quota.Ledger, bo
 	sort.Strings(out.Victims)
 	return out, true, nil
 }
+
+// passedOver says whether Slurm's pending reason shows its scheduler has
+// looked at the job and left it waiting ("None": not yet looked at).
+func passedOver(reason string) bool { return reason != "" && reason != "None" }

@@ -1,0 +1,55 @@
+#!/bin/sh
+# bench-quota.sh: dynamic GPU quotas in the replay, against no quotas and
+# Slurm's hard limits, on the deployed path (gangtopo-slurm) and the
+# engine (gangtopo): the section "quota" of docs/benchmarks.md (make
+# bench-quota). Every figure in the section is printed by the gangtopo
+# replay commands quoted above it.
+#
+# usage: tests/tools/bench-quota.sh GANGTOPO_BINARY [DOC]
+set -eu
+bin=$1
+doc=${2:-docs/benchmarks.md}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+pols=gangtopo-slurm,gangtopo-slurm+hard,gangtopo-slurm+quota,gangtopo,gangtopo+hard,gangtopo+quota
+
+run() {
+	printf '\n    %s\n\n' "gangtopo $* -o markdown" >>"$out"
+	t0=$(date +%s.%N)
+	"$bin" "$@" -o markdown >>"$out"
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "\n(%.1f s of wall time for the six policies, side by side.)\n", b - a }' >>"$out"
+}
+
+{
+	echo '## Dynamic quotas in the replay'
+	echo
+	echo "Measured $(date -u +%Y-%m-%d) with $(go version 2>/dev/null | cut -d' ' -f3-) on $(nproc) CPUs (\`make bench-quota\`)."
+	echo 'The replay ([replay.md](replay.md)) with GPU shares per account ([quota.md](quota.md)): Philly'"'"'s 15 virtual'
+	echo 'clusters dealt to 4 accounts of about equal GPU-time, each guaranteed its part of the cluster (the shares sum to'
+	echo 'the 2,048 GPUs). `+hard` is Slurm'"'"'s hard limit (each account'"'"'s QOS at `GrpTRES=gres/gpu=<share>`), `+quota`'
+	echo 'gangtopo'"'"'s dynamic quotas (lend idle shares, take them back by requeueing borrowed jobs only, the controller'"'"'s'
+	echo 'reclaim every 5 s, 30 s from the reclaim to the owner'"'"'s start), the bare policy no quota at all. `gangtopo-slurm`'
+	echo 'is the plugin as deployed, `gangtopo` the engine alone. An owner'"'"'s job is one that asked within its share (what'
+	echo 'its account held and waited for, plus the job, fitted the share at submission); a violation is an owner'"'"'s job that'
+	echo 'waited longer than one controller cycle plus the requeue time (35 s). "GPU-h lost" is the run time of the requeued'
+	echo 'jobs. Targets (issue 15): no violation, owner wait p95 within 35 s, utilisation at least no quotas'"'"' less 2 points,'
+	echo 'and, where one team is idle half the time, at least 15 points above hard limits.'
+	echo
+	echo '### The whole trace, its busiest week at the cluster'"'"'s capacity, every team active'
+} >"$out"
+run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota default
+
+for load in 1 1.4 2; do
+	{
+		echo
+		echo "### One team idle half the time, the busiest week at $load of capacity"
+		echo
+		echo 'The account with the most work (acct1) submits only in every other week of trace time (its other jobs are'
+		echo 'left out); its share stays what it was promised.'
+	} >>"$out"
+	run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota idle=168h --peak-load $load
+done
+
+go run ./tests/tools/benchdoc -file "$doc" -section quota -raw <"$out"
+echo "bench-quota: wrote the quota section of $doc"
