@@ -39,6 +39,11 @@ type QuotaConfig struct {
 	// it.
 	MaxPerCycle int
 	JobInterval time.Duration
+	// PinTimeout: an entitled job pinned to a reclaim plan's nodes that
+	// has not started within it is released (back to its own QOS, its
+	// node list cleared) and planned again: the victims may have ended,
+	// others taken the nodes.
+	PinTimeout time.Duration
 	// Timeout bounds one sacctmgr or scontrol command.
 	Timeout time.Duration
 }
@@ -50,7 +55,7 @@ const OwnerQOSPrefix = "gt-"
 // shares; lending on for every share unless it says lend: false.
 func DefaultQuota() QuotaConfig {
 	return QuotaConfig{BorrowQOS: "gt-borrow", ReclaimQOS: "gt-reclaim", RaiseInterval: time.Minute,
-		MaxPerCycle: 20, JobInterval: 30 * time.Second, Timeout: 10 * time.Second, OwnerQOS: map[string]string{}}
+		MaxPerCycle: 20, JobInterval: 30 * time.Second, PinTimeout: 2 * time.Minute, Timeout: 10 * time.Second, OwnerQOS: map[string]string{}}
 }
 
 // QOSOf is an account's own QOS.
@@ -76,6 +81,7 @@ func (p *configParser) quota(v *yaml.Node, key string) {
 		"raise_interval": func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.RaiseInterval) },
 		"max_per_cycle":  func(v *yaml.Node, k string) { p.count(v, k, 1, 1000, &c.MaxPerCycle) },
 		"job_interval":   func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.JobInterval) },
+		"pin_timeout":    func(v *yaml.Node, k string) { p.duration(v, k, 10*time.Second, 24*time.Hour, &c.PinTimeout) },
 		"timeout":        func(v *yaml.Node, k string) { p.duration(v, k, 100*time.Millisecond, time.Minute, &c.Timeout) },
 	})
 	p.checkQuota(v, key)

@@ -28,6 +28,7 @@ quota:
   raise_interval: 2m
   max_per_cycle: 5
   job_interval: 1m
+  pin_timeout: 5m
   timeout: 3s
 `
 	got, err := ParseConfig(strings.NewReader(in), "g.yaml")
@@ -39,7 +40,7 @@ quota:
 		Shares:    quota.Shares{{Account: "teama", GPUs: 64, Cap: 96, Lend: true}, {Account: "teamb", GPUs: 32}},
 		OwnerQOS:  map[string]string{"teamb": "b-own"},
 		BorrowQOS: "lend", ReclaimQOS: "take", FragWeight: 0.5, RaiseInterval: 2 * time.Minute, MaxPerCycle: 5,
-		JobInterval: time.Minute, Timeout: 3 * time.Second}
+		JobInterval: time.Minute, PinTimeout: 5 * time.Minute, Timeout: 3 * time.Second}
 	if diff := cmp.Diff(want, got.Quota); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

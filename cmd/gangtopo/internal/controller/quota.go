@@ -35,7 +35,9 @@ import (
 //     max_per_cycle a cycle and a job not again within job_interval, each
 //     logged.
 //  5. Reclaim (see reclaim) for the waiting jobs within their share.
-//  6. Publish the ledger as metrics (done before the changes).
+//  6. Release the pins that did not start their job within pin_timeout
+//     (see release).
+//  7. Publish the ledger as metrics (done before the changes).
 
 // QuotaSetup turns the duty on: gangtopo.yaml (re-read when it changes)
 // and how to reach Slurm.
@@ -58,11 +60,12 @@ type quotaDuty struct {
 	stamp     time.Time
 	lastRaise map[string]time.Time // QOS -> its last raised limit
 	moved     map[string]time.Time // job -> when it was last moved
+	pinned    map[string]time.Time // job -> when it was pinned (or first seen pinned)
 }
 
 func newQuotaDuty(setup QuotaSetup, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *quotaDuty {
 	q := &quotaDuty{setup: setup, log: log.With().Str("duty", "quota").Logger(), m: newQuotaMetrics(reg), now: now,
-		cfg: setup.Config, lastRaise: map[string]time.Time{}, moved: map[string]time.Time{}}
+		cfg: setup.Config, lastRaise: map[string]time.Time{}, moved: map[string]time.Time{}, pinned: map[string]time.Time{}}
 	if fi, err := os.Stat(setup.ConfigPath); err == nil {
 		q.stamp = fi.ModTime()
 	}
@@ -97,8 +100,9 @@ func (q *quotaDuty) cycle(ctx context.Context, s *occupancy.Snapshot, st *slurms
 	}
 	done := q.move(ctx, c.Moves, now)
 	if c.Ledger.Borrowed > 0 {
-		q.reclaim(ctx, s, st, &c, now, done)
+		done = q.reclaim(ctx, s, st, &c, now, done)
 	}
+	q.release(ctx, st, now, done)
 	q.forget(now)
 }
 
@@ -150,11 +154,11 @@ func (q *quotaDuty) move(ctx context.Context, moves []quotaexec.Move, now time.T
 // borrowed jobs only, the shape it needs, the least work lost) and is moved
 // to the reclaim QOS pinned (ReqNodeList) to the plan's nodes: Slurm's
 // preempt/qos then requeues the borrowed jobs there and nowhere else.
-func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slurmstate.State, c *quotaexec.Cycle, now time.Time, done int) {
+func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slurmstate.State, c *quotaexec.Cycle, now time.Time, done int) int {
 	p, err := defragrun.NewPlanner(q.cfg, s.Cluster, nil)
 	if err != nil {
 		q.fail("reclaim", err, "no reclaim planner this cycle")
-		return
+		return done
 	}
 	v := defragrun.NewView(s, st, now)
 	byTarget := map[string]slurmstate.PendingJob{}
@@ -163,7 +167,7 @@ func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slur
 	}
 	for _, j := range c.Entitled {
 		if done >= q.cfg.Quota.MaxPerCycle {
-			return
+			return done
 		}
 		pj, ok := byTarget[j.Target]
 		if t, moved := q.moved[j.Target]; !ok || moved && now.Sub(t) < q.cfg.Quota.JobInterval || pj.Job.ReqNodes != "" {
@@ -174,6 +178,7 @@ func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slur
 			continue
 		}
 		q.moved[j.Target] = now
+		q.pinned[j.Target] = now
 		done++
 		err = q.setup.Update(ctx, j.Target, "QOS="+q.cfg.Quota.ReclaimQOS, "ReqNodeList="+plan.Nodes)
 		if err != nil {
@@ -184,6 +189,48 @@ func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slur
 		q.log.Info().Str("job", j.Target).Str("account", j.Account).Int("gpus", j.GPUs).Str("nodes", plan.Nodes).
 			Str("domain", plan.Domain).Strs("victims", plan.Victims).Str("qos", q.cfg.Quota.ReclaimQOS).
 			Msg("quota: entitled job pinned to reclaim borrowed GPUs")
+	}
+	return done
+}
+
+// release is step 6: an entitled job pinned to a reclaim plan's nodes
+// (in the reclaim QOS, with a node list) that has not started within
+// pin_timeout goes back to its account's own QOS with its node list
+// cleared, to be planned again (the victims may have ended and others
+// taken the nodes). A job found pinned that this controller did not pin
+// (it restarted) is timed from when it is first seen.
+func (q *quotaDuty) release(ctx context.Context, st *slurmstate.State, now time.Time, done int) {
+	cfg := q.cfg.Quota
+	seen := map[string]bool{}
+	for _, pj := range st.Queued {
+		if pj.Facts.QOS != cfg.ReclaimQOS || pj.Job.ReqNodes == "" {
+			continue
+		}
+		seen[pj.Target] = true
+		since, ok := q.pinned[pj.Target]
+		if !ok {
+			q.pinned[pj.Target] = now
+			continue
+		}
+		if now.Sub(since) < cfg.PinTimeout || done >= cfg.MaxPerCycle {
+			continue
+		}
+		done++
+		own := cfg.QOSOf(pj.Facts.Account)
+		if err := q.setup.Update(ctx, pj.Target, "QOS="+own, "ReqNodeList="); err != nil {
+			q.fail("release", err, "releasing a stale reclaim pin failed; the job stays pinned")
+			continue
+		}
+		delete(q.pinned, pj.Target)
+		q.moved[pj.Target] = now
+		q.m.changes.WithLabelValues("release").Inc()
+		q.log.Info().Str("job", pj.Target).Str("account", pj.Facts.Account).Str("nodes", pj.Job.ReqNodes).
+			Str("qos", own).Dur("pinned_for", now.Sub(since)).Msg("quota: reclaim pin released; the job is planned again")
+	}
+	for j := range q.pinned {
+		if !seen[j] {
+			delete(q.pinned, j) // started, or left the reclaim QOS
+		}
 	}
 }
 
@@ -231,9 +278,9 @@ func newQuotaMetrics(reg prometheus.Registerer) *quotaMetrics {
 		pool:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_quota_pool_gpus", Help: "GPUs the lending accounts may lend now."}),
 		borrowed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_quota_borrowed_gpus", Help: "GPUs held beyond the accounts' shares."}),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_quota_changes_total",
-			Help: "Changes the quota duty made in Slurm, by kind: limit (a QOS GrpTRES), move (a waiting job to another QOS), reclaim (an entitled job to the reclaim QOS, pinned)."}, []string{"kind"}),
+			Help: "Changes the quota duty made in Slurm, by kind: limit (a QOS GrpTRES), move (a waiting job to another QOS), reclaim (an entitled job to the reclaim QOS, pinned), release (a stale pin undone)."}, []string{"kind"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_quota_errors_total",
-			Help: "Quota cycles that changed nothing or stopped, by step: read, check, limit, move, reclaim."}, []string{"step"}),
+			Help: "Quota cycles that changed nothing or stopped, by step: read, check, limit, move, reclaim, release."}, []string{"step"}),
 	}
 	reg.MustRegister(m.account, m.pool, m.borrowed, m.changes, m.errors)
 	return m

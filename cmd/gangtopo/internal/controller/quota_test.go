@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,4 +148,73 @@ func TestQuotaDutyChangesNothingWhenSacctmgrFails(t *testing.T) {
 	if !strings.Contains(l.logs.String(), "sacctmgr failed; the limits in force stay, no job is moved") {
 		t.Errorf("no error logged:\n%s", l.logs.String())
 	}
+}
+
+// A pin that did not start its job is released: the capture with teama's
+// job 52 as the controller leaves it after a reclaim (QOS gt-reclaim,
+// ReqNodeList node[09-10]) but still waiting. A controller that finds it
+// so times it from then: nothing at the first cycle, nothing before
+// pin_timeout (2 minutes), then job 52 goes back to gt-teama with its node
+// list cleared, once.
+func TestQuotaDutyReleasesAStalePin(t *testing.T) {
+	l, log := quotaLab(t, false)
+	squeue := pinnedCapture(t, "52", "gt-reclaim", "node[09-10]")
+	l.slurm("squeue", "cat "+squeue)
+	t0 := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
+	release := "scontrol update JobId=52 QOS=gt-teama ReqNodeList="
+	for _, step := range []struct {
+		at   time.Duration
+		want int // release commands logged so far
+	}{{0, 0}, {90 * time.Second, 0}, {2*time.Minute + 5*time.Second, 1}} {
+		at := t0.Add(step.at)
+		l.c.now = func() time.Time { return at }
+		if _, err := l.c.cycle(context.Background(), at); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range commands(t, log) {
+			if c == release {
+				n++
+			}
+		}
+		if n != step.want {
+			t.Fatalf("at +%s: %d releases, want %d; commands %q", step.at, n, step.want, commands(t, log))
+		}
+	}
+	if !strings.Contains(l.logs.String(), `"message":"quota: reclaim pin released; the job is planned again"`) {
+		t.Errorf("the release is logged:\n%s", l.logs.String())
+	}
+}
+
+// pinnedCapture is the quota lab's squeue --json with job id in QOS qos,
+// its node list nodes.
+func pinnedCapture(t *testing.T, id, qos, nodes string) string {
+	t.Helper()
+	data, err := os.ReadFile(testdata + "quota_squeue.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, j := range doc["jobs"].([]any) {
+		job := j.(map[string]any)
+		if fmt.Sprint(job["job_id"]) == id {
+			job["qos"], job["required_nodes"], found = qos, nodes, true
+		}
+	}
+	if !found {
+		t.Fatalf("no job %s in the capture", id)
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "squeue.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
