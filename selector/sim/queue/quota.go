@@ -49,14 +49,16 @@ const (
 //     borrowed jobs only, never an account below its share, the defrag
 //     victim choice under Cost; a job that fits the free GPUs although
 //     the last pass left it waiting, on borrowed GPUs only, as the
-//     controller plans for a job Slurm has passed over): the victims are
-//     requeued at once and the
-//     owner's job starts on the freed GPUs RequeueDelay seconds later
-//     (Slurm's preemption: the signals, KillWait, the epilog and the next
-//     scheduling pass), the GPUs idle meanwhile. At most MaxPerCycle
-//     plans a cycle. A plan that failed is not made again before the
-//     replay's state changes (a job started, ended or was requeued):
-//     it would fail again.
+//     controller plans for a job Slurm has passed over; a preferred gang
+//     no domain of its tier can be freed for, over the whole cluster):
+//     the victims are requeued at once and the owner's job starts on the
+//     freed GPUs RequeueDelay seconds later (Slurm's preemption: the
+//     signals, KillWait, the epilog and the next scheduling pass), the
+//     GPUs idle meanwhile. At most MaxPerCycle plans a cycle. A plan that
+//     failed is not made again before the replay's state changes (a job
+//     started, ended or was requeued): it would fail again.
+//   - A pin the controller releases after quota.pin_timeout never
+//     happens here: the owner's job starts where its plan freed GPUs.
 //   - The fragmentation charge (quota.frag_weight) is not modelled: its
 //     weight is 0 by default.
 type Quota struct {
