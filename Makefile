@@ -18,7 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean deb
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
 
 all: build
 
@@ -319,6 +319,12 @@ bench-slurm-gate:
 	  -cmd "$(GATE_BENCH)" \
 	  -notes "ctld.Gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from an ordinary goroutine as libgangtopo's answering goroutine is (the engine's goroutine may run on another thread: hand-offs included), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session." \
 	  < $(BUILD)/bench-gate.txt
+
+# What the controller's poll (sinfo/squeue --json) costs on the lab's
+# slurmctld: the "slurm-poll" section (whether slurmrestd is worth it).
+bench-slurm-poll: slurm-packages
+	$(GO) build -o $(BUILD)/slurmlab ./tests/slurmlab/cmd/slurmlab
+	tests/tools/bench-poll.sh $(BUILD)/slurmlab docs/benchmarks.md
 
 bench-slurm-throughput: slurm-packages plugins build
 	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
