@@ -18,6 +18,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
+	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -37,6 +38,7 @@ type replayOptions struct {
 	oneNodeUpTo             int
 	rendezvous              time.Duration
 	defrag                  string
+	slurmSeries             string
 	output                  string
 }
 
@@ -52,7 +54,8 @@ naive-pods. Jobs run for their duration times a placement slowdown. Submit times
 are compressed so that the busiest week of the trace loads the cluster to
 --peak-load (or by --compress). See docs/queue.md.
 
-Policies: gangtopo (the engine), slurm (stock Slurm 22.05, topology/tree),
+Policies: gangtopo (the engine), slurm (stock Slurm, topology/tree, as
+checked against the placements recorded on the series --slurm-series names),
 slurm-flat (stock Slurm without a topology plugin), naive-pods (Kubernetes
 without gang scheduling).`,
 		Args: cobra.NoArgs,
@@ -77,6 +80,8 @@ without gang scheduling).`,
 	f.IntVar(&o.cpusPerGPU, "cpus-per-gpu", 4, "CPUs each job asks per GPU")
 	f.DurationVar(&o.rendezvous, "rendezvous-timeout", 10*time.Minute, "naive-pods: a partial gang gives up and restarts after this")
 	f.StringVar(&o.defrag, "defrag", "default", "the defragmentation policy of the +defrag policies: default (gangtopo.yaml's defaults), or KEY=VALUE,... over them ("+replayDefragKeys+")")
+	f.StringVar(&o.slurmSeries, "slurm-series", stockslurm.DefaultSeries, "the Slurm series the slurm policy models, named in the report: "+
+		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
 	return cmd
 }
@@ -109,6 +114,8 @@ type replayInfo struct {
 	LimitFactor          float64
 	Rendezvous           time.Duration
 	Defrag               string // the +defrag policies' settings, when any runs
+	// Slurm says what the slurm model stands for, when a policy uses it
+	Slurm string
 }
 
 func runReplay(w, errw io.Writer, o replayOptions) error {
@@ -153,6 +160,10 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if err != nil {
 		return nil, err
 	}
+	series, err := stockslurm.LookupSeries(o.slurmSeries)
+	if err != nil {
+		return nil, usagef("--slurm-series: %v", err)
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return nil, err
@@ -186,6 +197,9 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if cfg.Defrag != nil {
 		set.info.Defrag = describeDefrag(cfg.Defrag)
 	}
+	if usesSlurmModel(pols) {
+		set.info.Slurm = series.Describe()
+	}
 	if err := o.scale(set, raw); err != nil {
 		return nil, err
 	}
@@ -204,6 +218,18 @@ func replayDisplayPath(path string) string {
 		return path
 	}
 	return rel
+}
+
+// usesSlurmModel says whether a policy places jobs with the stock Slurm
+// model on topology/tree: slurm, and gangtopo-slurm (the plugin's rewrite
+// placed by it), with or without +defrag.
+func usesSlurmModel(pols []string) bool {
+	for _, p := range pols {
+		if base := strings.TrimSuffix(p, defragSuffix); base == "slurm" || base == "gangtopo-slurm" {
+			return true
+		}
+	}
+	return false
 }
 
 // parseReplayPolicies reads --policies: known names, each once.

@@ -72,6 +72,12 @@ func TestReplayGolden(t *testing.T) {
 			"--policies", "gangtopo,gangtopo+defrag,gangtopo-slurm,gangtopo-slurm+defrag", "--defrag", "min_gpus=8,min_wait=10m,max_cost=100"}},
 		{"replay-bad-defrag", append(base, "--trace", small, "--policies", "gangtopo+defrag", "--defrag", "min_gpu=8")},
 		{"replay-defrag-unknown-base", append(base, "--trace", small, "--policies", "slurm+defrag")},
+		// the header names the series the slurm model stands for, and the
+		// recording it was checked against; a series never recorded (or a
+		// release rather than a series) is refused with the ones allowed
+		{"replay-slurm-series", append(base, "--trace", small, "--policies", "gangtopo,slurm", "--slurm-series", "26.05")},
+		{"replay-bad-slurm-series", append(base, "--trace", small, "--slurm-series", "23.02")},
+		{"replay-bad-slurm-release", append(base, "--trace", small, "--slurm-series", "26.05.5")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
