@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // seriesTestdata holds stock Slurm's recorded runs per release, one
@@ -28,15 +30,16 @@ type seriesRun struct {
 	res               fileResult
 }
 
-// replaySeriesRun replays <dir>/<run>_placements.csv on the model of
-// cluster conf (dir/conf/<conf>: the configuration the lab wrote).
-func replaySeriesRun(dir, confDir, conf, run string) (fileResult, error) {
+// replaySeriesRun replays <dir>/<run>_placements.csv on the model mk
+// builds for cluster conf (confDir/conf/<conf>: the configuration the lab
+// wrote).
+func replaySeriesRun(dir, confDir, conf, run string, mk func(*topology.Cluster) *Model) (fileResult, error) {
 	c, err := refCluster(confDir, conf)
 	if err != nil {
 		return fileResult{}, fmt.Errorf("%s: %w", filepath.Join(confDir, "conf", conf), err)
 	}
 	p := run + "_placements.csv"
-	r := newRefRun(p, NewTree(c))
+	r := newRefRun(p, mk(c))
 	if err := stepsFile(p, run+"_snapshots.csv", "gpu_idx_per_node", true)(dir, r); err != nil {
 		return fileResult{}, err
 	}
@@ -80,13 +83,25 @@ func TestReferenceSeries(t *testing.T) {
 			t.Errorf("series %s: no ref1_*_placements.csv in %s", s.Name, dir)
 			continue
 		}
+		flatMisses := false
 		for _, f := range files {
 			run := strings.TrimSuffix(filepath.Base(f), "_placements.csv")
-			res, err := replaySeriesRun(dir, dir, "", run)
+			res, err := replaySeriesRun(dir, dir, "", run, NewTree)
 			if err != nil {
 				t.Fatal(err)
 			}
 			runs = append(runs, seriesRun{s.Release, dir, run, res})
+			flat, err := replaySeriesRun(dir, dir, "", run, NewFlat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("Slurm %s %s, slurm-flat model (no topology plugin): %d / %d", s.Release, run, flat.matched, flat.total)
+			flatMisses = flatMisses || !flat.ok()
+		}
+		// the recording must tell the tree model from one without the
+		// topology plugin, or matching it would say little
+		if !flatMisses {
+			t.Errorf("series %s: the slurm-flat model also reproduces every run of %s at 98%% or more: the recording does not check topology/tree", s.Name, dir)
 		}
 	}
 	for rel := range recorded {
@@ -105,7 +120,7 @@ func handRecordedRuns(t *testing.T) []seriesRun {
 	}
 	var out []seriesRun
 	for _, run := range []string{"tree_plain_run1", "tree_pernode_run1"} {
-		res, err := replaySeriesRun(dir, refDir(), "ref1", run)
+		res, err := replaySeriesRun(dir, refDir(), "ref1", run, NewTree)
 		if err != nil {
 			t.Fatal(err)
 		}
