@@ -17,7 +17,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 # warnings say nothing about gangtopo, so they are silenced.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean deb
+.PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean deb record-reference series-check series-plugins
 .PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
 
 all: build
@@ -303,7 +303,30 @@ bench-simulate:
 # plugins (500 jobs each), and the stock-Slurm reference sequences replayed
 # (BENCH_REPLAY_RUNS, BENCH_REPLAY_STOCK: which runs to replay, and to replay
 # without the plugins too).
+#
+# SLURM_SERIES picks the Slurm the lab benchmarks (throughput, replay) and
+# record-reference run on: host (the host's own packages, the default), or a
+# Debian root of make roots (trixie: 24.11.5, sid: 26.05.5), its daemons
+# chrooted, the plugins built against its headers in $(BUILD)/plugins-<series>
+# as make e2e-<series> does. Each series' figures get rows or a section of
+# their own (tests/slurmbench/series.go): e.g. make bench-slurm-throughput
+# SLURM_SERIES=sid. bench-slurm-gate is an in-process Go benchmark (no
+# Slurm): the same on every series.
+SLURM_SERIES ?= host
+SLURM_SERIES_KNOWN = host trixie sid
+ifeq ($(SLURM_SERIES),host)
+SERIES_ENV     =
+SERIES_PLUGINS = $(PLUGIN_BUILD)
+# (the 22.05.8 recording beside the sequences)
+SERIES_RECORDED = ../shared/data/slurm-22.05-reference
 BENCH_REPLAY_RUNS  ?= plain,pernode,plain_off2,pernode_off2
+else
+SERIES_ENV     = GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/$(SLURM_SERIES))
+SERIES_PLUGINS = $(BUILD)/plugins-$(SLURM_SERIES)
+# the series' own recording (make record-reference): the runs it holds
+SERIES_RECORDED = $(STOCKSLURM_TESTDATA)/slurm-$$(c/slurm-release.sh header $(ROOTS)/$(SLURM_SERIES)/usr/include)
+BENCH_REPLAY_RUNS  ?= $(RECORD_RUNS)
+endif
 # BENCH_LABEL names the design a throughput run measures: its row in the
 # every-run table (docs/bench/slurm-throughput-runs.csv).
 BENCH_LABEL        ?= as built
@@ -317,7 +340,7 @@ bench-slurm-gate:
 	$(GATE_BENCH) | tee $(BUILD)/bench-gate.txt
 	$(GO) run ./tests/tools/benchdoc -section slurm-plugin-latency -title "Slurm plugin: time per call on a 1,000-node snapshot" \
 	  -cmd "$(GATE_BENCH)" \
-	  -notes "ctld.Gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from an ordinary goroutine as libgangtopo's answering goroutine is (the engine's goroutine may run on another thread: hand-offs included), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session." \
+	  -notes "ctld.Gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from an ordinary goroutine as libgangtopo's answering goroutine is (the engine's goroutine may run on another thread: hand-offs included), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session. This measures the engine and the Go side of the plugin in process, without Slurm: it is the same on every Slurm series and is not run per series (the per-series figures of the plugin inside slurmctld are in the throughput section below)." \
 	  < $(BUILD)/bench-gate.txt
 
 # What the controller's poll (sinfo/squeue --json) costs on the lab's
@@ -326,14 +349,47 @@ bench-slurm-poll: slurm-packages
 	$(GO) build -o $(BUILD)/slurmlab ./tests/slurmlab/cmd/slurmlab
 	tests/tools/bench-poll.sh $(BUILD)/slurmlab docs/benchmarks.md
 
-bench-slurm-throughput: slurm-packages plugins build
-	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
-	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench throughput -n 500 -label "$(BENCH_LABEL)"
+# the series is one make knows, and its plugins are built for it
+series-check:
+	@case " $(SLURM_SERIES_KNOWN) " in *" $(SLURM_SERIES) "*) ;; *) echo "SLURM_SERIES=$(SLURM_SERIES): unknown series" \
+	  "(want one of $(SLURM_SERIES_KNOWN): host = this host's Slurm packages, the others Debian roots made by make roots)" >&2; exit 2;; esac
 
-bench-slurm-replay: slurm-packages plugins build
+series-plugins: series-check slurm-packages
+ifeq ($(SLURM_SERIES),host)
+	@$(MAKE) --no-print-directory plugins
+else
+	@$(MAKE) --no-print-directory roots ROOT_SUITES=$(SLURM_SERIES)
+	@$(MAKE) --no-print-directory plugins SLURM_INCLUDE=$(ROOTS)/$(SLURM_SERIES)/usr/include PLUGIN_BUILD=$(SERIES_PLUGINS)
+endif
+
+bench-slurm-throughput: series-plugins build
 	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
-	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench replay -runs $(BENCH_REPLAY_RUNS) -stock "$(BENCH_REPLAY_STOCK)"
+	$(SERIES_ENV) GANGTOPO_PLUGINS=$(abspath $(SERIES_PLUGINS)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench throughput -n 500 -label "$(BENCH_LABEL)"
+
+# (TestDeployedMatchesTheLab reads the host's step files, docs/bench/replay-*:
+# it runs after a replay on the host's series only)
+bench-slurm-replay: series-plugins build
+	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
+	$(SERIES_ENV) GANGTOPO_PLUGINS=$(abspath $(SERIES_PLUGINS)) GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(BUILD)/slurmbench replay \
+	  -runs $(BENCH_REPLAY_RUNS) -stock "$(BENCH_REPLAY_STOCK)" -recorded $(SERIES_RECORDED)
+ifeq ($(SLURM_SERIES),host)
 	$(GO) test ./selector/sim/deployed -run TestDeployedMatchesTheLab -count=1 -args -matchdoc $(CURDIR)/docs/benchmarks.md
+endif
+
+# Stock Slurm's own behaviour on a series, recorded as test data: the
+# Reference 1 sequences (RECORD_RUNS) driven through the lab with nothing of
+# gangtopo loaded, each run on a fresh cluster, written in the reference's
+# files and columns to $(STOCKSLURM_TESTDATA)/slurm-<release>/ with a README
+# (tests/slurmbench/record.go); then the slurm model is checked against every
+# recording there (TestReferenceSeries, at least 98% reproduced). About 5
+# minutes a run. E.g. make record-reference SLURM_SERIES=sid.
+STOCKSLURM_TESTDATA = selector/sim/stockslurm/testdata
+RECORD_RUNS ?= plain,pernode
+record-reference: series-check slurm-packages
+	$(if $(filter-out host,$(SLURM_SERIES)),@$(MAKE) --no-print-directory roots ROOT_SUITES=$(SLURM_SERIES))
+	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
+	$(SERIES_ENV) $(BUILD)/slurmbench record -runs $(RECORD_RUNS) -out $(STOCKSLURM_TESTDATA)
+	$(GO) test ./selector/sim/stockslurm -run TestReferenceSeries -count=1 -v
 
 # The README's main command: a local 16-node Slurm GPU cluster with the
 # plugins, a mixed workload, the fragmentation report before and after.

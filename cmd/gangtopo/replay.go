@@ -18,6 +18,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
+	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -39,6 +40,7 @@ type replayOptions struct {
 	quotaSet                *replayQuota // --quota, parsed (nil: no quotas)
 	defrag                  string
 	quota                   string
+	slurmSeries             string
 	output                  string
 }
 
@@ -54,7 +56,8 @@ naive-pods. Jobs run for their duration times a placement slowdown. Submit times
 are compressed so that the busiest week of the trace loads the cluster to
 --peak-load (or by --compress). See docs/queue.md.
 
-Policies: gangtopo (the engine), slurm (stock Slurm 22.05, topology/tree),
+Policies: gangtopo (the engine), slurm (stock Slurm, topology/tree, as
+checked against the placements recorded on the series --slurm-series names),
 slurm-flat (stock Slurm without a topology plugin), naive-pods (Kubernetes
 without gang scheduling). gangtopo and gangtopo-slurm also with +defrag (the
 controller's defragmentation) or +quota (dynamic GPU quotas); the gang
@@ -83,6 +86,8 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 	f.DurationVar(&o.rendezvous, "rendezvous-timeout", 10*time.Minute, "naive-pods: a partial gang gives up and restarts after this")
 	f.StringVar(&o.defrag, "defrag", "default", "the defragmentation policy of the +defrag policies: default (gangtopo.yaml's defaults), or KEY=VALUE,... over them ("+replayDefragKeys+")")
 	f.StringVar(&o.quota, "quota", "", "GPU shares per account for every policy, and the setting of the +hard and +quota policies: default, or KEY=VALUE,... ("+replayQuotaKeys+"); see docs/quota.md")
+	f.StringVar(&o.slurmSeries, "slurm-series", stockslurm.DefaultSeries, "the Slurm series the slurm policy models, named in the report: "+
+		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
 	return cmd
 }
@@ -120,6 +125,8 @@ type replayInfo struct {
 	Quota      string
 	OwnerBound float64
 	QuotaIdle  bool
+	// Slurm says what the slurm model stands for, when a policy uses it
+	Slurm string
 }
 
 func runReplay(w, errw io.Writer, o replayOptions) error {
@@ -163,6 +170,10 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	pols, err := parseReplayPolicies(o.policies)
 	if err != nil {
 		return nil, err
+	}
+	series, err := stockslurm.LookupSeries(o.slurmSeries)
+	if err != nil {
+		return nil, usagef("--slurm-series: %v", err)
 	}
 	cfg, err := o.config()
 	if err != nil {
@@ -208,6 +219,9 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if cfg.Defrag != nil {
 		set.info.Defrag = describeDefrag(cfg.Defrag)
 	}
+	if usesSlurmModel(pols) {
+		set.info.Slurm = series.Describe()
+	}
 	if err := o.scale(set, raw); err != nil {
 		return nil, err
 	}
@@ -230,6 +244,19 @@ func replayDisplayPath(path string) string {
 		return path
 	}
 	return rel
+}
+
+// usesSlurmModel says whether a policy places jobs with the stock Slurm
+// model on topology/tree: slurm, and gangtopo-slurm (the plugin's rewrite
+// placed by it), with or without +defrag.
+func usesSlurmModel(pols []string) bool {
+	for _, p := range pols {
+		base, _, _ := splitQuotaSuffix(strings.TrimSuffix(p, defragSuffix))
+		if base == "slurm" || base == "gangtopo-slurm" {
+			return true
+		}
+	}
+	return false
 }
 
 // parseReplayPolicies reads --policies: known names, each once.

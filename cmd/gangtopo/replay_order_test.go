@@ -8,6 +8,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
+	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
@@ -29,7 +30,7 @@ func TestReplayOrderings(t *testing.T) {
 	o := replayOptions{topology: filepath.Join("..", "..", "docs", "examples", "dgx-h100-256.yaml"),
 		traces: dir, policies: "gangtopo,gangtopo-slurm,slurm,slurm-flat,naive-pods", from: "2017-09-25", to: "2017-10-09",
 		peakLoad: "1.5", slowdown: "default", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
-		cpusPerGPU: 4, rendezvous: 600e9, output: "table"}
+		cpusPerGPU: 4, rendezvous: 600e9, output: "table", slurmSeries: stockslurm.DefaultSeries}
 	set, err := o.setup()
 	if err != nil {
 		t.Fatal(err)

@@ -47,8 +47,8 @@ func newReplayReport(set *replaySetup, run *replayRun) *replayReport {
 // header describes the run in a few lines.
 func (r *replayReport) header() []string {
 	h := replayHeader(r.info, r.cluster)
-	return append(h[:2], fmt.Sprintf("submit times compressed %.3gx: the trace's busiest week arrives at %.0f%% of the cluster's GPU capacity, the whole replay at %.0f%% on average",
-		r.run.compress, 100*r.run.peak, 100*r.run.offered), h[2])
+	return append(append(h[:2:2], fmt.Sprintf("submit times compressed %.3gx: the trace's busiest week arrives at %.0f%% of the cluster's GPU capacity, the whole replay at %.0f%% on average",
+		r.run.compress, 100*r.run.peak, 100*r.run.offered)), h[2:]...)
 }
 
 // replayHeader describes what every run of a replay shares.
@@ -64,6 +64,9 @@ func replayHeader(in replayInfo, c *topology.Cluster) []string {
 	}
 	if in.Quota != "" {
 		h[2] += "; " + in.Quota
+	}
+	if in.Slurm != "" {
+		h = append(h, in.Slurm)
 	}
 	return h
 }

@@ -79,6 +79,12 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-quota-unknown-base", append(base, "--trace", small, "--policies", "slurm+quota")},
 		{"replay-quota-naive-pods", append(base, "--trace", small, "--policies", "gangtopo+quota,naive-pods")},
 		{"replay-quota-too-many-accounts", append(base, "--trace", small, "--policies", "gangtopo", "--quota", "accounts=16")},
+		// the header names the series the slurm model stands for, and the
+		// recording it was checked against; a series never recorded (or a
+		// release rather than a series) is refused with the ones allowed
+		{"replay-slurm-series", append(base, "--trace", small, "--policies", "gangtopo,slurm", "--slurm-series", "26.05")},
+		{"replay-bad-slurm-series", append(base, "--trace", small, "--slurm-series", "23.02")},
+		{"replay-bad-slurm-release", append(base, "--trace", small, "--slurm-series", "26.05.5")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/sim/fgd"
+	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 )
 
 type simulateFlags struct {
@@ -31,6 +33,8 @@ type simulateFlags struct {
 	markdown  string
 	heldout   string
 	refuse    int
+	series    string
+	slurm     stockslurm.Series // --slurm-series, looked up
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -61,6 +65,8 @@ The traces are read from --traces, else $GANGTOPO_TRACES, else
 	fl.StringVar(&f.svg, "svg", "", "also write an SVG plot of unallocated GPU % against arrived workload to this file")
 	fl.StringVar(&f.markdown, "markdown", "", "rewrite the simulator section of this benchmarks file (docs/benchmarks.md)")
 	fl.StringVar(&f.heldout, "heldout-seeds", "", "with --markdown: also compare FGD, slurm, gangtopo and gangtopo-slurm on these seeds")
+	fl.StringVar(&f.series, "slurm-series", stockslurm.DefaultSeries, "the Slurm series the slurm and gangtopo-slurm policies model, named in the report: "+
+		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
 	fl.IntVar(&f.refuse, "refuse-share", 0, "what-if: single-GPU pods asking for exactly this many milli-GPUs fail on arrival under every policy (1-999)")
 	return cmd
 }
@@ -86,6 +92,9 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if f.output == "csv" {
 		err = sweep.WriteCSV(out, cells)
 	} else {
+		if slices.ContainsFunc(cfg.Policies, func(p string) bool { return p == "slurm" || p == "gangtopo-slurm" }) {
+			fmt.Fprintf(out, "%s\n\n", f.slurm.Describe())
+		}
 		err = sweep.WriteTable(out, cells)
 		if cfg.RefuseShare != 0 {
 			fmt.Fprintf(out, "\nWhat-if: every single-GPU pod of %d milli-GPUs failed on arrival, room or not. This breaks the FGD protocol (a pod that fits is placed), so no published result is shown.\n", cfg.RefuseShare)
@@ -111,7 +120,8 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 // writeMarkdown adds what only the benchmarks document shows (held-out
 // seeds, single-run timings) and rewrites its simulator section.
 func (f *simulateFlags) writeMarkdown(cmd *cobra.Command, cfg sweep.Config, sw *sweep.Sweep, cells []sweep.Cell, pub []traces.Published3) error {
-	r := &sweep.Report{Command: "gangtopo simulate " + strings.Join(commandArgs(cmd), " "), Main: sw, Cells: cells, Pub: pub}
+	r := &sweep.Report{Command: "gangtopo simulate " + strings.Join(commandArgs(cmd), " "), Main: sw, Cells: cells, Pub: pub,
+		Slurm: f.slurm}
 	if f.svg != "" {
 		if rel, err := filepath.Rel(filepath.Dir(f.markdown), f.svg); err == nil {
 			r.SVG = rel
@@ -168,6 +178,9 @@ func (f *simulateFlags) config() (sweep.Config, error) {
 	}
 	if f.jobs < 1 {
 		return cfg, usagef("--jobs %d: want at least 1", f.jobs)
+	}
+	if f.slurm, err = stockslurm.LookupSeries(f.series); err != nil {
+		return cfg, usagef("--slurm-series: %v", err)
 	}
 	if f.refuse < 0 || f.refuse >= 1000 {
 		return cfg, usagef("--refuse-share %d: want a share of one GPU in milli-GPUs, 1 to 999 (0: refuse nothing)", f.refuse)

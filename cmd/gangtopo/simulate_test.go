@@ -133,6 +133,40 @@ func TestSimulateCSV(t *testing.T) {
 	}
 }
 
+// The table names the series the slurm policy models and the recording it
+// was checked against (--slurm-series; default 22.05), and only when a
+// policy that uses the model runs.
+func TestSimulateSlurmSeries(t *testing.T) {
+	traceDir(t)
+	tests := []struct {
+		name string
+		args []string
+		want string // the first line; "" for none about slurm
+	}{
+		{"default", []string{"-p", "slurm"}, "slurm models stock Slurm 22.05 (cons_tres, topology/tree): checked against the placements " +
+			"recorded on Slurm 22.05.8, ../shared/data/slurm-22.05-reference (TestReference)"},
+		{"26.05", []string{"-p", "slurm", "--slurm-series", "26.05"}, "slurm models stock Slurm 26.05 (cons_tres, topology/tree): checked " +
+			"against the placements recorded on Slurm 26.05.5, selector/sim/stockslurm/testdata/slurm-26.05.5 (TestReferenceSeries)"},
+		{"no slurm policy", []string{"-p", "BestFit", "--slurm-series", "24.11"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"simulate", "-w", "default", "--seeds", "42"}, tc.args...)
+			if code := run(args, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			first, _, _ := strings.Cut(stdout.String(), "\n")
+			if !strings.HasPrefix(first, "slurm models") {
+				first = ""
+			}
+			if diff := cmp.Diff(tc.want, first); diff != "" {
+				t.Errorf("first line (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // The what-if: the refused shape's pods fail, so the run places less than
 // the protocol's, and no published figure sits next to it.
 func TestSimulateRefuseShare(t *testing.T) {
@@ -178,6 +212,9 @@ func TestSimulateBadInput(t *testing.T) {
 		{[]string{"simulate", "-o", "xml"}, `gangtopo: -o "xml": unknown output format (want table or csv)`},
 		{[]string{"simulate", "--traces", "/nonexistent/traces"}, "gangtopo: --traces /nonexistent/traces: stat /nonexistent/traces: no such file or directory"},
 		{[]string{"simulate", "--traces", "testdata", "-w", "nope"}, `gangtopo: --workloads: workload "nope": stat testdata/alibaba-clusterdata-gpu-v2023/csv/openb_pod_list_nope.csv: no such file or directory`},
+		// a series the model was never checked against, a release instead of a series
+		{[]string{"simulate", "--slurm-series", "23.02"}, `gangtopo: --slurm-series: unknown Slurm series "23.02": the slurm model was checked against 22.05, 24.11, 26.05 (want one of those)`},
+		{[]string{"simulate", "--slurm-series", "24.11.5"}, `gangtopo: --slurm-series: unknown Slurm series "24.11.5": the slurm model was checked against 22.05, 24.11, 26.05 (want one of those)`},
 	}
 	for _, tc := range tests {
 		var stderr bytes.Buffer

@@ -16,7 +16,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay|runs [flags]")
+		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay|record|runs [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -27,16 +27,26 @@ func main() {
 	doc := fs.String("doc", "docs/benchmarks.md", "the document to update")
 	ctldEnv := fs.String("ctld-env", "", "extra environment for slurmctld, NAME=value,... (e.g. GOMAXPROCS=1)")
 	label := fs.String("label", "as built", "the design a throughput run measures, its row in the every-run table (throughput)")
+	root := fs.String("root", os.Getenv("GANGTOPO_SLURM_ROOT"), "a Debian root holding the Slurm series to run (make roots: build/roots/sid); empty: the host's own Slurm")
+	recorded := fs.String("recorded", "", "the directory of the recorded stock runs to compare with (replay; default -ref: 22.05.8's)")
+	out := fs.String("out", "selector/sim/stockslurm/testdata", "where record writes slurm-<release>/ (record)")
 	_ = fs.Parse(os.Args[2:])
 	extraEnv = split(*ctldEnv)
+	if *recorded == "" {
+		*recorded = *ref
+	}
 	var err error
 	switch os.Args[1] {
 	case "throughput":
-		err = withLab(func(b *bench) error { return b.throughput(*n, *doc, *label) })
-	case "runs": // the every-run table from the runs file alone (after merging two files' rows, say)
+		err = withLab(*root, true, func(b *bench) error { return b.throughput(*n, *doc, *label) })
+	case "runs": // the every-run tables from the runs file alone (after merging two files' rows, say)
 		err = renderRuns(*doc)
 	case "replay":
-		err = withLab(func(b *bench) error { return b.replayAll(*ref, split(*runs), split(*stock), *doc) })
+		err = withLab(*root, true, func(b *bench) error {
+			return b.replayAll(refDirs{seqs: *ref, recorded: *recorded}, split(*runs), split(*stock), *doc)
+		})
+	case "record":
+		err = record(*root, *ref, split(*runs), *out)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -61,6 +71,8 @@ type bench struct {
 	lab                    *slurmlab.Lab
 	plugins                slurmlab.Plugins
 	config, snapshot, topo string
+	// root is the Debian root whose Slurm the lab runs; empty: the host's
+	root string
 }
 
 const benchConfig = `version: v1
@@ -76,14 +88,18 @@ decision_field: admin_comment
 // extraEnv is added to slurmctld's environment (-ctld-env).
 var extraEnv []string
 
-func withLab(f func(*bench) error) error {
+// withLab starts the 16-node lab on the host's Slurm or on root's, with
+// the gangtopo plugins configured (withPlugins) or with nothing of
+// gangtopo at all (stock Slurm as the reference recordings ran it), runs f
+// and stops the lab.
+func withLab(root string, withPlugins bool, f func(*bench) error) error {
 	plugins, _ := filepath.Abs(envOr("GANGTOPO_PLUGINS", "build/plugins"))
 	dir, err := os.MkdirTemp("", "gangtopo-lab-")
 	if err != nil {
 		return err
 	}
 	b := &bench{topo: filepath.Join(dir, "etc", "cluster.yaml"), config: filepath.Join(dir, "etc", "gangtopo.yaml"),
-		snapshot: filepath.Join(dir, "state", "snapshot.json")}
+		snapshot: filepath.Join(dir, "state", "snapshot.json"), root: root}
 	for _, sub := range []string{"etc", "state"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return err
@@ -103,9 +119,13 @@ func withLab(f func(*bench) error) error {
 	if err != nil {
 		return err
 	}
-	b.plugins = slurmlab.Plugins{Dir: plugins, JobSubmit: true, Spank: true, CtldEnv: append([]string{"GANGTOPO_CONFIG=" + b.config}, extraEnv...)}
-	b.lab, err = slurmlab.Start(context.Background(), slurmlab.Options{Dir: dir, RemoveDir: true, Cluster: c, Owner: os.Getpid(),
-		Plugins: b.plugins, Logf: func(f string, a ...any) { fmt.Printf(f+"\n", a...) }})
+	opts := slurmlab.Options{Dir: dir, RemoveDir: true, Cluster: c, Owner: os.Getpid(), Root: root,
+		Logf: func(f string, a ...any) { fmt.Printf(f+"\n", a...) }}
+	if withPlugins {
+		b.plugins = slurmlab.Plugins{Dir: plugins, JobSubmit: true, Spank: true, CtldEnv: append([]string{"GANGTOPO_CONFIG=" + b.config}, extraEnv...)}
+		opts.Plugins, opts.Expose = b.plugins, []string{plugins}
+	}
+	b.lab, err = slurmlab.Start(context.Background(), opts)
 	if err != nil {
 		return err
 	}

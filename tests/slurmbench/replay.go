@@ -30,6 +30,8 @@ type stepRec struct {
 	flags         string
 	state, reason string
 	alloc         map[string][]int // node -> GPU indices (submits that run; cancels: freed)
+	seqNo         int              // the job's row in its phase's sequence file (submits)
+	scheduler     string           // Slurm's Scheduler= of a submitted job (Main, Backfill; informational)
 }
 
 // runRec is a whole run: its steps and the free GPUs of every node after
@@ -91,7 +93,12 @@ func (r *runRec) apply(s stepRec) {
 	r.free = append(r.free, f)
 }
 
-// readRecorded loads ref1_<run>_placements.csv of the reference data.
+// refDirs are where the reference sequences are read from, and the
+// recorded stock runs a replay is compared with (22.05.8's beside the
+// sequences, or a newer series' recording: record.go).
+type refDirs struct{ seqs, recorded string }
+
+// readRecorded loads ref1_<run>_run1_placements.csv of the reference data.
 func readRecorded(ref, run string) (*runRec, error) {
 	path := filepath.Join(ref, "ref1_"+run+"_run1_placements.csv")
 	rows, err := readCSV(path)
@@ -100,16 +107,17 @@ func readRecorded(ref, run string) (*runRec, error) {
 	}
 	r := &runRec{name: run}
 	for i, row := range rows[1:] {
-		if len(row) < 10 {
-			return nil, fmt.Errorf("%s:%d: %d columns, want at least 10", path, i+2, len(row))
+		if len(row) < 12 {
+			return nil, fmt.Errorf("%s:%d: %d columns, want at least 12", path, i+2, len(row))
 		}
 		g, _ := strconv.Atoi(row[4])
 		alloc, err := parseIdx(row[8])
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: gpu_idx_per_node: %v", path, i+2, err)
 		}
+		seqNo, _ := strconv.Atoi(row[10])
 		r.apply(stepRec{step: i + 1, phase: row[1], action: row[2], jobID: row[3], gpus: g, flags: row[5],
-			state: row[6], reason: row[9], alloc: alloc})
+			state: row[6], reason: row[9], alloc: alloc, seqNo: seqNo, scheduler: row[11]})
 	}
 	return r, nil
 }
@@ -153,6 +161,7 @@ func readCSV(path string) ([][]string, error) {
 
 // seqRow is one job of a sequence file.
 type seqRow struct {
+	seqNo int
 	gpus  int
 	flags []string
 }
@@ -169,7 +178,11 @@ func readSeq(ref, name string) ([]seqRow, error) {
 		if err != nil || len(row) != 3 {
 			return nil, fmt.Errorf("%s:%d: want seq_no,gpus,flags", path, i+2)
 		}
-		out = append(out, seqRow{g, strings.Fields(row[2])})
+		n, err := strconv.Atoi(row[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: seq_no %q is not a number", path, i+2, row[0])
+		}
+		out = append(out, seqRow{n, g, strings.Fields(row[2])})
 	}
 	return out, nil
 }
@@ -245,7 +258,7 @@ func (r *replayer) phaseSubmit(phase string, seq []seqRow, stopAt90 bool) error 
 		fmt.Printf("  %s step %3d %s %-2d GPUs %-40s -> %s %s\n", r.rec.name, s.step, phase, s.gpus, s.flags, s.state, describe(s.alloc))
 		if s.state != "RUNNING" {
 			if phase == "A" {
-				_, _ = r.b.lab.Run(context.Background(), 0, "scancel", s.jobID)
+				return r.withdraw(s)
 			}
 			return nil
 		}
@@ -274,13 +287,25 @@ func (r *replayer) submit(phase string, row seqRow) (stepRec, error) {
 		return stepRec{}, err
 	}
 	s := stepRec{step: len(r.rec.steps) + 1, phase: phase, action: "submit", jobID: id, gpus: row.gpus,
-		flags: strings.Join(row.flags, " "), state: j.State, reason: j.Reason, alloc: map[string][]int{}}
+		flags: strings.Join(row.flags, " "), state: j.State, reason: j.Reason, alloc: map[string][]int{},
+		seqNo: row.seqNo, scheduler: j.Fields["Scheduler"]}
 	if j.State == "RUNNING" {
 		for n, g := range j.GPUs {
 			s.alloc[n] = g
 		}
 	}
 	return s, nil
+}
+
+// withdraw cancels a phase-A job that pends (the end of phase A) and
+// records it as the reference procedure does: a phase-A cancel step.
+func (r *replayer) withdraw(s stepRec) error {
+	if _, err := r.b.lab.Run(context.Background(), 0, "scancel", s.jobID); err != nil {
+		return err
+	}
+	r.rec.apply(stepRec{step: len(r.rec.steps) + 1, phase: "A", action: "cancel", jobID: s.jobID, gpus: s.gpus,
+		state: "CANCELLED", reason: "withdrawn: pending job at end of phase A"})
+	return nil
 }
 
 // phaseB cancels every third phase-A job still running, one at a time.
@@ -297,7 +322,7 @@ func (r *replayer) phaseB(offset int) error {
 			return err
 		}
 		r.rec.apply(stepRec{step: len(r.rec.steps) + 1, phase: "B", action: "cancel", jobID: s.jobID, gpus: s.gpus,
-			state: "CANCELLED", alloc: s.alloc})
+			state: "CANCELLED", alloc: s.alloc, reason: fmt.Sprintf("phase B: every 3rd running job in submission order (offset %d)", offset)})
 	}
 	return nil
 }

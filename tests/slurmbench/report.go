@@ -18,27 +18,31 @@ type variant struct {
 
 // replayAll replays each run with gangtopo (and the stock ones again
 // without it, to check the lab against the recording) and writes the
-// comparison into doc, the step-by-step CSVs next to it.
-func (b *bench) replayAll(ref string, runs, stock []string, doc string) error {
+// comparison into doc, the step-by-step CSVs next to it. Each Slurm
+// series has a section and a CSV directory of its own (seriesSection):
+// a run on sid's 26.05 does not replace the host's 22.05 figures.
+func (b *bench) replayAll(ref refDirs, runs, stock []string, doc string) error {
 	var body strings.Builder
 	t0 := time.Now()
-	dataDir := filepath.Join(filepath.Dir(doc), "bench")
+	rel := b.lab.Release
+	dataDir := b.stepsDir(doc)
+	recLabel := fmt.Sprintf("stock Slurm %s (recorded)", recordedRelease(ref.recorded))
 	for _, run := range runs {
-		recorded, err := readRecorded(ref, run)
+		recorded, err := readRecorded(ref.recorded, run)
 		if err != nil {
 			return err
 		}
-		vs := []variant{{label: "stock Slurm (recorded)", rec: recorded}}
+		vs := []variant{{label: recLabel, rec: recorded}}
 		if contains(stock, run) {
-			fmt.Printf("== %s, stock Slurm in this lab\n", run)
-			r, err := b.replay(ref, run, false)
+			fmt.Printf("== %s, stock Slurm %s in this lab\n", run, rel)
+			r, err := b.replay(ref.seqs, run, false)
 			if err != nil {
 				return err
 			}
 			vs = append(vs, variant{label: "stock Slurm (this lab)", rec: r})
 		}
-		fmt.Printf("== %s, gangtopo\n", run)
-		r, err := b.replay(ref, run, true)
+		fmt.Printf("== %s, gangtopo on Slurm %s\n", run, rel)
+		r, err := b.replay(ref.seqs, run, true)
 		if err != nil {
 			return err
 		}
@@ -51,15 +55,31 @@ func (b *bench) replayAll(ref string, runs, stock []string, doc string) error {
 		}
 		body.WriteString(runReport(run, vs, doc))
 	}
-	head := fmt.Sprintf("## Slurm plugin: the stock-Slurm reference sequences replayed\n\n"+
-		"Measured %s with `make bench-slurm` (`slurmbench replay`, %v): the Reference 1 sequences of "+
+	rel2, _ := filepath.Rel(filepath.Dir(doc), dataDir)
+	head := fmt.Sprintf("## Slurm plugin: the stock-Slurm reference sequences replayed on Slurm %s\n\n"+
+		"Measured %s with `%s` (`slurmbench replay`, %v) on Slurm %s (%s): the Reference 1 sequences of "+
 		"`../shared/data/slurm-22.05-reference` (fill to 90%%, cancel every third job, refill until a job pends; "+
 		"README there) driven the same way through the 16-node lab with the gangtopo plugins (`jobs: gpu`, no "+
-		"`--gang-topology` on any job: the default `any:preferred` applies), against the recorded stock runs. "+
+		"`--gang-topology` on any job: the default `any:preferred` applies), against the recorded stock runs (`%s`). "+
 		"\"stock Slurm (this lab)\" replays the same sequence without the plugins, to show the lab behaves as the "+
-		"recording. Step-by-step CSVs: `docs/bench/`.\n\n", time.Now().Format("2006-01-02"), time.Since(t0).Round(time.Second))
-	return writeSection(doc, "slurm-replay", head+body.String())
+		"recording. Step-by-step CSVs: `%s/`.\n\n", rel, time.Now().Format("2006-01-02"), b.makeCommand("bench-slurm-replay"),
+		time.Since(t0).Round(time.Second), rel, b.where(), ref.recorded, filepath.ToSlash(rel2))
+	return writeSection(doc, b.seriesSection("slurm-replay"), head+body.String())
 }
+
+// recordedRelease names the release of a recording directory: the
+// reference's 22.05.8, or the release a slurm-<release> directory
+// (record.go) names.
+func recordedRelease(dir string) string {
+	if r, ok := strings.CutPrefix(filepath.Base(filepath.Clean(dir)), "slurm-"); ok && strings.Count(r, ".") == 2 {
+		return r
+	}
+	return referenceRelease
+}
+
+// referenceRelease is the release ../shared/data/slurm-22.05-reference
+// was recorded on (its README, "Setup").
+const referenceRelease = "22.05.8"
 
 func suffix(label string) string {
 	if strings.Contains(label, "recorded") {
@@ -141,7 +161,7 @@ func runReport(run string, vs []variant, doc string) string {
 	}
 	b.WriteString("):\n\n```\n")
 	for _, v := range vs {
-		fmt.Fprintf(&b, "%-24s %s\n", v.label, series(v.rec))
+		fmt.Fprintf(&b, "%-32s %s\n", v.label, series(v.rec))
 	}
 	b.WriteString("```\n\n")
 	return b.String()

@@ -57,24 +57,25 @@ func (b *bench) throughput(n int, doc, label string) error {
 	if err := b.setPlugins(true); err != nil {
 		return err
 	}
-	if err := writeSection(doc, "slurm-throughput", throughputReport(n, workers, with, without, cpuWith, cpuWithout, tooks)); err != nil {
-		return err
-	}
-	return recordRun(doc, runOf(n, label, with, without, cpuWith, cpuWithout, tooks))
+	fmt.Print(throughputReport(n, workers, with, without, cpuWith, cpuWithout, tooks))
+	r := runOf(n, label, with, without, cpuWith, cpuWithout, tooks)
+	r.Slurm, r.Load = b.lab.Release.String(), loadAvg()
+	return recordRun(doc, r)
 }
 
 // runOf is the run's row of the runs file.
 func runOf(n int, label string, with, without time.Duration, cpuWith, cpuWithout cpuUse, calls []timing) runRecord {
-	var tooks []float64
+	var tooks, engine []float64
 	for _, c := range calls {
-		tooks = append(tooks, c.took)
+		tooks, engine = append(tooks, c.took), append(engine, c.engine)
 	}
 	perJob := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(n) }
 	return runRecord{Date: time.Now().Format("2006-01-02"), Label: label, CtldEnv: strings.Join(extraEnv, " "), Jobs: n,
-		Ratio:       without.Seconds() / with.Seconds(),
+		WallStockS: without.Seconds(), WallWithS: with.Seconds(), Ratio: without.Seconds() / with.Seconds(),
 		CtldStockMs: perJob(cpuWithout.ctld), CtldWithMs: perJob(cpuWith.ctld),
 		MachineStockMs: perJob(cpuWithout.machine), MachineWithMs: perJob(cpuWith.machine),
-		TookP50: quantile(tooks, 0.5), TookP99: quantile(tooks, 0.99)}
+		Calls: len(tooks), TookP50: quantile(tooks, 0.5), TookP99: quantile(tooks, 0.99), TookMax: quantile(tooks, 1),
+		EngineP50: quantile(engine, 0.5), EngineP99: quantile(engine, 0.99)}
 }
 
 // submitBatch submits count held jobs from the Philly GPU mix with
@@ -166,11 +167,7 @@ func throughputReport(n, workers int, with, without time.Duration, cpuWith, cpuW
 		verdict = "MISSED"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Slurm plugin: submission throughput and time per call\n\n")
-	fmt.Fprintf(&b, "Measured %s with `make bench-slurm` (`slurmbench throughput -n %d`): the 16-node lab "+
-		"(tests/slurmlab) on this machine, %d held jobs (`sbatch -H --gpus=G --cpus-per-gpu=1`, G from the Philly mix), "+
-		"%d with the gangtopo plugins (`jobs: gpu`, so every job goes through the engine) and %d without, in 5 "+
-		"alternating batches, %d sbatch processes at a time.\n\n", time.Now().Format("2006-01-02"), n, 2*n, n, n, workers)
+	fmt.Fprintf(&b, "This run: %d held jobs, %d with the gangtopo plugins and %d without, %d sbatch processes at a time.\n\n", 2*n, n, n, workers)
 	fmt.Fprintf(&b, "| | jobs | wall time | jobs/s |\n|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| stock Slurm | %d | %.1f s | %.1f |\n", n, without.Seconds(), rate(without))
 	fmt.Fprintf(&b, "| with gangtopo | %d | %.1f s | %.1f |\n\n", n, with.Seconds(), rate(with))
@@ -196,6 +193,18 @@ func loadNote() string {
 	}
 	f := strings.Fields(string(data))
 	return fmt.Sprintf("Load average during the run (1/5/15 min): %s %s %s on %d CPUs.", f[0], f[1], f[2], runtime.NumCPU())
+}
+
+// loadAvg is the machine's 1-minute load average at the end of a run
+// (0 when unreadable), kept with the run.
+func loadAvg() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	x, _ := strconv.ParseFloat(f[0], 64)
+	return x
 }
 
 // writeSection prints a section and writes it into the document.

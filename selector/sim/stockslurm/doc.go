@@ -13,6 +13,14 @@
 // match in every file and overall; it currently reproduces 518 of 518.
 // The table is in docs/benchmarks.md.
 //
+// Newer series: the same Reference 1 runs recorded on stock 24.11.5 and
+// 26.05.5 (Debian trixie and sid, topology/tree; make record-reference,
+// testdata/slurm-<release>/) are replayed by TestReferenceSeries with the
+// same 98% target. The series whose recordings the model reproduces are
+// CheckedSeries (series.go): what `gangtopo simulate|replay
+// --slurm-series` offers and names in its reports. The model has no
+// per-series variant; topology/block (23.11+) is not modelled.
+//
 // # Pipeline of one decision (PlaceJob)
 //
 //  1. Job form (Job, FromRequest). --gpus=G is a per-job count that Slurm

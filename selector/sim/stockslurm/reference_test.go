@@ -421,19 +421,25 @@ func writeMatchDoc(path, table, ablTable string, misses []string) error {
 	b.WriteString("\nWhat the data pins down: the same replay with one rule of the model taken out. The test also\n")
 	b.WriteString("fails if an ablation keeps every file at 98% or more.\n\n")
 	b.WriteString(ablTable)
+	return writeSection(path, "slurm-reference", b.String())
+}
+
+// writeSection replaces section name of a Markdown file (between
+// <!-- BEGIN name --> and <!-- END name -->), appending it when absent.
+func writeSection(path, name, body string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	doc := string(data)
-	begin, end := "<!-- BEGIN slurm-reference -->", "<!-- END slurm-reference -->"
-	block := begin + "\n" + b.String() + end
+	begin, end := "<!-- BEGIN "+name+" -->", "<!-- END "+name+" -->"
+	block := begin + "\n" + body + end
 	i, j := strings.Index(doc, begin), strings.Index(doc, end)
 	switch {
 	case i >= 0 && j > i:
 		doc = doc[:i] + block + doc[j+len(end):]
 	case i >= 0 || j >= 0:
-		return fmt.Errorf("%s: unbalanced slurm-reference markers", path)
+		return fmt.Errorf("%s: unbalanced %s markers", path, name)
 	default:
 		doc = strings.TrimRight(doc, "\n") + "\n\n" + block + "\n"
 	}

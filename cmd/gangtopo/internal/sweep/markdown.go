@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
+	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 )
 
@@ -30,6 +31,9 @@ type Report struct {
 	// few repeats of the default workload with seed 42.
 	OneRun map[string]time.Duration
 	SVG    string // path of the plot, relative to the document
+	// Slurm is the series the slurm policy models (--slurm-series) and the
+	// recording it was checked against
+	Slurm stockslurm.Series
 }
 
 // fgdAuthorsRun is an external measurement, not one this command makes:
@@ -138,7 +142,8 @@ func (r *Report) exactSeeds(k Key) int {
 func (r *Report) writePolicies(b *strings.Builder) {
 	cfg := r.Main.Config
 	fmt.Fprintf(b, "### Policies: unallocated GPU %%, mean ± sd over seeds %s\n\n", seedRange(cfg.Seeds))
-	fmt.Fprintf(b, "`slurm` is stock Slurm 22.05 (cons_tres, topology/tree) as selector/sim/stockslurm models it: each pod "+
+	fmt.Fprintf(b, "`slurm` is stock Slurm %s (cons_tres, topology/tree) as selector/sim/stockslurm models it, checked against the "+
+		"placements recorded on Slurm %s (%s, %s; docs/benchmarks.md, \"Stock Slurm model vs. a real slurmctld\"): each pod "+
 		"as `--gpus=G -N 1 --cpus-per-gpu`, a share as one gres/shard. `gangtopo` is the placement engine "+
 		"(selector/place) given the same typical pods FGD gets. For jobs that fit one node it scores by frag.FillModel: "+
 		"the share each GPU is expected to keep unused when typical jobs keep filling it, plus the capacity the node's "+
@@ -153,7 +158,8 @@ func (r *Report) writePolicies(b *strings.Builder) {
 		"(selector/jobsubmit, `jobs: all`) rewrites it, and the `slurm` model places the rewritten job: the node "+
 		"binding's matching OR in order, Slurm's own GPU indices, whole CPUs. Its engine is not handed the typical pods: "+
 		"it measures against the mix the controller would learn from the pods that started (frag.Learner), from the "+
-		"Philly prior on, as on a new cluster. Every policy is charged the trace's CPUs and memory.\n\n")
+		"Philly prior on, as on a new cluster. Every policy is charged the trace's CPUs and memory.\n\n",
+		r.Slurm.Name, r.Slurm.Release, r.Slurm.Recording, r.Slurm.Test)
 	for i, k := range Points {
 		fmt.Fprintf(b, "At %d%% arrived:\n\n| workload | %s |\n|---|%s\n", k, strings.Join(cfg.Policies, " | "), strings.Repeat("---|", len(cfg.Policies)))
 		for _, wl := range cfg.Workloads {

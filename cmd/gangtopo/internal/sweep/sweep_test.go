@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gangtopo/gangtopo/selector/sim/fgd"
+	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
 )
 
 func TestStat(t *testing.T) {
@@ -125,6 +126,24 @@ func TestWhatIfInReport(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// The policy table's preamble names the series the slurm policy models
+// and the release whose recording it was checked against.
+func TestPoliciesNameSlurmSeries(t *testing.T) {
+	s, err := stockslurm.LookupSeries("24.11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := &Sweep{Config: Config{Workloads: []string{"default"}, Policies: []string{"slurm"}, Seeds: []int64{42}},
+		Runs: map[Key][]Run{{"default", "slurm"}: {{Result: &fgd.Result{Policy: "slurm"}}}}}
+	var b strings.Builder
+	(&Report{Main: main, Slurm: s}).writePolicies(&b)
+	want := "`slurm` is stock Slurm 24.11 (cons_tres, topology/tree) as selector/sim/stockslurm models it, checked against the " +
+		"placements recorded on Slurm 24.11.5 (selector/sim/stockslurm/testdata/slurm-24.11.5, TestReferenceSeries;"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("policy table lacks %q:\n%s", want, b.String())
 	}
 }
 
