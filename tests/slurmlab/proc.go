@@ -116,6 +116,12 @@ func belongs(pid int, dir string) bool {
 	return false
 }
 
+// alive says whether process pid exists and has not exited (a child the
+// lab has not reaped yet is a zombie: gone).
+func alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil && !isZombie(pid)
+}
+
 func isZombie(pid int) bool {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

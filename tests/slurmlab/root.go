@@ -66,13 +66,17 @@ func (l *Lab) startRoot(ctx context.Context) error {
 		return err
 	}
 	l.nsPID = pid
+	// The holder execs twice (unshare, then sh, then sleep): while an exec
+	// replaces it, /proc/PID/environ and cmdline can read empty, so
+	// belongs() may say no for a live holder. Only its exit means the
+	// mounts failed.
 	if err := waitFor(ctx, 10*time.Second, "the root's mounts", func() bool {
 		_, err := os.Stat(ready)
-		return err == nil || !belongs(pid, l.Dir)
+		return err == nil || !alive(pid)
 	}); err != nil {
 		return err
 	}
-	if !belongs(pid, l.Dir) {
+	if _, err := os.Stat(ready); err != nil {
 		return fmt.Errorf("mounting the root failed: %s", l.LogTail(holderName+".out", 5))
 	}
 	return l.writeClientScripts()
