@@ -60,6 +60,8 @@ type Result struct {
 type Decider struct {
 	policy  Policy
 	cluster *topology.Cluster
+	// blockNodeGPUs is place.BlockNodeGPUs of the cluster (segment.go).
+	blockNodeGPUs int
 
 	// unbindable's cache: the nodes of the last feature table seen
 	unbindMu    sync.Mutex
@@ -73,7 +75,7 @@ func New(p Policy, c *topology.Cluster) (*Decider, error) {
 	if _, err := NodeFeatures(c, p.FeaturePrefix); err != nil {
 		return nil, err
 	}
-	return &Decider{policy: p, cluster: c}, nil
+	return &Decider{policy: p, cluster: c, blockNodeGPUs: place.BlockNodeGPUs(c)}, nil
 }
 
 // Policy returns the decider's policy.

@@ -44,7 +44,7 @@ func (dc *Decider) segment(j Job, req request.Request, out *Result, d *Decision)
 		return
 	}
 	seg := uint32(0)
-	if sp, err := place.SliceSpan(dc.cluster, req); err == nil && sp.Nodes > 0 {
+	if sp, err := place.SliceSpan(dc.blockNodeGPUs, req); err == nil && sp.Nodes > 0 {
 		seg = uint32(sp.Nodes)
 	} else if t := req.EffectiveTier(); t == topology.TierBlock || dc.nvlinkBlocks(t) {
 		seg = nodes
@@ -63,7 +63,7 @@ func (dc *Decider) spanShape(j Job, req request.Request, out *Result) string {
 	if j.TresPerNode != "" || j.TresPerTask != "" || j.MinNodes > 0 || out.MinNodes > 0 {
 		return ""
 	}
-	sp, err := place.SliceSpan(dc.cluster, req)
+	sp, err := place.SliceSpan(dc.blockNodeGPUs, req)
 	if err != nil || sp.Nodes == 0 || req.GPUs%sp.PerNode != 0 {
 		return ""
 	}

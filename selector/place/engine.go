@@ -101,12 +101,9 @@ func New(c *topology.Cluster, opts Options) *Engine {
 		}
 	}
 	for _, d := range c.ByTier[topology.TierBlock] {
-		dom := &c.Domains[d]
-		e.hasNVLinkBlocks = e.hasNVLinkBlocks || dom.NVLink
-		for n := dom.NodeLo; n < dom.NodeHi && dom.NVLink; n++ {
-			e.maxBlockNodeGPUs = max(e.maxBlockNodeGPUs, c.Nodes[n].NumGPUs())
-		}
+		e.hasNVLinkBlocks = e.hasNVLinkBlocks || c.Domains[d].NVLink
 	}
+	e.maxBlockNodeGPUs = BlockNodeGPUs(c)
 	for t := range c.ByTier {
 		for i, d := range c.ByTier[t] {
 			e.ordinal[d] = int32(i)

@@ -38,10 +38,10 @@ type Span struct {
 	PerNode, Nodes int
 }
 
-// SliceSpan is the span the engine gives request r on cluster c (phase 1
-// above), for callers without an engine: the decision that tells Slurm
-// --segment (jobsubmit). Its error is a message for the user.
-func SliceSpan(c *topology.Cluster, r request.Request) (Span, error) {
+// BlockNodeGPUs is the GPU count of the largest node in an NVLink block of
+// c (0: the cluster has no NVLink blocks): what SliceSpan needs of the
+// cluster, worked out once per cluster.
+func BlockNodeGPUs(c *topology.Cluster) int {
 	k := 0
 	for _, d := range c.ByTier[topology.TierBlock] {
 		dom := &c.Domains[d]
@@ -49,7 +49,15 @@ func SliceSpan(c *topology.Cluster, r request.Request) (Span, error) {
 			k = max(k, c.Nodes[n].NumGPUs())
 		}
 	}
-	return sliceSpan(r, k, perNodeOf(r))
+	return k
+}
+
+// SliceSpan is the span the engine gives request r (phase 1 above) on a
+// cluster whose BlockNodeGPUs is blockNodeGPUs, for callers without an
+// engine: the decision that tells Slurm --segment (jobsubmit). Its error
+// is a message for the user.
+func SliceSpan(blockNodeGPUs int, r request.Request) (Span, error) {
+	return sliceSpan(r, blockNodeGPUs, perNodeOf(r))
 }
 
 // sliceSpan: slices of r span nodes when the cluster's NVLink blocks have
