@@ -19,12 +19,12 @@ type ReclaimOptions struct {
 	// Domains, when not empty, are the only domains the job may start in
 	// (its binding).
 	Domains []topology.DomainID
-	// BorrowedOnly: the job may go only where borrowed GPUs are taken
-	// back, not on GPUs free now. For a job the scheduler has passed over
-	// although it fits the free GPUs (they are held for an older job: a
-	// backfill reservation), a plan that "fits now" would leave the owner
-	// waiting below its share; this one frees borrowed GPUs instead.
-	BorrowedOnly bool
+	// PassedOver: the scheduler has already looked at the job and left it
+	// waiting. If it fits the free GPUs all the same (they are held for an
+	// older job: a backfill reservation), a plan that "fits now" would
+	// leave the owner waiting below its share, so it is planned again on
+	// borrowed GPUs only, not on GPUs free now.
+	PassedOver bool
 }
 
 // Reclaim plans the room an entitled job's request r needs on snapshot s,
@@ -54,9 +54,16 @@ type ReclaimOptions struct {
 // jobs that may not be taken, or not in the shape it needs). A plan with
 // nothing to evict means the job fits now.
 func Reclaim(e *place.Engine, s *occupancy.Snapshot, r request.Request, l *Ledger, o ReclaimOptions) (defrag.Plan, bool) {
-	if o.BorrowedOnly {
-		s = withoutFree(s)
+	plan, ok := reclaimWiden(e, s, r, l, o)
+	if ok && len(plan.Evict) == 0 && o.PassedOver {
+		plan, ok = reclaimWiden(e, withoutFree(s), r, l, o)
 	}
+	return plan, ok
+}
+
+// reclaimWiden is Reclaim at the request's tier, then, for a preferred
+// tier, over the whole cluster.
+func reclaimWiden(e *place.Engine, s *occupancy.Snapshot, r request.Request, l *Ledger, o ReclaimOptions) (defrag.Plan, bool) {
 	plan, ok := reclaimAt(e, s, r, l, o)
 	if !ok && r.Mode == request.Preferred && r.EffectiveTier() != topology.TierCluster {
 		r.Tier = topology.TierCluster

@@ -70,8 +70,8 @@ func TestReclaim(t *testing.T) {
 		ok     bool
 		domain string
 		evict  []int // job indices
-		// borrowedOnly: the job was passed over although it fitted
-		borrowedOnly bool
+		// passedOver: the job was passed over although it fitted
+		passedOver bool
 	}{
 		{
 			name: "own jobs are never taken: no leaf can be freed",
@@ -147,21 +147,21 @@ func TestReclaim(t *testing.T) {
 			name: "fits now but passed over: the borrowed leaf is taken, not the free ones",
 			// b: own node09-14 (48), borrowed leaf1 (32): excess 32;
 			// leaf2 is free but held by the scheduler for an older job
-			jobs:         []held{{nodes("node", 9, 14), "b", false, 0}, {nodes("node", 1, 4), "b", true, 1}},
-			r:            leaf,
-			borrowedOnly: true,
-			ok:           true,
-			domain:       "leaf1",
-			evict:        []int{1},
+			jobs:       []held{{nodes("node", 9, 14), "b", false, 0}, {nodes("node", 1, 4), "b", true, 1}},
+			r:          leaf,
+			passedOver: true,
+			ok:         true,
+			domain:     "leaf1",
+			evict:      []int{1},
 		},
 		{
 			name: "passed over, nothing borrowed in one leaf: no plan",
 			// b: own node09-14, borrowed node01-02 only: a leaf gang
 			// cannot be made of the GPUs it frees alone
-			jobs:         []held{{nodes("node", 9, 14), "b", false, 0}, {[]string{"node01", "node02"}, "b", true, 1}},
-			r:            leaf,
-			borrowedOnly: true,
-			ok:           false,
+			jobs:       []held{{nodes("node", 9, 14), "b", false, 0}, {[]string{"node01", "node02"}, "b", true, 1}},
+			r:          leaf,
+			passedOver: true,
+			ok:         false,
 		},
 		{
 			name: "a one-node job takes one borrowed node, the cheapest",
@@ -182,7 +182,7 @@ func TestReclaim(t *testing.T) {
 				sh = tt.shares
 			}
 			s, l, o := scenario(t, sh, tt.jobs)
-			o.BorrowedOnly = tt.borrowedOnly
+			o.PassedOver = tt.passedOver
 			e := place.New(s.Cluster, place.Options{})
 			p, ok := Reclaim(e, s, tt.r, l, o)
 			if ok != tt.ok {

@@ -343,7 +343,10 @@ func (q *quotaSim) entitled(g *gangSim) []int32 {
 func (q *quotaSim) reclaim(g *gangSim, t float64, j int32) bool {
 	view, running := g.runningView()
 	now := q.epoch.Add(time.Duration(t * float64(time.Second)))
+	// every queued job has been through a scheduling pass on the state of
+	// now: if it fits the free GPUs, they are reserved for an older job
 	opts := quota.ReclaimOptions{
+		PassedOver: true,
 		Holder: func(k int) (string, bool) {
 			r := running[k]
 			if q.acct[r] < 0 {
@@ -359,13 +362,6 @@ func (q *quotaSim) reclaim(g *gangSim, t float64, j int32) bool {
 		},
 	}
 	plan, ok := quota.Reclaim(q.eng, view, *g.request(j), q.live(), opts)
-	if ok && len(plan.Evict) == 0 {
-		// It fits the free GPUs, yet the last pass left it waiting (they
-		// are reserved for an older job): take borrowed GPUs instead, as
-		// the controller does for a job Slurm has passed over.
-		opts.BorrowedOnly = true
-		plan, ok = quota.Reclaim(q.eng, view, *g.request(j), q.live(), opts)
-	}
 	if !ok || len(plan.Evict) == 0 || plan.Gang.Status != place.Placed {
 		return false
 	}

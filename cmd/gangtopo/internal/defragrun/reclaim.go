@@ -33,7 +33,7 @@ type ReclaimPlan struct {
 // (a pending reason other than None: the free GPUs are held for an older
 // job, by a backfill reservation say) would keep waiting below its share
 // on a plan that "fits now": it is planned again on borrowed GPUs only
-// (quota.ReclaimOptions.BorrowedOnly).
+// (quota.ReclaimOptions.PassedOver).
 func (p *Planner) Reclaim(v *View, pj slurmstate.PendingJob, l *quota.Ledger, borrowQOS string) (ReclaimPlan, bool, error) {
 	r, err := p.dec.JobRequest(pj.Job)
 	if err != nil {
@@ -61,12 +61,8 @@ func (p *Planner) Reclaim(v *View, pj slurmstate.PendingJob, l *quota.Ledger, bo
 	cost := func(j int) float64 {
 		return cfg.Cost.Cost(JobOf(v.Facts[s.Jobs[j].ID], s.Jobs[j].Partition), s.Jobs[j].Alloc.NumGPUs(), v.At, pj.Priority)
 	}
-	opts := quota.ReclaimOptions{Holder: holder, Cost: cost, Domains: g.Domains}
+	opts := quota.ReclaimOptions{Holder: holder, Cost: cost, Domains: g.Domains, PassedOver: passedOver(pj.Reason)}
 	plan, ok := quota.Reclaim(p.eng, s, g.Request, l, opts)
-	if ok && len(plan.Evict) == 0 && passedOver(pj.Reason) {
-		opts.BorrowedOnly = true
-		plan, ok = quota.Reclaim(p.eng, s, g.Request, l, opts)
-	}
 	if !ok {
 		return ReclaimPlan{}, false, nil
 	}
