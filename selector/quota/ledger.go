@@ -240,6 +240,38 @@ func (l *Ledger) Excess(account string) int {
 	return 0
 }
 
+// Admission is how a waiting job would start now.
+type Admission int
+
+const (
+	// Waits: neither within its share nor may it borrow.
+	Waits Admission = iota
+	// Within: within its account's share (Entitled).
+	Within
+	// Borrows: beyond its share, on lent GPUs (MayBorrow): preemptible.
+	Borrows
+)
+
+// Admit says how each waiting job (Account, GPUs; highest priority first)
+// would start, counting each as started, one after another, on a copy of
+// the ledger: a later job of an account is within its share only if the
+// earlier ones leave room. The ledger itself is not changed.
+func (l Ledger) Admit(jobs []Job) []Admission {
+	l.Accounts = slices.Clone(l.Accounts)
+	out := make([]Admission, len(jobs))
+	for i, j := range jobs {
+		switch {
+		case l.Entitled(j.Account, j.GPUs):
+			out[i] = Within
+			l.Start(j.Account, j.GPUs, false)
+		case l.MayBorrow(j.Account, j.GPUs):
+			out[i] = Borrows
+			l.Start(j.Account, j.GPUs, true)
+		}
+	}
+	return out
+}
+
 // Start counts a waiting job of gpus GPUs of account as running
 // (borrowing: in the borrowing QOS), for decisions taken one after another
 // in one cycle.

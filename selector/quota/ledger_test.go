@@ -150,3 +150,22 @@ func TestStartStop(t *testing.T) {
 		t.Fatalf("after requeue: pool %d (want 56), %+v", l.Pool, l.Accounts[0])
 	}
 }
+
+func TestAdmit(t *testing.T) {
+	// a runs 40 of its 48; the jobs below, one after another:
+	l := Compute(three, 128, []Job{{Account: "a", GPUs: 40, Running: true}}, nil, 0)
+	got := l.Admit([]Job{
+		{Account: "a", GPUs: 8},  // 40 + 8 = 48: within
+		{Account: "a", GPUs: 8},  // 56 > 48; pool b's 32 + 16 in no share = 48: borrows
+		{Account: "b", GPUs: 32}, // within b's 32 (the pool drops to 16)
+		{Account: "c", GPUs: 40}, // 40 > c's 32; 8 borrowed + 40 > 16: waits
+		{Account: "zz", GPUs: 1}, // no share: waits
+	})
+	want := []Admission{Within, Borrows, Within, Waits, Waits}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if l.Accounts[0].InUse != 40 || l.Accounts[0].Waiting != 0 {
+		t.Errorf("Admit changed the ledger: %+v", l.Accounts[0])
+	}
+}

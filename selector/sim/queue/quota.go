@@ -318,20 +318,18 @@ func (q *quotaSim) cycle(g *gangSim, t float64) bool {
 // order, counted as if each started (quotaexec's moves): a later job of
 // the same account is entitled only if the earlier ones leave room.
 func (q *quotaSim) entitled(g *gangSim) []int32 {
-	l := *q.live()
-	l.Accounts = slices.Clone(l.Accounts)
-	var out []int32
+	var ours []int32
+	var jobs []quota.Job
 	for _, j := range g.queue {
-		if q.acct[j] < 0 {
-			continue
+		if q.acct[j] >= 0 {
+			ours = append(ours, j)
+			jobs = append(jobs, quota.Job{Account: q.cfg.Shares[q.acct[j]].Account, GPUs: g.jobs[j].GPUs})
 		}
-		name, gpus := q.cfg.Shares[q.acct[j]].Account, g.jobs[j].GPUs
-		switch {
-		case l.Entitled(name, gpus):
-			out = append(out, j)
-			l.Start(name, gpus, false)
-		case l.MayBorrow(name, gpus):
-			l.Start(name, gpus, true)
+	}
+	var out []int32
+	for i, a := range q.live().Admit(jobs) {
+		if a == quota.Within {
+			out = append(out, ours[i])
 		}
 	}
 	return out

@@ -78,26 +78,29 @@ func Plan(cfg ctld.QuotaConfig, clusterGPUs int, run []RunJob, wait []WaitJob, f
 	return c
 }
 
-// moves is step 3 of the plan, on a copy of the ledger.
+// moves is step 3 of the plan (quota.Ledger.Admit), over the waiting jobs
+// of accounts with a share in their own QOS or the borrow QOS.
 func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, entitled []WaitJob) {
-	l.Accounts = append([]quota.Usage(nil), l.Accounts...)
+	var ours []WaitJob
+	var jobs []quota.Job
 	for _, j := range wait {
 		if _, ok := cfg.Shares.Find(j.Account); !ok || j.GPUs == 0 {
 			continue
 		}
-		own := cfg.QOSOf(j.Account)
-		if j.QOS != own && j.QOS != cfg.BorrowQOS {
+		if j.QOS != cfg.QOSOf(j.Account) && j.QOS != cfg.BorrowQOS {
 			continue
 		}
-		to := ""
-		switch {
-		case l.Entitled(j.Account, j.GPUs):
-			to = own
+		ours = append(ours, j)
+		jobs = append(jobs, quota.Job{Account: j.Account, GPUs: j.GPUs})
+	}
+	for i, a := range l.Admit(jobs) {
+		j, to := ours[i], ""
+		switch a {
+		case quota.Within:
+			to = cfg.QOSOf(j.Account)
 			entitled = append(entitled, j)
-			l.Start(j.Account, j.GPUs, false)
-		case l.MayBorrow(j.Account, j.GPUs):
+		case quota.Borrows:
 			to = cfg.BorrowQOS
-			l.Start(j.Account, j.GPUs, true)
 		}
 		if to != "" && to != j.QOS {
 			out = append(out, Move{Job: j, From: j.QOS, To: to, Borrowing: to == cfg.BorrowQOS})
