@@ -192,27 +192,13 @@ func (q *replayQuota) assignAccounts(kept []traces.Job, origin time.Time, cluste
 // (largest remainders get the rounding), in rank order; every account
 // lends.
 func sharesOf(load []float64, order []int, gpus int) quota.Shares {
-	total := 0.0
-	for _, l := range load {
-		total += l
+	ranked := make([]float64, len(order))
+	for r, a := range order {
+		ranked[r] = load[a]
 	}
 	sh := make(quota.Shares, len(order))
-	given := 0
-	rem := make([]float64, len(order))
-	for r, a := range order {
-		exact := float64(gpus) * load[a] / total
-		sh[r] = quota.Share{Account: quotaAccount(r), GPUs: int(exact), Lend: true}
-		given += sh[r].GPUs
-		rem[r] = exact - math.Floor(exact)
-	}
-	idx := make([]int, len(order))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return rem[idx[a]] > rem[idx[b]] })
-	for k := 0; given < gpus; k++ {
-		sh[idx[k%len(idx)]].GPUs++
-		given++
+	for r, g := range quota.Proportional(gpus, ranked) {
+		sh[r] = quota.Share{Account: quotaAccount(r), GPUs: g, Lend: true}
 	}
 	return sh
 }

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -165,33 +164,20 @@ func (l *Ledger) attributeLent() {
 }
 
 // apportion gives up to n GPUs to the accounts in proportion to weights
-// (largest remainders get the rounding) and returns how many it gave.
+// (Proportional) and returns how many it gave.
 func (l *Ledger) apportion(n int, weights []int) int {
 	total := 0
-	for _, w := range weights {
-		total += w
+	w := make([]float64, len(weights))
+	for i, x := range weights {
+		total += x
+		w[i] = float64(x)
 	}
 	n = min(n, total)
 	if n <= 0 {
 		return 0
 	}
-	type rem struct {
-		i int
-		r float64
-	}
-	var rems []rem
-	given := 0
-	for i, w := range weights {
-		exact := float64(n) * float64(w) / float64(total)
-		part := int(exact)
+	for i, part := range Proportional(n, w) {
 		l.Accounts[i].Lent += part
-		given += part
-		rems = append(rems, rem{i, exact - float64(part)})
-	}
-	sort.SliceStable(rems, func(a, b int) bool { return rems[a].r > rems[b].r })
-	for k := 0; given < n; k++ {
-		l.Accounts[rems[k].i].Lent++
-		given++
 	}
 	return n
 }

@@ -3,6 +3,7 @@ package quota
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -81,4 +82,37 @@ func (sh Shares) Sum() int {
 		n += s.GPUs
 	}
 	return n
+}
+
+// Proportional splits n into whole parts in proportion to weights (each
+// >= 0): every part is rounded down, then the largest remainders get one
+// more each (ties: the earlier weight) until the parts sum to n. All
+// weights zero: all parts zero.
+func Proportional(n int, weights []float64) []int {
+	parts := make([]int, len(weights))
+	total := 0.0
+	for _, w := range weights {
+		total += w
+	}
+	if n <= 0 || total <= 0 {
+		return parts
+	}
+	rem := make([]float64, len(weights))
+	given := 0
+	for i, w := range weights {
+		exact := float64(n) * w / total
+		parts[i] = int(exact)
+		given += parts[i]
+		rem[i] = exact - float64(parts[i])
+	}
+	order := make([]int, len(weights))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rem[order[a]] > rem[order[b]] })
+	for k := 0; given < n; k++ {
+		parts[order[k%len(order)]]++
+		given++
+	}
+	return parts
 }

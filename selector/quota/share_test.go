@@ -3,6 +3,8 @@ package quota
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestValidate(t *testing.T) {
@@ -38,5 +40,26 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestProportional(t *testing.T) {
+	tests := []struct {
+		n       int
+		weights []float64
+		want    []int
+	}{
+		// 10 x 1/3 = 3.33 each: 3 + 3 + 3, one left: the earlier weight
+		{10, []float64{1, 1, 1}, []int{4, 3, 3}},
+		// 2048 x 0.26, 0.25, 0.25, 0.24 = 532.48, 512, 512, 491.52: 532 +
+		// 512 + 512 + 491 = 2047, the one left to the largest remainder (.52)
+		{2048, []float64{26, 25, 25, 24}, []int{532, 512, 512, 492}},
+		{5, []float64{0, 0}, []int{0, 0}},
+		{0, []float64{1, 2}, []int{0, 0}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, Proportional(tt.n, tt.weights)); diff != "" {
+			t.Errorf("Proportional(%d, %v) (-want +got):\n%s", tt.n, tt.weights, diff)
+		}
 	}
 }
