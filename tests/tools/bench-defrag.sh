@@ -13,13 +13,8 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 pols=gangtopo,gangtopo+defrag,gangtopo-slurm,gangtopo-slurm+defrag
 
-run() {
-	printf '\n    %s\n\n' "gangtopo $* -o markdown" >>"$out"
-	t0=$(date +%s.%N)
-	"$bin" "$@" -o markdown >>"$out"
-	t1=$(date +%s.%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "\n(%.1f s of wall time for the four policies, side by side.)\n", b - a }' >>"$out"
-}
+. tests/tools/replay-run.sh
+timed_what="the four policies"
 
 {
 	echo '## Defragmentation in the replay'
@@ -35,7 +30,7 @@ run() {
 	echo
 	echo '### Philly on 256 DGX H100, the busiest week at 1.15 of capacity (32+ GPU gangs wait)'
 } >"$out"
-run replay --topology docs/examples/dgx-h100-256.yaml --peak-load 1.15 --policies $pols
+timed_run replay --topology docs/examples/dgx-h100-256.yaml --peak-load 1.15 --policies $pols
 
 {
 	echo
@@ -44,13 +39,13 @@ run replay --topology docs/examples/dgx-h100-256.yaml --peak-load 1.15 --policie
 	echo 'Since the deployed path keeps a waiting preferred one-node job to one node (issue 11), its 32+ GPU gangs'
 	echo 'did not wait at all at 1.15 above, which leaves the policy nothing to do there; at 1.4 they wait.'
 } >>"$out"
-run replay --topology docs/examples/dgx-h100-256.yaml --peak-load 1.4 --policies $pols
+timed_run replay --topology docs/examples/dgx-h100-256.yaml --peak-load 1.4 --policies $pols
 
 {
 	echo
 	echo '### The heterogeneous cluster, the busiest week at capacity'
 } >>"$out"
-run replay --topology docs/examples/hetero.yaml --policies $pols
+timed_run replay --topology docs/examples/hetero.yaml --policies $pols
 
 {
 	echo
@@ -60,7 +55,7 @@ run replay --topology docs/examples/hetero.yaml --policies $pols
 	echo 'cap refuses most), and the weekly budget of 2% stops the rest. Here no cap, and a budget that allows bursts of'
 	echo '10% of a week'"'"'s GPU-hours.'
 } >>"$out"
-run replay --topology docs/examples/hetero.yaml --policies $pols --defrag budget_percent=10,max_cost=0
+timed_run replay --topology docs/examples/hetero.yaml --policies $pols --defrag budget_percent=10,max_cost=0
 
 go run ./tests/tools/benchdoc -file "$doc" -section defrag -raw <"$out"
 echo "bench-defrag: wrote the defrag section of $doc"

@@ -13,13 +13,8 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 pols=gangtopo-slurm,gangtopo-slurm+hard,gangtopo-slurm+quota,gangtopo,gangtopo+hard,gangtopo+quota
 
-run() {
-	printf '\n    %s\n\n' "gangtopo $* -o markdown" >>"$out"
-	t0=$(date +%s.%N)
-	"$bin" "$@" -o markdown >>"$out"
-	t1=$(date +%s.%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "\n(%.1f s of wall time for the six policies, side by side.)\n", b - a }' >>"$out"
-}
+. tests/tools/replay-run.sh
+timed_what="the six policies"
 
 {
 	echo '## Dynamic quotas in the replay'
@@ -38,7 +33,7 @@ run() {
 	echo
 	echo '### The whole trace, its busiest week at the cluster'"'"'s capacity, every team active'
 } >"$out"
-run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota default
+timed_run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota default
 
 for load in 1 1.4; do
 	{
@@ -48,7 +43,7 @@ for load in 1 1.4; do
 		echo 'The account with the most work (acct1) submits only in every other week of trace time (its other jobs are'
 		echo 'left out); its share stays what it was promised.'
 	} >>"$out"
-	run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota idle=168h --peak-load $load
+	timed_run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota idle=168h --peak-load $load
 done
 
 {
@@ -58,7 +53,7 @@ done
 	echo 'The same with the virtual clusters dealt to three accounts: the idle team'"'"'s share is a third of the cluster,'
 	echo 'so hard limits leave more idle while it is away.'
 } >>"$out"
-run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota accounts=3,idle=168h --peak-load 1.4
+timed_run replay --topology docs/examples/dgx-h100-256.yaml --policies $pols --quota accounts=3,idle=168h --peak-load 1.4
 
 go run ./tests/tools/benchdoc -file "$doc" -section quota -raw <"$out"
 echo "bench-quota: wrote the quota section of $doc"
