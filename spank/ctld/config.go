@@ -86,6 +86,10 @@ type Config struct {
 	// the controller keeps in Slurm's QOS (config_quota.go). The plugin
 	// only checks it.
 	Quota QuotaConfig
+	// Actions is the actions: section: the rules every change gangtopo
+	// makes in Slurm passes through (config_actions.go). The plugin only
+	// checks it.
+	Actions ActionsConfig
 }
 
 // Defaults returns every default, in one place.
@@ -104,6 +108,7 @@ func Defaults() Config {
 		Rebind:          DefaultRebind(),
 		Defrag:          DefaultDefrag(),
 		Quota:           DefaultQuota(),
+		Actions:         DefaultActions(),
 	}
 }
 
@@ -154,6 +159,9 @@ type configParser struct {
 	name string
 	c    *Config
 	errs []error
+	// auditSet, defragAuditSet: actions.audit_log, defrag.audit_log given
+	// (checkAuditLog).
+	auditSet, defragAuditSet bool
 }
 
 func (p *configParser) errorf(n *yaml.Node, key, format string, args ...any) {
@@ -190,6 +198,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"rebind":         p.rebind,
 		"defrag":         p.defrag,
 		"quota":          p.quota,
+		"actions":        p.actions,
 	}
 }
 
@@ -235,6 +244,7 @@ func (p *configParser) check(root *yaml.Node) {
 		p.errorf(root, "default_topology", "%v", err)
 	}
 	c.Default = o
+	p.checkAuditLog(root)
 }
 
 func sortedKeys(m map[string]func(*yaml.Node, string)) []string {

@@ -21,7 +21,8 @@ type DefragConfig struct {
 	// given: nothing is requeued).
 	Scope defrag.Scope
 	// AuditLog is the file every action is appended to, one JSON line
-	// each; it is also the record the limits are checked against.
+	// each; it is also the record the limits are checked against. The
+	// same file as actions.audit_log (this is its older name).
 	AuditLog string
 	// Limits: requeues per hour, the lost-work budget and its window, the
 	// window within which a job (or a gang a plan started) is not taken
@@ -68,7 +69,7 @@ type DefragAuto struct {
 // controller's policy is off: requeuing is a site's decision.
 func DefaultDefrag() DefragConfig {
 	return DefragConfig{
-		AuditLog: "/var/lib/gangtopo/defrag.log",
+		AuditLog: DefaultAuditLog,
 		Limits: defrag.Limits{MaxPerHour: 200, BudgetFraction: 0.02, BudgetWindow: 7 * 24 * time.Hour,
 			Window: 24 * time.Hour},
 		Cost:     defrag.CostModel{RestartOverhead: 5 * time.Minute, RequeueWeight: 1, PriorityWeight: 0.5},
@@ -87,7 +88,7 @@ func (p *configParser) defrag(v *yaml.Node, key string) {
 		"partitions":            func(v *yaml.Node, k string) { p.names(v, k, "partition", &c.Scope.Partitions) },
 		"qos":                   func(v *yaml.Node, k string) { p.names(v, k, "QOS", &c.Scope.QOS) },
 		"accounts":              func(v *yaml.Node, k string) { p.names(v, k, "account", &c.Scope.Accounts) },
-		"audit_log":             func(v *yaml.Node, k string) { p.absPath(v, k, &c.AuditLog) },
+		"audit_log":             func(v *yaml.Node, k string) { p.absPath(v, k, &c.AuditLog); p.defragAuditSet = true },
 		"max_requeues_per_hour": func(v *yaml.Node, k string) { p.count(v, k, 1, 100000, &c.Limits.MaxPerHour) },
 		"budget_percent":        func(v *yaml.Node, k string) { p.percent(v, k, &c.Limits.BudgetFraction) },
 		"budget_window":         func(v *yaml.Node, k string) { p.duration(v, k, time.Hour, 90*24*time.Hour, &c.Limits.BudgetWindow) },

@@ -40,6 +40,15 @@ rebind:
   max_per_cycle: 3
   job_interval: 30s
   timeout: 2s
+actions:
+  enabled: false
+  dry_run: true
+  audit_log: /srv/gt/actions.log
+  leader: always
+  host: ctl1
+  max_per_cycle: 7
+  backoff: 1m
+  max_backoff: 1h
 `
 	got, err := ParseConfig(strings.NewReader(in), "gangtopo.yaml")
 	if err != nil {
@@ -51,9 +60,44 @@ rebind:
 		DefaultTopology: "leaf:preferred", SlurmTopology: "block", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0,
 		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second},
-		Defrag: DefaultDefrag(), Quota: DefaultQuota()}
+		Defrag: DefaultDefrag(), Quota: DefaultQuota(),
+		Actions: ActionsConfig{Enabled: false, DryRun: true, AuditLog: "/srv/gt/actions.log", Leader: LeaderAlways, Host: "ctl1",
+			MaxPerCycle: 7, Backoff: time.Minute, MaxBackoff: time.Hour}}
+	want.Defrag.AuditLog = "/srv/gt/actions.log" // one audit log: defrag's follows actions'
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditLogOneFile: actions.audit_log and defrag.audit_log (its older
+// name) name one file; either alone sets both, both must agree.
+func TestAuditLogOneFile(t *testing.T) {
+	head := "version: v1\ntopology: /t.yaml\nsnapshot: /s.json\n"
+	tests := []struct {
+		name, in, want, err string
+	}{
+		{"default", "", DefaultAuditLog, ""},
+		{"actions alone", "actions:\n  audit_log: /a.log\n", "/a.log", ""},
+		{"defrag alone", "defrag:\n  audit_log: /d.log\n", "/d.log", ""},
+		{"both agree", "actions:\n  audit_log: /a.log\ndefrag:\n  audit_log: /a.log\n", "/a.log", ""},
+		{"both differ", "actions:\n  audit_log: /a.log\ndefrag:\n  audit_log: /d.log\n", "", "differs from actions.audit_log /a.log"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseConfig(strings.NewReader(head+tt.in), "g.yaml")
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Actions.AuditLog != tt.want || c.Defrag.AuditLog != tt.want {
+				t.Errorf("actions.audit_log %s, defrag.audit_log %s, want both %s", c.Actions.AuditLog, c.Defrag.AuditLog, tt.want)
+			}
+		})
 	}
 }
 

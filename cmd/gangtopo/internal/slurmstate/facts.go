@@ -14,6 +14,10 @@ type JobFacts struct {
 	// Requeue is Slurm's requeue flag: the job may be requeued (its own
 	// --requeue, or JobRequeue=1 and no --no-requeue).
 	Requeue bool
+	// Batch is Slurm's batch_flag: a batch script (sbatch). salloc and
+	// srun allocations are not: Slurm cannot requeue them, so preempting
+	// one under PreemptMode=REQUEUE cancels it.
+	Batch   bool
 	QOS     string
 	Account string
 	// Comment is the user's comment (where a job advertises a checkpoint).
@@ -24,6 +28,9 @@ type JobFacts struct {
 	Restarts    int       // restart_cnt
 	Priority    uint32
 	UserID      uint32
+	// AdminComment is the job's AdminComment as Slurm holds it: where
+	// gangtopo's decision and its pin mark live (users cannot write it).
+	AdminComment string
 	// Known says the facts were read (squeue --json); false for jobs from
 	// scontrol's text.
 	Known bool
@@ -35,6 +42,8 @@ func (s *jsonScanner) factField(key []byte, f *JobFacts) (handled bool, err erro
 	switch string(key) {
 	case "requeue":
 		f.Requeue, err = s.boolean()
+	case "batch_flag":
+		f.Batch, err = s.boolean()
 	case "qos":
 		f.QOS, err = s.looseStr()
 	case "account":

@@ -58,7 +58,7 @@ func TestParseSqueueJSONSample(t *testing.T) {
 			{Name: "node01", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, GPUCount: 8, Cores: 1},
 			{Name: "node02", GPUs: []int{0, 1, 2, 3}, GPUCount: 4, Cores: 1},
 		},
-		Facts: JobFacts{Requeue: true, Comment: "leaf", Start: time.Unix(1796199159, 0).UTC(), Priority: 4294901757, Known: true}}}
+		Facts: JobFacts{Requeue: true, Batch: true, Comment: "leaf", Start: time.Unix(1796199159, 0).UTC(), Priority: 4294901757, Known: true}}}
 	if diff := cmp.Diff(want, jobs, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("jobs (-want +got):\n%s", diff)
 	}

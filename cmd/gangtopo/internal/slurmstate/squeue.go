@@ -95,6 +95,7 @@ func (s *jsonScanner) squeueJob(dec Decisions, q pendingLists) (Job, bool, error
 	j.Facts.Known = true
 	j.Facts.Priority = uint32(min(max(raw.pending.priority, 0), 1<<32-1))
 	j.Facts.UserID = u32(raw.pending.userID)
+	j.Facts.AdminComment = raw.adminComment
 	holds, ok := jobHolds(j.State)
 	if !ok {
 		return j, false, fmt.Errorf("field job_state: unknown job state %q", j.State)

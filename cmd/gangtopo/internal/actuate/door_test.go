@@ -1,0 +1,232 @@
+package actuate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+)
+
+// fakeSlurm records the commands run and answers each command line with
+// the errors queued for it, one a run (none left: success).
+type fakeSlurm struct {
+	ran  []string
+	errs map[string][]error
+}
+
+func (f *fakeSlurm) run(_ context.Context, cmd string, args ...string) (string, error) {
+	line := cmd + " " + strings.Join(args, " ")
+	f.ran = append(f.ran, line)
+	errs := f.errs[line]
+	if len(errs) == 0 {
+		return "", nil
+	}
+	f.errs[line] = errs[1:]
+	return "", errs[0]
+}
+
+type leader bool
+
+func (l leader) Lead(context.Context) (bool, string) { return bool(l), "not here" }
+
+func requeue(job string) Change {
+	return Change{Entry: Entry{Action: "requeue", Job: job, Duty: "defrag"}, Cmd: "scontrol", Args: []string{"requeue", job}}
+}
+
+// testDoor is a door over a fake Slurm, auditing into a temporary file,
+// at a clock the test moves.
+func testDoor(t *testing.T, cfg Config, lead bool) (*Door, *fakeSlurm, *time.Time) {
+	t.Helper()
+	f := &fakeSlurm{errs: map[string][]error{}}
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	d := NewDoor(f.run, Audit{Path: filepath.Join(t.TempDir(), "actions.log")}, leader(lead), "controller", cfg)
+	d.Now = func() time.Time { return now }
+	return d, f, &now
+}
+
+func TestDoorRefusesWithoutRunning(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		lead bool
+		want error
+	}{
+		{"dry run", Config{DryRun: true}, true, ErrDryRun},
+		{"not the leader", Config{}, false, ErrNotLeader},
+		{"switched off", Config{Off: true}, true, ErrOff},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, f, _ := testDoor(t, tt.cfg, tt.lead)
+			d.Begin(context.Background())
+			_, err := d.Do(context.Background(), requeue("7"))
+			if !errors.Is(err, tt.want) || !Refused(err) {
+				t.Fatalf("Do: %v, want %v", err, tt.want)
+			}
+			undo := requeue("8")
+			undo.Undo = true
+			_, err = d.Do(context.Background(), undo)
+			if tt.want == ErrOff { // switched off, putting back is still done
+				if err != nil || len(f.ran) != 1 {
+					t.Fatalf("switched off, a change that puts back what gangtopo made: %v (ran %q), want it made", err, f.ran)
+				}
+				return
+			}
+			if len(f.ran) != 0 {
+				t.Errorf("ran %q, want nothing", f.ran)
+			}
+			if changes, _, _ := d.audit.Changes(d.Now(), time.Hour); len(changes) != 0 {
+				t.Errorf("audit has %d lines, want none", len(changes))
+			}
+		})
+	}
+}
+
+// TestDoorAuditFirst: a change whose intent line cannot be written is not
+// made; one that is made has its intent line, then its outcome line.
+func TestDoorAuditFirst(t *testing.T) {
+	d, f, _ := testDoor(t, Config{}, true)
+	d.audit.Path = "/nonexistent/dir/actions.log"
+	if _, err := d.Do(context.Background(), requeue("7")); !errors.Is(err, ErrAudit) {
+		t.Fatalf("Do with an unwritable audit log: %v, want ErrAudit", err)
+	}
+	if len(f.ran) != 0 {
+		t.Fatalf("ran %q without its audit line", f.ran)
+	}
+
+	d, f, _ = testDoor(t, Config{}, true)
+	if _, err := d.Do(context.Background(), requeue("7")); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(d.audit.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"result":"intent"`) || !strings.Contains(lines[1], `"result":"ok"`) {
+		t.Fatalf("audit lines:\n%s\nwant an intent line, then ok", data)
+	}
+	if !strings.Contains(lines[0], `"command":"scontrol requeue 7"`) {
+		t.Errorf("intent line %s does not name the command", lines[0])
+	}
+	if diff := cmp.Diff([]string{"scontrol requeue 7"}, f.ran); diff != "" {
+		t.Errorf("ran (-want +got):\n%s", diff)
+	}
+}
+
+func TestDoorMaxPerCycle(t *testing.T) {
+	d, f, _ := testDoor(t, Config{MaxPerCycle: 2}, true)
+	ctx := context.Background()
+	d.Begin(ctx)
+	var errs []string
+	for _, job := range []string{"1", "2", "3"} {
+		_, err := d.Do(ctx, requeue(job))
+		errs = append(errs, fmt.Sprint(errors.Is(err, ErrLimit)))
+	}
+	if diff := cmp.Diff([]string{"false", "false", "true"}, errs); diff != "" {
+		t.Errorf("limit hit (-want +got):\n%s", diff)
+	}
+	d.Begin(ctx) // a new cycle starts afresh
+	if _, err := d.Do(ctx, requeue("3")); err != nil {
+		t.Errorf("the next cycle: %v", err)
+	}
+	if len(f.ran) != 3 {
+		t.Errorf("ran %d commands, want 3", len(f.ran))
+	}
+}
+
+// TestDoorBacksOff: a change that failed for a job waits 30 s, then 60 s
+// after a second failure; a success starts afresh; another job is not
+// held back.
+func TestDoorBacksOff(t *testing.T) {
+	d, f, now := testDoor(t, Config{Backoff: 30 * time.Second, MaxBackoff: time.Minute}, true)
+	ctx := context.Background()
+	boom := errors.New("scontrol requeue 7: Job is not requeueable")
+	f.errs["scontrol requeue 7"] = []error{boom, boom}
+	steps := []struct {
+		after time.Duration
+		job   string
+		want  string // "ran", "backoff" or "failed"
+	}{
+		{0, "7", "failed"}, // first failure: wait 30 s
+		{10 * time.Second, "7", "backoff"},
+		{0, "8", "ran"},                   // another job is not held back
+		{25 * time.Second, "7", "failed"}, // 35 s: tried again, fails: wait 60 s
+		{50 * time.Second, "7", "backoff"},
+		{15 * time.Second, "7", "ran"}, // 65 s after: tried, succeeds
+		{0, "7", "ran"},                // no back-off after a success
+	}
+	for i, s := range steps {
+		*now = now.Add(s.after)
+		d.Begin(ctx)
+		_, err := d.Do(ctx, requeue(s.job))
+		got := "ran"
+		switch {
+		case errors.Is(err, ErrBackoff):
+			got = "backoff"
+		case err != nil:
+			got = "failed"
+		}
+		if got != s.want {
+			t.Errorf("step %d (job %s at +%s): %s (%v), want %s", i, s.job, s.after, got, err, s.want)
+		}
+	}
+}
+
+// TestDoorBusyAfterTimeout: once a command runs out of time, the rest of
+// the cycle makes no change (slurmctld is slow: the next would wait as
+// long).
+func TestDoorBusyAfterTimeout(t *testing.T) {
+	d, f, _ := testDoor(t, Config{}, true)
+	ctx := context.Background()
+	f.errs["scontrol requeue 1"] = []error{fmt.Errorf("scontrol requeue: %w within 10s", slurmstate.ErrUpdateTimeout)}
+	d.Begin(ctx)
+	if _, err := d.Do(ctx, requeue("1")); !errors.Is(err, slurmstate.ErrUpdateTimeout) {
+		t.Fatalf("first: %v", err)
+	}
+	if _, err := d.Do(ctx, requeue("2")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second in the same cycle: %v, want ErrBusy", err)
+	}
+	d.Begin(ctx)
+	if _, err := d.Do(ctx, requeue("2")); err != nil {
+		t.Fatalf("next cycle: %v", err)
+	}
+}
+
+// TestChangesCountsUnfinished: an intent without its outcome (the process
+// died between the two) is counted as made; a finished one as it ended.
+func TestChangesCountsUnfinished(t *testing.T) {
+	a := Audit{Path: filepath.Join(t.TempDir(), "a.log")}
+	at := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	for _, e := range []Entry{
+		{Time: at, Ref: "a", Action: "requeue", Job: "1", Result: ResultIntent},
+		{Time: at, Ref: "a", Action: "requeue", Job: "1", Result: ResultOK},
+		{Time: at, Ref: "b", Action: "requeue", Job: "2", Result: ResultIntent},
+		{Time: at, Ref: "c", Action: "requeue", Job: "3", Result: ResultIntent},
+		{Time: at, Ref: "c", Action: "requeue", Job: "3", Result: "Job is not requeueable"},
+		{Time: at.Add(-2 * time.Hour), Ref: "d", Action: "requeue", Job: "4", Result: ResultIntent}, // too old
+	} {
+		if err := a.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, bad, err := a.Changes(at.Add(time.Minute), time.Hour)
+	if err != nil || bad != 0 {
+		t.Fatalf("Changes: %v, %d bad", err, bad)
+	}
+	var results []string
+	for _, e := range got {
+		results = append(results, e.Job+":"+e.Result)
+	}
+	if diff := cmp.Diff([]string{"1:ok", "2:ok", "3:Job is not requeueable"}, results); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
