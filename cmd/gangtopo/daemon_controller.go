@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/controller"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
@@ -55,7 +56,7 @@ func controllerRole(shared *daemonFlags) daemonRole {
 				Topology: topology, Output: output, Poll: poll, FeaturePrefix: prefix,
 				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},
 				Workload: frag.PhillyPrior(1), Rebind: rebind, Defrag: defragSetup(rebind, slurm),
-				Quota: quotaSetup(rebind, slurm),
+				Quota: quotaSetup(rebind, slurm), Actions: actionsSetup(slurm), AsyncDuties: !d.Once(),
 			}, d)
 			if err != nil {
 				return nil, err
@@ -84,10 +85,20 @@ func rebindSetup(config string, slurm slurmFlags, d *daemon.Daemon) (*controller
 	case err != nil:
 		return nil, usagef("daemon --role controller: --config: %v", err)
 	}
-	update := func(ctx context.Context, timeout time.Duration, id string, args []string) error {
-		return slurmstate.UpdateJob(ctx, slurm.binDir, timeout, id, args)
+	return &controller.RebindSetup{ConfigPath: path, Config: cfg}, nil
+}
+
+// actionsSetup is how the controller's changes reach Slurm: every one
+// through the door (actuate), which asks `scontrol ping` which controller
+// is in control and `scontrol show config` whether slurm.conf still
+// lists the plugin.
+func actionsSetup(slurm slurmFlags) *controller.ActionsSetup {
+	read := func(args ...string) func(ctx context.Context) (string, error) {
+		return func(ctx context.Context) (string, error) {
+			return slurmstate.Command(ctx, slurm.binDir, 10*time.Second, "scontrol", args...)
+		}
 	}
-	return &controller.RebindSetup{ConfigPath: path, Config: cfg, Update: update}, nil
+	return &controller.ActionsSetup{Run: actuate.SlurmRunner(slurm.binDir), Ping: read("ping"), ShowConfig: read("show", "config")}
 }
 
 // defragSetup turns the defragmentation duties on with the same

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 // unbind lists, and with --clear takes out, what the job_submit plugin
@@ -31,6 +34,9 @@ type unbindOptions struct {
 	clear    bool
 	prefix   string
 	slurmBin string
+	config   string
+	door     *actuate.Door // made for the first change (--clear)
+	w        io.Writer
 }
 
 func newUnbindCmd() *cobra.Command {
@@ -56,6 +62,7 @@ is kept. Needs Slurm's clients ($SLURM_CONF); --clear needs an operator.`,
 	f.BoolVar(&o.clear, "clear", false, "take the bindings out (scontrol update); without it, only list them")
 	f.StringVar(&o.prefix, "feature-prefix", jobsubmit.DefaultFeaturePrefix, "gangtopo.yaml's feature_prefix")
 	f.StringVar(&o.slurmBin, "slurm-bin", "", "`directory` holding squeue and scontrol (default: $PATH)")
+	f.StringVar(&o.config, "config", "", "the plugin's gangtopo.yaml, whose actions.audit_log records each change --clear makes (default: $GANGTOPO_CONFIG, else "+ctld.DefaultConfigPath+")")
 	return cmd
 }
 
@@ -70,6 +77,7 @@ type binding struct {
 }
 
 func runUnbind(ctx context.Context, w io.Writer, ids []string, o unbindOptions) error {
+	o.w = w
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -135,7 +143,7 @@ func bindingOf(j slurmJob, prefix string) (binding, bool) {
 	return b, b.changeFeatures || b.changeExcl || b.note != ""
 }
 
-func (o unbindOptions) report(ctx context.Context, w io.Writer, b binding) error {
+func (o *unbindOptions) report(ctx context.Context, w io.Writer, b binding) error {
 	none := func(s string) string {
 		if s == "" {
 			return "(none)"
@@ -158,11 +166,39 @@ func (o unbindOptions) report(ctx context.Context, w io.Writer, b binding) error
 	if !o.clear || len(args) == 0 {
 		return nil
 	}
-	if _, err := o.slurm(ctx, "scontrol", append([]string{"update", "JobId=" + b.job.id}, args...)...); err != nil {
+	door, err := o.changes()
+	if err != nil {
 		return err
+	}
+	ch := actuate.Change{Entry: actuate.Entry{Action: "unbind", Job: b.job.id, Duty: "unbind", Reason: "gangtopo's binding taken out"},
+		Cmd: "scontrol", Args: append([]string{"update", "JobId=" + b.job.id}, args...), Undo: true}
+	if _, err := door.Do(ctx, ch); err != nil {
+		return fmt.Errorf("unbind --clear: job %s: %w", b.job.id, err)
 	}
 	fmt.Fprintln(w, "  cleared")
 	return nil
+}
+
+// changes is the door --clear changes jobs through, made on first use:
+// gangtopo.yaml must load, for its audit log (each change is recorded
+// before it is made).
+func (o *unbindOptions) changes() (*actuate.Door, error) {
+	if o.door != nil {
+		return o.door, nil
+	}
+	path := o.config
+	if path == "" {
+		path = ctld.DefaultConfigPath
+		if env := os.Getenv("GANGTOPO_CONFIG"); env != "" {
+			path = env
+		}
+	}
+	cfg, err := ctld.LoadConfig(path)
+	if err != nil {
+		return nil, usagef("unbind --clear records each change in gangtopo.yaml's actions.audit_log before it makes it: --config: %v", err)
+	}
+	o.door = commandDoor(cfg, o.slurmBin, "unbind --clear", o.w)
+	return o.door, nil
 }
 
 // slurm runs a Slurm client command (each argument its own word: no

@@ -53,8 +53,22 @@ job 8: PENDING (Priority: other jobs are ahead of it in the queue)
 	if _, err := os.Stat(log); err == nil {
 		t.Fatal("listing changed jobs")
 	}
+	// --clear without a gangtopo.yaml whose audit log records the
+	// changes changes nothing
 	out.Reset()
-	if err := runUnbind(nil, &out, []string{"5", "6"}, unbindOptions{clear: true, prefix: "gt_", slurmBin: bin}); err != nil {
+	noConfig := unbindOptions{clear: true, prefix: "gt_", slurmBin: bin, config: filepath.Join(bin, "none.yaml")}
+	if err := runUnbind(nil, &out, []string{"5"}, noConfig); err == nil || !strings.Contains(err.Error(), "actions.audit_log") {
+		t.Fatalf("--clear without gangtopo.yaml: %v, want an error naming the audit log", err)
+	}
+	if _, err := os.Stat(log); err == nil {
+		t.Fatal("--clear changed a job without its audit line")
+	}
+	cfg, audit := filepath.Join(bin, "gangtopo.yaml"), filepath.Join(bin, "actions.log")
+	if err := os.WriteFile(cfg, []byte("version: v1\ntopology: /t.yaml\nsnapshot: /s.json\nactions:\n  audit_log: "+audit+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runUnbind(nil, &out, []string{"5", "6"}, unbindOptions{clear: true, prefix: "gt_", slurmBin: bin, config: cfg}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(log)
@@ -63,5 +77,9 @@ job 8: PENDING (Priority: other jobs are ahead of it in the queue)
 	}
 	if diff := cmp.Diff("update JobId=5 Features=bigmem\nupdate JobId=6 ExcNodeList=node16\n", string(got)); diff != "" {
 		t.Errorf("scontrol updates (-want +got):\n%s", diff)
+	}
+	// each change recorded before and after: 2 changes, 4 lines
+	if data, err := os.ReadFile(audit); err != nil || strings.Count(string(data), `"action":"unbind"`) != 4 {
+		t.Errorf("audit log %v:\n%s", err, data)
 	}
 }

@@ -24,14 +24,13 @@ func init() {
 func defragConfig(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(filepath.Dir(configFile), "gangtopo-defrag.yaml")
-	audit := filepath.Join(filepath.Dir(snapshotFile), "defrag.log")
-	body := fmt.Sprintf(labConfig, clusterFile, snapshotFile) + fmt.Sprintf(`defrag:
+	audit := auditLog(snapshotFile)
+	body := fmt.Sprintf(labConfig, clusterFile, snapshotFile) + `defrag:
   partitions: [debug]
-  audit_log: %s
   hold: 3m
   requeue_window: 1h
   timeout: 10s
-`, audit)
+`
 	must(t, os.WriteFile(path, []byte(body), 0o644))
 	_ = os.Remove(audit)
 	return path
@@ -228,7 +227,7 @@ func nullable(s string) string {
 // checkAudit reads the audit log: one line per action, for this gang.
 func checkAudit(t *testing.T, gang, victim string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(snapshotFile), "defrag.log"))
+	data, err := os.ReadFile(auditLog(snapshotFile))
 	must(t, err)
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {

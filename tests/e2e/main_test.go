@@ -27,7 +27,8 @@ const clusterSource = "../../docs/examples/lab16.yaml"
 
 // labConfig is the e2e gangtopo.yaml: every GPU job in the partitions gpu
 // (Slurm's default, which the tests' jobs use without -p) and debug is
-// placed, the snapshot is re-read every 50 ms (publish waits 300 ms for it).
+// placed, the snapshot is re-read every 50 ms (publish waits 300 ms for it);
+// the controller's changes are audited beside the snapshot (auditLog).
 const labConfig = `version: v1
 topology: %s
 snapshot: %s
@@ -40,7 +41,14 @@ deadline: 200ms
 decision_field: admin_comment
 partitions: [gpu, debug]
 pending_hold: 2s
+actions:
+  audit_log: %[2]s.audit.log
 `
+
+// auditLog is the audit log of a controller publishing snapshot under
+// labConfig: every change it makes in Slurm, one JSON line before and one
+// after.
+func auditLog(snapshot string) string { return snapshot + ".audit.log" }
 
 // labPendingHold is labConfig's pending_hold, shorter than the default
 // (10 s): the tests publish snapshots themselves right after their jobs

@@ -25,7 +25,7 @@ func testUnbindClearsBinding(t *testing.T) {
 	if err != nil || !strings.Contains(out, "job "+j.ID+": PENDING") || !strings.Contains(out, "Features:    "+j.Features+" -> (none)") {
 		t.Fatalf("gangtopo unbind: %v\n%s", err, out)
 	}
-	if out, err := gangtopo(t, "unbind", "--clear", j.ID); err != nil || !strings.Contains(out, "cleared") {
+	if out, err := gangtopo(t, "unbind", "--clear", "--config", configFile, j.ID); err != nil || !strings.Contains(out, "cleared") {
 		t.Fatalf("gangtopo unbind --clear: %v\n%s", err, out)
 	}
 	after, err := lab.ShowJob(ctxT(t), j.ID)

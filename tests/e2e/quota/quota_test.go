@@ -37,6 +37,8 @@ quota:
     - {account: teamb, gpus: 64}
   raise_interval: 0s
   job_interval: 0s
+actions:
+  audit_log: %[2]s.audit.log
 `
 
 func TestMain(m *testing.M) {

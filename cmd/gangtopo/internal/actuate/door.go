@@ -22,6 +22,9 @@ type Change struct {
 	// each its own word (no shell).
 	Cmd  string
 	Args []string
+	// Timeout bounds the command (0: DefaultTimeout); one that runs out
+	// ends the cycle's changes (ErrBusy).
+	Timeout time.Duration
 	// Undo marks a change that puts back what gangtopo made (a pin taken
 	// out, a hold ended, a QOS restored): it is made while actions are
 	// switched off too, since switching off means putting them back.
@@ -34,15 +37,17 @@ func (c *Change) key() string {
 	return c.Action + " " + c.Job + " " + c.QOS + " " + c.Reservation
 }
 
-// Runner runs one Slurm client command, killed after its timeout, and
+// Runner runs one Slurm client command, killed after timeout, and
 // returns what it printed; a command that ran out of time wraps
 // slurmstate.ErrUpdateTimeout.
-type Runner func(ctx context.Context, cmd string, args ...string) (string, error)
+type Runner func(ctx context.Context, timeout time.Duration, cmd string, args ...string) (string, error)
 
-// SlurmRunner runs the Slurm clients from binDir (or $PATH), each killed
-// after timeout.
-func SlurmRunner(binDir string, timeout time.Duration) Runner {
-	return func(ctx context.Context, cmd string, args ...string) (string, error) {
+// DefaultTimeout bounds a change's command when it names no timeout.
+const DefaultTimeout = 10 * time.Second
+
+// SlurmRunner runs the Slurm clients from binDir (or $PATH).
+func SlurmRunner(binDir string) Runner {
+	return func(ctx context.Context, timeout time.Duration, cmd string, args ...string) (string, error) {
 		return slurmstate.Command(ctx, binDir, timeout, cmd, args...)
 	}
 }
@@ -157,7 +162,11 @@ func (d *Door) Do(ctx context.Context, c Change) (out string, err error) {
 		return "", fmt.Errorf("%w: %v", ErrAudit, err)
 	}
 	d.made++
-	out, err = d.run(ctx, c.Cmd, c.Args...)
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	out, err = d.run(ctx, timeout, c.Cmd, c.Args...)
 	c.Time, c.Result = d.Now().UTC(), ResultOK
 	switch {
 	case err != nil:

@@ -22,7 +22,7 @@ type fakeSlurm struct {
 	errs map[string][]error
 }
 
-func (f *fakeSlurm) run(_ context.Context, cmd string, args ...string) (string, error) {
+func (f *fakeSlurm) run(_ context.Context, _ time.Duration, cmd string, args ...string) (string, error) {
 	line := cmd + " " + strings.Join(args, " ")
 	f.ran = append(f.ran, line)
 	errs := f.errs[line]

@@ -3,9 +3,11 @@ package actuate
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Leader says whether this process may change Slurm now, and why not.
@@ -40,6 +42,10 @@ type SlurmPrimary struct {
 	// Ping runs `scontrol ping` and returns what it printed; an error with
 	// output (every controller down: exit status 1) still has its lines.
 	Ping func(ctx context.Context) (string, error)
+	// Local says whether a host name is this host's by its addresses (nil:
+	// LocalHost), for a SlurmctldHost written as another name of this
+	// host (localhost on a one-host cluster, an alias).
+	Local func(ctx context.Context, host string) bool
 }
 
 // Lead asks Slurm which controller is in control.
@@ -51,10 +57,40 @@ func (l SlurmPrimary) Lead(ctx context.Context) (bool, string) {
 		return false, fmt.Sprintf("scontrol ping failed (%v): which controller is in control is not known", err)
 	case !found:
 		return false, "scontrol ping: no slurmctld answers"
-	case !SameHost(host, l.Host):
+	case !SameHost(host, l.Host) && !l.local(ctx, host):
 		return false, fmt.Sprintf("the slurmctld in control runs on %s, not here (%s): this controller publishes snapshots only", host, l.Host)
 	}
 	return true, ""
+}
+
+func (l SlurmPrimary) local(ctx context.Context, host string) bool {
+	if l.Local != nil {
+		return l.Local(ctx, host)
+	}
+	return LocalHost(ctx, host)
+}
+
+// LocalHost says whether host resolves to an address of one of this
+// host's interfaces (looked up within 2 s; a failed lookup says no).
+func LocalHost(ctx context.Context, host string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return false
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ip := range ips {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip.IP) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // InControl reads `scontrol ping`: the host of the first controller that

@@ -46,11 +46,23 @@ func TestSlurmPrimary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lead, why := SlurmPrimary{Host: tt.host, Ping: tt.ping}.Lead(context.Background())
+			notLocal := func(context.Context, string) bool { return false }
+			lead, why := SlurmPrimary{Host: tt.host, Ping: tt.ping, Local: notLocal}.Lead(context.Background())
 			if lead != tt.lead || !strings.Contains(why, tt.why) {
 				t.Errorf("Lead = %v %q; want %v, a reason with %q", lead, why, tt.lead, tt.why)
 			}
 		})
+	}
+}
+
+// TestLocalHost: localhost is this host by its address (the lab's
+// SlurmctldHost=localhost); a name that does not resolve is not.
+func TestLocalHost(t *testing.T) {
+	if !LocalHost(context.Background(), "localhost") {
+		t.Error("localhost is not local")
+	}
+	if LocalHost(context.Background(), "no-such-host.invalid") {
+		t.Error("an unresolvable name is local")
 	}
 }
 

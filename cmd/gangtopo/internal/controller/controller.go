@@ -18,6 +18,8 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/frag"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 // Config is what the controller needs.
@@ -41,6 +43,13 @@ type Config struct {
 	// Quota, when set, runs the quota duty after each published snapshot
 	// (quota.go).
 	Quota *QuotaSetup
+	// Actions is how the duties' changes reach Slurm (duties.go); needed
+	// when any duty is set.
+	Actions *ActionsSetup
+	// AsyncDuties runs the duties in a goroutine of their own, started by
+	// the first cycle (the daemon's loop); without it each cycle runs them
+	// itself after publishing (--once, tests).
+	AsyncDuties bool
 }
 
 // Controller polls and publishes; it is not safe for concurrent cycles
@@ -53,16 +62,19 @@ type Controller struct {
 	meter *frag.Meter
 	m     *metrics
 
-	generation uint64
-	lastTime   atomic.Int64 // Unix ns of the last published snapshot's time
-	problems   string       // the last report, to log only changes
-	failing    bool
-	rebind     *rebinder
-	defrag     *defragDuty
-	quota      *quotaDuty
-	uncovered  bool // most decided jobs were not covered by the cluster file
-	mix        *mixLearner
-	now        func() time.Time
+	generation    uint64
+	lastTime      atomic.Int64 // Unix ns of the last published snapshot's time
+	problems      string       // the last report, to log only changes
+	failing       bool
+	rebind        *rebinder
+	defrag        *defragDuty
+	quota         *quotaDuty
+	duties        *duties
+	dutyPoll      *slurmstate.Poller // the duties' own polls (a Poller is not shared between goroutines)
+	dutiesStarted atomic.Bool        // the duty loop was started (Config.AsyncDuties)
+	uncovered     bool               // most decided jobs were not covered by the cluster file
+	mix           *mixLearner
+	now           func() time.Time
 }
 
 // New loads the topology, checks the output directory, clears what a
@@ -96,26 +108,8 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 	}
 	c.lastTime.Store(start.UnixNano())
 	c.m = newMetrics(d.Registry, c.age)
-	if cfg.Rebind != nil {
-		if cfg.Poll.JobsFrom != slurmstate.SqueueJSON {
-			return nil, fmt.Errorf("re-binding (gangtopo.yaml's rebind: section, on by default) needs jobs from squeue --json: use --jobs-from squeue, or set rebind: {enabled: false}")
-		}
-		c.rebind = newRebinder(*cfg.Rebind, c.log, d.Registry, func() time.Time { return c.now() })
-		c.log.Info().Str("config", cfg.Rebind.ConfigPath).Bool("enabled", cfg.Rebind.Config.Rebind.Enabled).
-			Int("max_per_cycle", cfg.Rebind.Config.Rebind.MaxPerCycle).Dur("job_interval", cfg.Rebind.Config.Rebind.JobInterval).
-			Msg("re-binding of stale pending jobs")
-	}
-	if cfg.Defrag != nil {
-		if cfg.Poll.JobsFrom != slurmstate.SqueueJSON {
-			return nil, fmt.Errorf("defragmentation (gangtopo.yaml's defrag: section) needs jobs from squeue --json: use --jobs-from squeue")
-		}
-		c.defrag = newDefragDuty(*cfg.Defrag, c.log, d.Registry, func() time.Time { return c.now() })
-	}
-	if cfg.Quota != nil {
-		if cfg.Poll.JobsFrom != slurmstate.SqueueJSON {
-			return nil, fmt.Errorf("quotas (gangtopo.yaml's quota: section) need jobs from squeue --json (accounts, QOS, waiting jobs): use --jobs-from squeue")
-		}
-		c.quota = newQuotaDuty(*cfg.Quota, c.log, d.Registry, func() time.Time { return c.now() })
+	if err := c.newDuties(cfg, d); err != nil {
+		return nil, err
 	}
 	c.log.Info().Str("topology", topo.Cluster.String()).Str("output", cfg.Output).Uint64("generation", h.Generation).Msg("controller ready")
 	return c, nil
@@ -174,27 +168,71 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	c.m.observeSnapshot(s, &rep)
 	c.m.observeFrag(c.meter, s)
 	c.log.Debug().Uint64("generation", s.Generation).Int("jobs", len(s.Jobs)).Dur("took", c.now().Sub(start)).Msg("snapshot published")
-	if c.rebind != nil {
-		c.rebind.cycle(ctx, c.topo.Cluster, s, st.Pending) // after publishing: the plugin never waits for it
-	}
-	if c.defrag != nil {
-		c.defrag.cycle(ctx, defragrun.NewView(s, st, start), c.observe)
-	}
-	if c.quota != nil {
-		c.quota.cycle(ctx, s, st, c.meter)
+	if c.duties != nil { // after publishing: the plugin never waits for them
+		ds := dutyState{s: s, st: st, at: start, cluster: c.topo.Cluster, meter: c.meter}
+		if c.cfg.AsyncDuties && c.dutiesStarted.CompareAndSwap(false, true) {
+			go c.RunDuties(ctx)
+		}
+		if c.cfg.AsyncDuties {
+			c.duties.offer(ds)
+		} else {
+			c.round(ctx, ds)
+		}
 	}
 	return "", nil
 }
 
-// observe polls Slurm afresh, for the defragmentation's re-check before it
-// requeues anything.
-func (c *Controller) observe(ctx context.Context) (*defragrun.View, error) {
-	at := c.now()
-	st, _, err := c.poll.Poll(ctx)
-	if err != nil {
-		return nil, err
+// newDuties sets the duties up that cfg names (none: the controller only
+// publishes).
+func (c *Controller) newDuties(cfg Config, d *daemon.Daemon) error {
+	path, gt := "", ctld.Config{}
+	switch {
+	case cfg.Rebind != nil:
+		path, gt = cfg.Rebind.ConfigPath, cfg.Rebind.Config
+	case cfg.Defrag != nil:
+		path, gt = cfg.Defrag.ConfigPath, cfg.Defrag.Config
+	case cfg.Quota != nil:
+		path, gt = cfg.Quota.ConfigPath, cfg.Quota.Config
+	default:
+		return nil
 	}
-	return defragrun.FromState(st, c.topo.Cluster, c.cfg.FeaturePrefix, at)
+	if cfg.Poll.JobsFrom != slurmstate.SqueueJSON {
+		return fmt.Errorf("the controller's duties (gangtopo.yaml's rebind:, defrag: and quota: sections; re-binding is on by default) need jobs from squeue --json: use --jobs-from squeue, or run without --config")
+	}
+	if cfg.Actions == nil {
+		return fmt.Errorf("controller: duties set without an ActionsSetup (how their changes reach Slurm)")
+	}
+	c.duties = newDuties(path, gt, *cfg.Actions, c, d.Registry)
+	c.dutyPoll = slurmstate.NewPoller(cfg.Poll)
+	door := c.duties.door
+	if cfg.Rebind != nil {
+		c.rebind = newRebinder(*cfg.Rebind, door, c.log, d.Registry)
+		c.log.Info().Str("config", path).Bool("enabled", gt.Rebind.Enabled).Int("max_per_cycle", gt.Rebind.MaxPerCycle).
+			Dur("job_interval", gt.Rebind.JobInterval).Msg("re-binding of stale pending jobs")
+	}
+	if cfg.Defrag != nil {
+		c.defrag = newDefragDuty(*cfg.Defrag, c.log, d.Registry, func() time.Time { return c.now() })
+	}
+	if cfg.Quota != nil {
+		c.quota = newQuotaDuty(*cfg.Quota, c.log, d.Registry, func() time.Time { return c.now() })
+	}
+	return nil
+}
+
+// view is the defragmentation's view of a duty state.
+func (s dutyState) view() *defragrun.View { return defragrun.NewView(s.s, s.st, s.at) }
+
+// observer polls Slurm afresh on the duty loop's own poller, for the
+// defragmentation's re-check before it requeues anything.
+func (c *Controller) observer(cluster *topology.Cluster) observeFunc {
+	return func(ctx context.Context) (*defragrun.View, error) {
+		at := c.now()
+		st, _, err := c.dutyPoll.Poll(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return defragrun.FromState(st, cluster, c.cfg.FeaturePrefix, at)
+	}
 }
 
 // learnMix feeds the snapshot's running jobs to the mix learner and

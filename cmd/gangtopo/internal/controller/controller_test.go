@@ -12,12 +12,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/frag"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 const testdata = "../slurmstate/testdata/"
@@ -81,6 +83,17 @@ func (l *lab) published() (*occupancy.Snapshot, []byte) {
 
 func (l *lab) errors(stage string) float64 {
 	return testutil.ToFloat64(l.c.m.pollErrors.WithLabelValues(stage))
+}
+
+// testActions is how a test controller's duties reach its fake Slurm in
+// bin: always the leader, auditing into a temporary directory (set into
+// cfg), slurm.conf listing the plugin.
+func testActions(t *testing.T, bin string, cfg *ctld.Config) *ActionsSetup {
+	cfg.Actions.Leader = ctld.LeaderAlways
+	cfg.Actions.AuditLog = filepath.Join(t.TempDir(), "actions.log")
+	cfg.Defrag.AuditLog = cfg.Actions.AuditLog
+	return &ActionsSetup{Run: actuate.SlurmRunner(bin),
+		ShowConfig: func(context.Context) (string, error) { return "JobSubmitPlugins        = gangtopo\n", nil }}
 }
 
 func copyFile(t *testing.T, from, to string) {

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -65,7 +64,6 @@ type defragDuty struct {
 	now   func() time.Time
 
 	cfg     ctld.Config
-	stamp   time.Time
 	refused map[string]time.Time // gang -> when no plan passed for it
 	pinned  map[string]time.Time // gang -> when it was pinned
 	rule    defrag.Preemption
@@ -81,12 +79,8 @@ const ruleEvery = 5 * time.Minute
 const holdMargin = 30 * time.Second
 
 func newDefragDuty(setup DefragSetup, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *defragDuty {
-	d := &defragDuty{setup: setup, log: log, m: newDefragMetrics(reg), now: now, cfg: setup.Config,
+	return &defragDuty{setup: setup, log: log, m: newDefragMetrics(reg), now: now, cfg: setup.Config,
 		refused: map[string]time.Time{}, pinned: map[string]time.Time{}}
-	if fi, err := os.Stat(setup.ConfigPath); err == nil {
-		d.stamp = fi.ModTime()
-	}
-	return d
 }
 
 // active says whether any duty is on.
@@ -103,8 +97,8 @@ func (d *defragDuty) executor() *defragrun.Executor {
 }
 
 // cycle runs the duties on the view of this cycle.
-func (d *defragDuty) cycle(ctx context.Context, v *defragrun.View, observe observeFunc) {
-	d.reloadConfig()
+func (d *defragDuty) cycle(ctx context.Context, cfg ctld.Config, v *defragrun.View, observe observeFunc) {
+	d.cfg = cfg
 	if !d.active() {
 		return
 	}
@@ -303,22 +297,6 @@ func (d *defragDuty) forget(now time.Time) {
 			delete(d.pinned, id)
 		}
 	}
-}
-
-// reloadConfig re-reads gangtopo.yaml when it changed; one that does not
-// load is logged and the previous one kept.
-func (d *defragDuty) reloadConfig() {
-	fi, err := os.Stat(d.setup.ConfigPath)
-	if err != nil || fi.ModTime().Equal(d.stamp) {
-		return
-	}
-	d.stamp = fi.ModTime()
-	cfg, err := ctld.LoadConfig(d.setup.ConfigPath)
-	if err != nil {
-		d.log.Error().Err(err).Msg("gangtopo.yaml changed but does not load; defragmentation keeps the previous configuration")
-		return
-	}
-	d.cfg = cfg
 }
 
 // defragMetrics are the duties' Prometheus series.

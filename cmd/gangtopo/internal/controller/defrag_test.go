@@ -135,7 +135,7 @@ func TestDefragPolicy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d, f, logs := newDefragLab(t, c.edit)
 			v := defragView(t, now)
-			d.cycle(context.Background(), v, func(context.Context) (*defragrun.View, error) { return defragView(t, now), nil })
+			d.cycle(context.Background(), d.cfg, v, func(context.Context) (*defragrun.View, error) { return defragView(t, now), nil })
 			if diff := cmp.Diff(c.calls, f.calls); diff != "" {
 				t.Errorf("calls (-want +got):\n%s\nlog:\n%s", diff, logs)
 			}
@@ -154,8 +154,8 @@ func TestDefragPinsPreemption(t *testing.T) {
 			Partitions: map[string]defrag.PartitionRule{"gpu": {PriorityTier: 5}, "scavenger": {PriorityTier: 1}}}, nil
 	}
 	v := defragViewIn(t, now, "scavenger")
-	d.cycle(context.Background(), v, nil)
-	d.cycle(context.Background(), v, nil)
+	d.cycle(context.Background(), d.cfg, v, nil)
+	d.cycle(context.Background(), d.cfg, v, nil)
 	if diff := cmp.Diff([]string{"pin 40 node[05-08]"}, f.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s\nlog:\n%s", diff, logs)
 	}
@@ -165,7 +165,7 @@ func TestDefragPinsPreemption(t *testing.T) {
 	// in the same partition as its would-be victims, Slurm preempts
 	// nothing for it: no pin
 	d2, f2, _ := newDefragLab(t, func(c *ctld.DefragConfig) { c.PinPreemption, c.Scope = true, defrag.Scope{} })
-	d2.cycle(context.Background(), defragView(t, now), nil)
+	d2.cycle(context.Background(), d2.cfg, defragView(t, now), nil)
 	if len(f2.calls) != 0 {
 		t.Errorf("pinned without a preemption that frees anything: %v", f2.calls)
 	}

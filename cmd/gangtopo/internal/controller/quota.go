@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,24 +56,19 @@ type quotaDuty struct {
 	now   func() time.Time
 
 	cfg       ctld.Config
-	stamp     time.Time
 	lastRaise map[string]time.Time // QOS -> its last raised limit
 	moved     map[string]time.Time // job -> when it was last moved
 	pinned    map[string]time.Time // job -> when it was pinned (or first seen pinned)
 }
 
 func newQuotaDuty(setup QuotaSetup, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *quotaDuty {
-	q := &quotaDuty{setup: setup, log: log.With().Str("duty", "quota").Logger(), m: newQuotaMetrics(reg), now: now,
+	return &quotaDuty{setup: setup, log: log.With().Str("duty", "quota").Logger(), m: newQuotaMetrics(reg), now: now,
 		cfg: setup.Config, lastRaise: map[string]time.Time{}, moved: map[string]time.Time{}, pinned: map[string]time.Time{}}
-	if fi, err := os.Stat(setup.ConfigPath); err == nil {
-		q.stamp = fi.ModTime()
-	}
-	return q
 }
 
 // cycle runs the duty on this cycle's snapshot and poll.
-func (q *quotaDuty) cycle(ctx context.Context, s *occupancy.Snapshot, st *slurmstate.State, meter *frag.Meter) {
-	q.reloadConfig()
+func (q *quotaDuty) cycle(ctx context.Context, gt ctld.Config, s *occupancy.Snapshot, st *slurmstate.State, meter *frag.Meter) {
+	q.cfg = gt
 	cfg := q.cfg.Quota
 	if !cfg.Enabled {
 		return
@@ -246,20 +240,6 @@ func (q *quotaDuty) forget(now time.Time) {
 			delete(q.moved, j)
 		}
 	}
-}
-
-func (q *quotaDuty) reloadConfig() {
-	fi, err := os.Stat(q.setup.ConfigPath)
-	if err != nil || fi.ModTime().Equal(q.stamp) {
-		return
-	}
-	q.stamp = fi.ModTime()
-	cfg, err := ctld.LoadConfig(q.setup.ConfigPath)
-	if err != nil {
-		q.log.Error().Err(err).Msg("gangtopo.yaml changed but does not load; the quota keeps the previous configuration")
-		return
-	}
-	q.cfg = cfg
 }
 
 // quotaMetrics are the duty's Prometheus series: the ledger per account,

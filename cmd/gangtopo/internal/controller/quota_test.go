@@ -64,12 +64,14 @@ esac`)
 	cfg := ctld.Defaults()
 	cfg.Quota.Enabled = true
 	cfg.Quota.Shares = quota.Shares{{Account: "teama", GPUs: 64, Lend: true}, {Account: "teamb", GPUs: 64, Lend: true}}
+	actions := testActions(t, l.bin, &cfg) // before cfg is copied into the setup
 	update := func(ctx context.Context, job string, args ...string) error {
 		return slurmstate.UpdateJob(ctx, l.bin, time.Second, job, args)
 	}
 	l.c, err = New(Config{Topology: l.topo, Output: l.out, Workload: frag.PhillyPrior(1),
-		Poll:  &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: time.Second},
-		Quota: &QuotaSetup{Config: cfg, Sacctmgr: quotaexec.Sacctmgr{BinDir: l.bin, Timeout: time.Second}, Update: update}}, l.d)
+		Poll:    &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: time.Second},
+		Quota:   &QuotaSetup{Config: cfg, Sacctmgr: quotaexec.Sacctmgr{BinDir: l.bin, Timeout: time.Second}, Update: update},
+		Actions: actions}, l.d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/frag"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
@@ -45,48 +45,41 @@ import (
 // published when this runs, so the plugin never waits for it.
 //
 // Only jobs with a decision in their AdminComment are looked at: users
-// cannot write it, so no user can make the controller change a job.
-
-// Updater changes a pending job through Slurm: scontrol update JobId=id
-// args..., killed after timeout (slurmstate.UpdateJob); tests give a fake.
-type Updater func(ctx context.Context, timeout time.Duration, id string, args []string) error
+// cannot write it, so no user can make the controller change a job. A job
+// gangtopo pinned (actuate.Mark) is left alone: its pin, not its binding,
+// says where it goes until the pin is undone. Every update goes through
+// the door (actuate.Door: leader, audit line first, limits, back-off).
 
 // RebindSetup turns re-binding on: gangtopo.yaml (the plugin's policy and
-// its rebind: section, re-read when the file changes) and how to update
-// jobs.
+// its rebind: section, re-read when the file changes).
 type RebindSetup struct {
 	ConfigPath string
 	Config     ctld.Config // as loaded at start
-	Update     Updater
 }
 
 // rebinder is the controller's re-binding state across cycles.
 type rebinder struct {
-	setup RebindSetup
-	log   zerolog.Logger
-	m     *rebindMetrics
-	now   func() time.Time
+	door *actuate.Door
+	log  zerolog.Logger
+	m    *rebindMetrics
 
 	cfg     ctld.Config
-	stamp   time.Time // config file's mtime when loaded
 	cluster *topology.Cluster
 	mix     string // the request mix the engine measures against, as JSON
+	policy  string // the policy the decider was made with, as JSON
 	dec     *jobsubmit.Decider
 	eng     *place.Engine
 	last    map[string]time.Time // job ID -> when it was last updated
 }
 
-func newRebinder(setup RebindSetup, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *rebinder {
-	r := &rebinder{setup: setup, log: log, m: newRebindMetrics(reg), now: now, cfg: setup.Config, last: map[string]time.Time{}}
-	if fi, err := os.Stat(setup.ConfigPath); err == nil {
-		r.stamp = fi.ModTime()
-	}
-	return r
+func newRebinder(setup RebindSetup, door *actuate.Door, log zerolog.Logger, reg prometheus.Registerer) *rebinder {
+	return &rebinder{door: door, log: log, m: newRebindMetrics(reg), cfg: setup.Config, last: map[string]time.Time{}}
 }
 
-// cycle re-binds the stale jobs among pending on snapshot s (of cluster c).
-func (r *rebinder) cycle(ctx context.Context, c *topology.Cluster, s *occupancy.Snapshot, pending []slurmstate.PendingJob) {
-	r.reloadConfig()
+// cycle re-binds the stale jobs among pending on snapshot s (of cluster
+// c), under gangtopo.yaml cfg.
+func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Cluster, s *occupancy.Snapshot, pending []slurmstate.PendingJob) {
+	r.cfg = cfg
 	if !r.cfg.Rebind.Enabled {
 		r.m.stale.Set(0)
 		return
@@ -97,7 +90,7 @@ func (r *rebinder) cycle(ctx context.Context, c *topology.Cluster, s *occupancy.
 	}
 	jobs := bound(pending)
 	work := s.Clone()
-	now := r.now()
+	now := r.door.Now()
 	stale, updated := 0, 0
 	for _, pj := range jobs {
 		if notYet[pj.Reason] {
@@ -118,7 +111,8 @@ func (r *rebinder) cycle(ctx context.Context, c *topology.Cluster, s *occupancy.
 			continue
 		}
 		updated++
-		if err := r.apply(ctx, pj, rb, work, now); errors.Is(err, slurmstate.ErrUpdateTimeout) {
+		if err := r.apply(ctx, pj, rb, work, now); errors.Is(err, actuate.ErrBusy) || errors.Is(err, actuate.ErrLimit) ||
+			errors.Is(err, slurmstate.ErrUpdateTimeout) {
 			break
 		}
 	}
@@ -135,8 +129,14 @@ func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsu
 	if target == "" {
 		target = pj.ID
 	}
-	err := r.setup.Update(ctx, r.cfg.Rebind.Timeout, target, rb.Update.Args())
+	ch := actuate.Change{Entry: actuate.Entry{Action: "rebind", Job: target, Duty: "rebind", Reason: rb.Why},
+		Cmd: "scontrol", Args: append([]string{"update", "JobId=" + target}, rb.Update.Args()...), Timeout: r.cfg.Rebind.Timeout}
+	_, err := r.door.Do(ctx, ch)
 	switch {
+	case err != nil && actuate.Refused(err):
+		r.m.rebinds.WithLabelValues("refused").Inc()
+		delete(r.last, pj.ID) // not made: may be tried again
+		return err
 	case err != nil && gone(err):
 		r.m.rebinds.WithLabelValues("gone").Inc()
 		r.log.Info().Str("job", pj.ID).Str("error", err.Error()).Msg("a stale job started or ended before its re-binding")
@@ -175,6 +175,9 @@ func gone(err error) bool {
 func bound(pending []slurmstate.PendingJob) []slurmstate.PendingJob {
 	var out []slurmstate.PendingJob
 	for _, pj := range pending {
+		if _, pinned := actuate.ParseMark(pj.Facts.AdminComment); pinned {
+			continue
+		}
 		if d, err := jobsubmit.ParseDecision(pj.Decision); err == nil && d.Binds() {
 			out = append(out, pj)
 		}
@@ -201,7 +204,8 @@ func (r *rebinder) decider(c *topology.Cluster, mix *occupancy.Mix) error {
 		b, _ := json.Marshal(mix)
 		fp = string(b)
 	}
-	if r.dec != nil && r.cluster == c && r.mix == fp {
+	pol, _ := json.Marshal(r.cfg.Policy)
+	if r.dec != nil && r.cluster == c && r.mix == fp && r.policy == string(pol) {
 		return nil
 	}
 	dec, err := jobsubmit.New(r.cfg.Policy, c)
@@ -214,25 +218,8 @@ func (r *rebinder) decider(c *topology.Cluster, mix *occupancy.Mix) error {
 			w = &mw
 		} // else the default mix, as the plugin falls back to
 	}
-	r.cluster, r.mix, r.dec, r.eng = c, fp, dec, place.New(c, r.cfg.EngineOptions(w))
+	r.cluster, r.mix, r.policy, r.dec, r.eng = c, fp, string(pol), dec, place.New(c, r.cfg.EngineOptions(w))
 	return nil
-}
-
-// reloadConfig re-reads gangtopo.yaml when it changed; one that does not
-// load is logged and the previous one kept, as the plugin does.
-func (r *rebinder) reloadConfig() {
-	fi, err := os.Stat(r.setup.ConfigPath)
-	if err != nil || fi.ModTime().Equal(r.stamp) {
-		return
-	}
-	r.stamp = fi.ModTime()
-	cfg, err := ctld.LoadConfig(r.setup.ConfigPath)
-	if err != nil {
-		r.log.Error().Err(err).Msg("gangtopo.yaml changed but does not load; re-binding keeps the previous configuration")
-		return
-	}
-	r.cfg, r.dec = cfg, nil
-	r.log.Info().Str("config", r.setup.ConfigPath).Bool("rebind", cfg.Rebind.Enabled).Msg("gangtopo.yaml reloaded")
 }
 
 // forget drops the jobs updated longer than job_interval ago.
@@ -255,7 +242,7 @@ type rebindMetrics struct {
 func newRebindMetrics(reg prometheus.Registerer) *rebindMetrics {
 	m := &rebindMetrics{
 		rebinds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_rebinds_total",
-			Help: "Stale pending jobs re-bound through scontrol update, by result: updated, gone (started or ended before the update) or failed."}, []string{"result"}),
+			Help: "Stale pending jobs re-bound through scontrol update, by result: updated, gone (started or ended before the update), failed, or refused (the door did not make it: not the leader, a limit, a back-off, the audit log)."}, []string{"result"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_rebind_skipped_total",
 			Help: "Stale pending jobs left for a later cycle, by limit: job_interval (re-bound recently) or max_per_cycle."}, []string{"limit"}),
 		stale: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_stale_pending_jobs",
@@ -264,7 +251,7 @@ func newRebindMetrics(reg prometheus.Registerer) *rebindMetrics {
 			Help: "Pending jobs carrying a gangtopo binding in the last cycle."}),
 	}
 	reg.MustRegister(m.rebinds, m.skipped, m.stale, m.bound)
-	for _, r := range []string{"updated", "gone", "failed"} {
+	for _, r := range []string{"updated", "gone", "failed", "refused"} {
 		m.rebinds.WithLabelValues(r)
 	}
 	for _, l := range []string{"job_interval", "max_per_cycle"} {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
@@ -27,7 +29,9 @@ import (
 type rebindLab struct {
 	t       *testing.T
 	c       *topology.Cluster
+	cfg     ctld.Config
 	dec     *jobsubmit.Decider
+	door    *actuate.Door
 	r       *rebinder
 	logs    bytes.Buffer
 	updates []string // "ID: args"
@@ -47,13 +51,22 @@ func newRebindLab(t *testing.T, edit func(*ctld.RebindConfig)) *rebindLab {
 	if l.dec, err = jobsubmit.New(cfg.Policy, l.c); err != nil {
 		t.Fatal(err)
 	}
-	update := func(_ context.Context, _ time.Duration, id string, args []string) error {
-		l.updates = append(l.updates, id+": "+strings.Join(args, " "))
-		return l.fail
+	// the fake scontrol: "update JobId=ID args..." recorded as "ID: args"
+	run := func(_ context.Context, _ time.Duration, _ string, args ...string) (string, error) {
+		l.updates = append(l.updates, strings.TrimPrefix(args[1], "JobId=")+": "+strings.Join(args[2:], " "))
+		return "", l.fail
 	}
-	l.r = newRebinder(RebindSetup{ConfigPath: "/nonexistent/gangtopo.yaml", Config: cfg, Update: update},
-		zerolog.New(&l.logs), prometheus.NewRegistry(), func() time.Time { return l.now })
+	l.cfg = cfg
+	l.door = actuate.NewDoor(run, actuate.Audit{Path: filepath.Join(t.TempDir(), "actions.log")}, actuate.Always{}, "controller", actuate.Config{})
+	l.door.Now = func() time.Time { return l.now }
+	l.r = newRebinder(RebindSetup{ConfigPath: "/nonexistent/gangtopo.yaml", Config: cfg}, l.door, zerolog.New(&l.logs), prometheus.NewRegistry())
 	return l
+}
+
+// cycle is one duty round of the re-binding alone.
+func (l *rebindLab) cycle(s *occupancy.Snapshot, pending []slurmstate.PendingJob) {
+	l.door.Begin(context.Background())
+	l.r.cycle(context.Background(), l.cfg, l.c, s, pending)
 }
 
 // snapshot has busy in use (node -> GPUs) and every node carrying the
@@ -117,7 +130,7 @@ func TestRebindStaleJobs(t *testing.T) {
 		t.Fatalf("bound at submit to %q", a.Job.Features)
 	}
 	now := l.snapshot(nodesBut("node09"))
-	l.r.cycle(context.Background(), l.c, now, []slurmstate.PendingJob{a, b})
+	l.cycle(now, []slurmstate.PendingJob{a, b})
 	want := []string{"42: Features=gt_node09 AdminComment=gangtopo v1 placed request=any:preferred gpus=2 domain=node09/nvl0 tier=nvlink bound=node09 snapshot=77: placed in nvlink node09/nvl0 on node09:0-1",
 		"41: Features=gt_node09 AdminComment=gangtopo v1 placed request=any:preferred gpus=2 domain=node09/nvl0 tier=nvlink bound=node09 snapshot=77: placed in nvlink node09/nvl0 on node09:2-3"}
 	if diff := cmp.Diff(want, l.updates); diff != "" {
@@ -137,12 +150,12 @@ func TestRebindStaleJobs(t *testing.T) {
 	// job is not updated again within job_interval
 	l.updates = nil
 	l.now = l.now.Add(5 * time.Second)
-	l.r.cycle(context.Background(), l.c, now, []slurmstate.PendingJob{a, b})
+	l.cycle(now, []slurmstate.PendingJob{a, b})
 	if len(l.updates) != 0 || testutil.ToFloat64(l.r.m.skipped.WithLabelValues("job_interval")) != 2 {
 		t.Errorf("second cycle updated %v; want none, 2 skipped", l.updates)
 	}
 	l.now = l.now.Add(3 * time.Minute)
-	l.r.cycle(context.Background(), l.c, now, []slurmstate.PendingJob{a, b})
+	l.cycle(now, []slurmstate.PendingJob{a, b})
 	if len(l.updates) != 2 {
 		t.Errorf("after job_interval: updates %v, want both again", l.updates)
 	}
@@ -157,7 +170,7 @@ func TestRebindHoldsWhatItMoved(t *testing.T) {
 	s0 := l.snapshot(atSubmit)
 	a := l.submit("41", 10, s0, jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:8"})
 	b := l.submit("42", 20, s0, jobsubmit.Job{Name: "b", TresPerJob: "gres:gpu:8"})
-	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{a, b})
+	l.cycle(l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{a, b})
 	if len(l.updates) != 1 || !strings.HasPrefix(l.updates[0], "42: Features=gt_node09 ") {
 		t.Errorf("updates %v; want job 42 (higher priority) on node09 only", l.updates)
 	}
@@ -170,7 +183,7 @@ func TestRebindLimits(t *testing.T) {
 	s0 := l.snapshot(atSubmit)
 	jobs := []slurmstate.PendingJob{l.submit("41", 10, s0, jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:2"}),
 		l.submit("42", 10, s0, jobsubmit.Job{Name: "b", TresPerJob: "gres:gpu:2"})}
-	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), jobs)
+	l.cycle(l.snapshot(nodesBut("node09")), jobs)
 	if len(l.updates) != 1 || testutil.ToFloat64(l.r.m.skipped.WithLabelValues("max_per_cycle")) != 1 {
 		t.Errorf("updates %v; want one, one skipped", l.updates)
 	}
@@ -181,14 +194,14 @@ func TestRebindLimits(t *testing.T) {
 	jobs = []slurmstate.PendingJob{l.submit("41", 10, s0, jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:2"}),
 		l.submit("42", 10, s0, jobsubmit.Job{Name: "b", TresPerJob: "gres:gpu:2"})}
 	l.fail = fmt.Errorf("scontrol update JobId=41: %w within 5s", slurmstate.ErrUpdateTimeout)
-	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), jobs)
+	l.cycle(l.snapshot(nodesBut("node09")), jobs)
 	if len(l.updates) != 1 || testutil.ToFloat64(l.r.m.rebinds.WithLabelValues("failed")) != 1 {
 		t.Errorf("updates %v; want one attempt, failed", l.updates)
 	}
 
 	// off: nothing
 	l = newRebindLab(t, func(r *ctld.RebindConfig) { r.Enabled = false })
-	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), jobs)
+	l.cycle(l.snapshot(nodesBut("node09")), jobs)
 	if len(l.updates) != 0 {
 		t.Errorf("re-binding off, updates %v", l.updates)
 	}
@@ -201,7 +214,7 @@ func TestRebindOnlyBoundJobs(t *testing.T) {
 	unbound := l.submit("41", 10, s0, jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:16", GangTopology: "any"})
 	forged := slurmstate.PendingJob{ID: "43", Job: jobsubmit.Job{Features: "gt_node01", TresPerJob: "gres:gpu:1",
 		Comment: "gangtopo v1 placed gpus=1 bound=node01"}}
-	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{unbound, forged})
+	l.cycle(l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{unbound, forged})
 	if len(l.updates) != 0 || testutil.ToFloat64(l.r.m.bound) != 0 {
 		t.Errorf("updates %v, bound %v; want none", l.updates, testutil.ToFloat64(l.r.m.bound))
 	}
@@ -218,7 +231,7 @@ func TestRebindLeavesJobsThatMayNotStartYet(t *testing.T) {
 	held.Reason = "JobHeldUser"
 	after := l.submit("42", 10, s0, jobsubmit.Job{Name: "b", TresPerJob: "gres:gpu:2"})
 	after.Reason = "Dependency"
-	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{held, after})
+	l.cycle(l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{held, after})
 	if len(l.updates) != 0 || testutil.ToFloat64(l.r.m.stale) != 0 {
 		t.Errorf("updates %v, stale %v; want none", l.updates, testutil.ToFloat64(l.r.m.stale))
 	}
@@ -231,7 +244,7 @@ func TestRebindJobGoneMeanwhile(t *testing.T) {
 	atSubmit["node02"] = 4
 	s0 := l.snapshot(atSubmit)
 	l.fail = fmt.Errorf("scontrol update JobId=41: exit status 1: Job is no longer pending execution for job 41")
-	l.r.cycle(context.Background(), l.c, l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{l.submit("41", 10, s0, jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:2"})})
+	l.cycle(l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{l.submit("41", 10, s0, jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:2"})})
 	if testutil.ToFloat64(l.r.m.rebinds.WithLabelValues("gone")) != 1 || testutil.ToFloat64(l.r.m.rebinds.WithLabelValues("failed")) != 0 {
 		t.Errorf("want the update counted gone, not failed:\n%s", l.logs.String())
 	}

@@ -84,6 +84,9 @@ func New(opts Options, logOut io.Writer) (*Daemon, error) {
 	return d, nil
 }
 
+// Once says whether the daemon runs one cycle only (--once).
+func (d *Daemon) Once() bool { return d.opts.Once }
+
 // Interval is the time between cycles.
 func (d *Daemon) Interval() time.Duration { return d.opts.Interval }
 

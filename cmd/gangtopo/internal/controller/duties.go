@@ -1,0 +1,281 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/selector/frag"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/spank/ctld"
+)
+
+// The duties (re-binding, defragmentation, quotas, the pins' expiry) act
+// on Slurm; the poll only reads it and publishes. They run apart, so that
+// the snapshot keeps its period whatever the duties wait for (twenty
+// updates that each run into a 10 s timeout must not age the snapshot
+// past max_snapshot_age, or the plugin passes every job untouched):
+//
+//	poll loop (daemon.Run, every interval)   duty loop (its own goroutine)
+//	  poll, build, publish the snapshot  ->    the latest published state
+//	  hand it over, never waiting              (an older one not taken yet
+//	                                            is dropped), one round at
+//	                                            a time
+//
+// One duty round:
+//
+//  1. gangtopo.yaml is read again if it changed (configWatch).
+//  2. The door (actuate.Door) is told the actions: rules and whether
+//     actions are switched off: actions.enabled false, or gangtopo not in
+//     slurm.conf's JobSubmitPlugins (the documented fast off switch, read
+//     from `scontrol show config` at most once a minute). Switched off,
+//     the controller still puts back the pins and holds it made.
+//  3. The door asks whether this controller leads (actions.leader): a
+//     controller that does not lead runs no duty (it publishes only), and
+//     says so once when that changes.
+//  4. The pins whose mark expired, or whose duty is off, are undone
+//     (pins.go); then each duty that is on runs, all through the door.
+//
+// Without the duty goroutine (daemon --once, tests) a cycle runs its
+// round itself, after publishing.
+
+// ActionsSetup is how the door reaches Slurm: every change through Run,
+// the controller in control from Ping (scontrol ping), slurm.conf's
+// JobSubmitPlugins from ShowConfig (scontrol show config). Host is this
+// host as SlurmctldHost names it (default: actions.host, else the host
+// name); LockPath the lock that keeps a second controller on this host
+// from acting (default: controller.lock beside the audit log).
+type ActionsSetup struct {
+	Run        actuate.Runner
+	Ping       func(ctx context.Context) (string, error)
+	ShowConfig func(ctx context.Context) (string, error)
+	Host       string
+	LockPath   string
+}
+
+// dutyState is what a round works on: a published snapshot, the poll it
+// was built from, and the topology and fragmentation meter of that cycle
+// (the poll loop may replace its own meanwhile: the duty loop never reads
+// the poll loop's fields).
+type dutyState struct {
+	s       *occupancy.Snapshot
+	st      *slurmstate.State
+	at      time.Time
+	cluster *topology.Cluster
+	meter   *frag.Meter
+}
+
+// duties is the duty loop's state.
+type duties struct {
+	conf    *configWatch
+	setup   ActionsSetup
+	door    *actuate.Door
+	lock    *actuate.ProcessLock
+	leading bool
+	why     string
+	// pluginOn caches whether slurm.conf lists the job_submit plugin, read
+	// at pluginAt.
+	pluginOn bool
+	pluginAt time.Time
+	next     chan dutyState // capacity 1: the latest state not taken yet
+	m        *dutyMetrics
+}
+
+// pluginEvery is how often slurm.conf's JobSubmitPlugins is read again.
+const pluginEvery = time.Minute
+
+func newDuties(path string, cfg ctld.Config, setup ActionsSetup, c *Controller, reg prometheus.Registerer) *duties {
+	d := &duties{conf: newConfigWatch(path, cfg, c.log), setup: setup, pluginOn: true, next: make(chan dutyState, 1), m: newDutyMetrics(reg)}
+	lockPath := setup.LockPath
+	if lockPath == "" {
+		lockPath = filepath.Join(filepath.Dir(cfg.Actions.AuditLog), "controller.lock")
+	}
+	d.lock = &actuate.ProcessLock{Path: lockPath}
+	d.lock.Next = d.leaderFor(cfg.Actions)
+	d.door = actuate.NewDoor(setup.Run, actuate.Audit{Path: cfg.Actions.AuditLog}, d.lock, "controller", doorConfig(cfg.Actions, false))
+	d.door.Now = c.now
+	d.door.Log = func(e actuate.Entry) {
+		ev := c.log.Info()
+		if e.Result != actuate.ResultOK && e.Result != "dry-run" {
+			ev = c.log.Warn()
+		}
+		ev.Str("action", e.Action).Str("job", e.Job).Str("duty", e.Duty).Str("result", e.Result).Str("command", e.Command).
+			Str("reason", e.Reason).Msg("change to Slurm")
+	}
+	return d
+}
+
+// leaderFor is actions.leader's rule (behind the process lock).
+func (d *duties) leaderFor(a ctld.ActionsConfig) actuate.Leader {
+	switch a.Leader {
+	case ctld.LeaderAlways:
+		return actuate.Always{}
+	case ctld.LeaderNever:
+		return actuate.Never{}
+	}
+	host := d.setup.Host
+	if host == "" {
+		host = a.Host
+	}
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	return actuate.SlurmPrimary{Host: host, Ping: d.setup.Ping}
+}
+
+func doorConfig(a ctld.ActionsConfig, pluginOff bool) actuate.Config {
+	return actuate.Config{Off: !a.Enabled || pluginOff, DryRun: a.DryRun, MaxPerCycle: a.MaxPerCycle, Backoff: a.Backoff, MaxBackoff: a.MaxBackoff}
+}
+
+// offer hands the latest published state to the duty loop without
+// waiting: a state the loop has not taken yet is replaced.
+func (d *duties) offer(s dutyState) {
+	select {
+	case <-d.next:
+		d.m.dropped.Inc()
+	default:
+	}
+	d.next <- s
+}
+
+// RunDuties is the duty loop: one round per state offered, until ctx
+// ends.
+func (c *Controller) RunDuties(ctx context.Context) {
+	if c.duties == nil {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-c.duties.next:
+			c.round(ctx, s)
+		}
+	}
+}
+
+// round is one duty round (see the top of this file).
+func (c *Controller) round(ctx context.Context, s dutyState) {
+	d := c.duties
+	start := c.now()
+	defer func() { d.m.round.Observe(c.now().Sub(start).Seconds()) }()
+	gen := d.conf.gen
+	d.conf.reload()
+	cfg := d.conf.cfg
+	if d.conf.gen != gen {
+		d.lock.Next = d.leaderFor(cfg.Actions)
+	}
+	pluginOff := !d.pluginListed(ctx, cfg, start)
+	d.door.SetConfig(doorConfig(cfg.Actions, pluginOff))
+	lead, why := d.door.Begin(ctx)
+	c.logLeadership(lead, why, d.door.Off(), pluginOff)
+	if !lead {
+		return
+	}
+	c.expirePins(ctx, s.st, cfg, start)
+	if d.door.Off() {
+		return
+	}
+	if c.rebind != nil {
+		c.rebind.cycle(ctx, cfg, s.cluster, s.s, s.st.Pending)
+	}
+	if c.defrag != nil {
+		c.defrag.cycle(ctx, cfg, s.view(), c.observer(s.cluster))
+	}
+	if c.quota != nil {
+		c.quota.cycle(ctx, cfg, s.s, s.st, s.meter)
+	}
+}
+
+// pluginListed says whether slurm.conf's JobSubmitPlugins names gangtopo
+// (read at most once a minute); while it does not, the controller puts
+// back what it made and makes nothing new. A read that fails keeps the
+// last answer.
+func (d *duties) pluginListed(ctx context.Context, cfg ctld.Config, now time.Time) bool {
+	if d.setup.ShowConfig == nil || now.Sub(d.pluginAt) < pluginEvery && !d.pluginAt.IsZero() {
+		return d.pluginOn
+	}
+	out, err := d.setup.ShowConfig(ctx)
+	if err != nil {
+		return d.pluginOn
+	}
+	d.pluginAt = now
+	d.pluginOn = slices.Contains(JobSubmitPlugins(out), "gangtopo")
+	return d.pluginOn
+}
+
+// JobSubmitPlugins reads slurm.conf's JobSubmitPlugins from `scontrol show
+// config` ("JobSubmitPlugins        = lua,gangtopo"); the names without
+// their "job_submit/" prefix.
+func JobSubmitPlugins(showConfig string) []string {
+	for _, line := range strings.Split(showConfig, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "JobSubmitPlugins" {
+			continue
+		}
+		var out []string
+		for _, p := range strings.Split(strings.TrimSpace(v), ",") {
+			if p = strings.TrimPrefix(strings.TrimSpace(p), "job_submit/"); p != "" && p != "(null)" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// logLeadership logs when this controller starts or stops acting, and
+// why.
+func (c *Controller) logLeadership(lead bool, why string, off, pluginOff bool) {
+	d := c.duties
+	state := why
+	switch {
+	case lead && pluginOff:
+		state = "off: gangtopo is not in slurm.conf's JobSubmitPlugins; the controller puts back its pins and holds and makes no new change"
+	case lead && off:
+		state = "off: actions.enabled is false; the controller puts back its pins and holds and makes no new change"
+	case lead:
+		state = "acting"
+	}
+	d.m.leading.Set(b2f(lead && !off))
+	if lead == d.leading && state == d.why {
+		return
+	}
+	d.leading, d.why = lead, state
+	c.log.Info().Bool("leads", lead).Bool("off", off).Str("state", state).Msg("controller actions")
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// dutyMetrics are the duty loop's series.
+type dutyMetrics struct {
+	round   prometheus.Histogram
+	dropped prometheus.Counter
+	leading prometheus.Gauge
+}
+
+func newDutyMetrics(reg prometheus.Registerer) *dutyMetrics {
+	m := &dutyMetrics{
+		round: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gangtopo_duty_round_seconds",
+			Help: "How long one round of the controller's duties (re-binding, defragmentation, quotas, pins) took.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "gangtopo_duty_states_dropped_total",
+			Help: "Published states the duty loop never worked on because a newer one came first (the duties take longer than the poll interval)."}),
+		leading: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_controller_acting",
+			Help: "1 while this controller may change Slurm (it leads and actions are on), 0 while it only publishes snapshots."}),
+	}
+	reg.MustRegister(m.round, m.dropped, m.leading)
+	return m
+}

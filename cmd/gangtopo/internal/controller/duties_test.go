@@ -1,0 +1,189 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/selector/frag"
+	"github.com/gangtopo/gangtopo/spank/ctld"
+)
+
+// dutyLab is a controller with its duties over the quota lab's capture
+// (pending job 52 of teama, 16 GPUs), in which job 52 may carry a pin's
+// mark; scontrol logs what it is asked and sleeps `delay` first; plugins
+// is what slurm.conf's JobSubmitPlugins says.
+type dutyLab struct {
+	*lab
+	log, squeue string
+	cfg         ctld.Config
+}
+
+func newDutyLab(t *testing.T, edit func(*ctld.Config), mark *actuate.Mark, delay, plugins string) *dutyLab {
+	t.Helper()
+	l := &dutyLab{lab: &lab{t: t, bin: t.TempDir()}}
+	dir := t.TempDir()
+	l.out, l.topo = filepath.Join(dir, "snapshot.json"), "../../../../docs/examples/lab16.yaml"
+	l.log, l.squeue = filepath.Join(dir, "commands.log"), filepath.Join(dir, "squeue.json")
+	l.writeSqueue(mark)
+	l.slurm("sinfo", "cat "+abs(t, testdata+"quota_sinfo.json"))
+	l.slurm("squeue", "cat "+l.squeue)
+	l.slurm("scontrol", "sleep "+delay+"; echo \"scontrol $*\" >> "+l.log)
+	var err error
+	if l.d, err = daemon.New(daemon.Options{Role: "controller", Interval: time.Second, LogFormat: "json", LogLevel: "debug"}, &l.logs); err != nil {
+		t.Fatal(err)
+	}
+	l.cfg = ctld.Defaults()
+	actions := testActions(t, l.bin, &l.cfg)
+	actions.ShowConfig = func(context.Context) (string, error) { return "JobSubmitPlugins        = " + plugins + "\n", nil }
+	if edit != nil {
+		edit(&l.cfg)
+	}
+	l.c, err = New(Config{Topology: l.topo, Output: l.out, Workload: frag.PhillyPrior(1),
+		Poll:   &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: time.Second},
+		Rebind: &RebindSetup{ConfigPath: "/nonexistent/gangtopo.yaml", Config: l.cfg}, Actions: actions}, l.d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.cluster = l.c.topo.Cluster
+	return l
+}
+
+// writeSqueue writes the capture with job 52 pinned by mark (when given)
+// to node[13-14], in the reclaim QOS.
+func (l *dutyLab) writeSqueue(mark *actuate.Mark) {
+	l.t.Helper()
+	data, err := os.ReadFile(testdata + "quota_squeue.json")
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		l.t.Fatal(err)
+	}
+	for _, j := range doc["jobs"].([]any) {
+		job := j.(map[string]any)
+		if job["job_id"].(float64) == 52 && mark != nil {
+			job["admin_comment"] = actuate.WithMark("", *mark)
+			job["required_nodes"] = "node[13-14]"
+			job["qos"] = "gt-reclaim"
+		}
+	}
+	out, _ := json.Marshal(doc)
+	if err := os.WriteFile(l.squeue, out, 0o644); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+var pinOf52 = actuate.Mark{By: "quota", Nodes: "node[13-14]", QOS: "gt-teama"}
+
+// TestExpiredPinIsUndone: a pin whose mark expired (made by this
+// controller before a restart, or by another) is taken out: the node list
+// cleared, the QOS put back, the mark removed; one not expired stays.
+func TestExpiredPinIsUndone(t *testing.T) {
+	now := time.Now()
+	for _, tt := range []struct {
+		name  string
+		until time.Time
+		want  []string
+	}{
+		{"expired", now.Add(-time.Minute), []string{"scontrol update JobId=52 AdminComment= ReqNodeList= QOS=gt-teama"}},
+		{"not yet", now.Add(time.Hour), nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := pinOf52
+			m.Until = tt.until
+			l := newDutyLab(t, func(c *ctld.Config) { c.Quota.Enabled = true }, &m, "0", "gangtopo")
+			if _, err := l.c.cycle(context.Background(), now); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, commands(t, l.log)); diff != "" {
+				t.Errorf("commands (-want +got):\n%s\nlogs:\n%s", diff, l.logs.String())
+			}
+		})
+	}
+}
+
+// TestSwitchedOffPutsBack: with gangtopo out of slurm.conf's
+// JobSubmitPlugins (the fast off switch) or actions.enabled false, a pin
+// not yet expired is put back and nothing else is changed; a controller
+// that does not lead changes nothing at all.
+func TestSwitchedOffPutsBack(t *testing.T) {
+	undo := []string{"scontrol update JobId=52 AdminComment= ReqNodeList= QOS=gt-teama"}
+	for _, tt := range []struct {
+		name    string
+		edit    func(*ctld.Config)
+		plugins string
+		want    []string
+		state   string
+	}{
+		{"plugin out of slurm.conf", nil, "lua", undo, "not in slurm.conf's JobSubmitPlugins"},
+		{"actions.enabled false", func(c *ctld.Config) { c.Actions.Enabled = false }, "lua,gangtopo", undo, "actions.enabled is false"},
+		{"quota off", func(c *ctld.Config) { c.Quota.Enabled = false }, "gangtopo", undo, "acting"},
+		{"not the leader", func(c *ctld.Config) { c.Actions.Leader = ctld.LeaderNever }, "lua", nil, "publishes snapshots only"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := pinOf52
+			m.Until = time.Now().Add(time.Hour)
+			l := newDutyLab(t, func(c *ctld.Config) {
+				c.Quota.Enabled = true
+				if tt.edit != nil {
+					tt.edit(c)
+				}
+			}, &m, "0", tt.plugins)
+			if _, err := l.c.cycle(context.Background(), time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, commands(t, l.log)); diff != "" {
+				t.Errorf("commands (-want +got):\n%s\nlogs:\n%s", diff, l.logs.String())
+			}
+			if !strings.Contains(l.logs.String(), tt.state) {
+				t.Errorf("no log line saying %q:\n%s", tt.state, l.logs.String())
+			}
+			if _, err := os.Stat(l.out); err != nil {
+				t.Errorf("the snapshot was not published: %v", err)
+			}
+		})
+	}
+}
+
+// TestPollKeepsItsPeriod: with the duties in their own goroutine, a cycle
+// publishes and returns while the duties wait for a slow scontrol (an
+// expired pin to undo, scontrol answering after 3 s): the snapshot does
+// not age behind them.
+func TestPollKeepsItsPeriod(t *testing.T) {
+	m := pinOf52
+	m.Until = time.Now().Add(-time.Minute)
+	l := newDutyLab(t, nil, &m, "3", "gangtopo")
+	l.c.cfg.AsyncDuties = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		if err := l.c.Cycle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("cycle %d took %s: it waited for the duties", i, took)
+		}
+		if age := l.c.age(); age > 2 {
+			t.Fatalf("snapshot %gs old after cycle %d", age, i)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(commands(t, l.log)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := commands(t, l.log); len(got) == 0 || !strings.Contains(got[0], "JobId=52") {
+		t.Errorf("the duty loop did not undo the expired pin: %q", got)
+	}
+}
