@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/tests/e2e/faults"
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
@@ -83,6 +84,9 @@ func run(m *testing.M) int {
 	}
 	lab = l
 	code := m.Run()
+	if release, err := labRelease(); err == nil {
+		faults.Print(os.Stdout, release)
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "e2e: slurmctld log tail:\n%s\n", lab.LogTail("slurmctld.log", 60))
 	}
