@@ -28,8 +28,10 @@ type ActionsConfig struct {
 	// of the slurmctld in control, by `scontrol ping`), "always" (a site
 	// with one controller host), or "never" (publish snapshots only).
 	Leader string
-	// Host is this host's name as slurm.conf's SlurmctldHost names it
-	// (default: the host name).
+	// Host is this host's name as slurm.conf's SlurmctldHost names it.
+	// Unset, the host name, or any name SlurmctldHost gives that
+	// resolves to one of this host's addresses (localhost on a one-host
+	// cluster); set, that name alone.
 	Host string
 	// MaxPerCycle bounds the changes of one controller cycle, all duties
 	// together: each is an RPC that takes slurmctld's write lock.

@@ -125,9 +125,12 @@ func (d *duties) leaderFor(a ctld.ActionsConfig) actuate.Leader {
 	if host == "" {
 		host = a.Host
 	}
-	if host == "" {
-		host, _ = os.Hostname()
+	if host != "" {
+		// named: that name alone is this host (a backup whose addresses
+		// the primary's name might also resolve to, in a test bed)
+		return actuate.SlurmPrimary{Host: host, Ping: d.setup.Ping, Local: func(context.Context, string) bool { return false }}
 	}
+	host, _ = os.Hostname()
 	return actuate.SlurmPrimary{Host: host, Ping: d.setup.Ping}
 }
 
