@@ -161,7 +161,7 @@ func testOneControllerActs(t *testing.T) {
 	once := len(byPID) == 1 && sum(byPID) == 1 && len(backupActs) == 0
 	faults.Record(faults.Row{Fault: "two controllers running (and a backup's)", NoJobLost: faults.Check(jobPending(t, first) && jobPending(t, second), "a job left the queue"),
 		NothingHeldForEver: faults.Check(undone && takenOver, "a pin stayed after it expired"), NoDoubleRequeue: faults.NA,
-		NothingLeft: faults.Check(once, "the pin was undone %v times by %d processes (backup %v)", sum(byPID), len(byPID), backupActs),
+		NothingLeft:   faults.Check(once, "the pin was undone %v times by %d processes (backup %v)", sum(byPID), len(byPID), backupActs),
 		SnapshotFresh: faults.Check(fresh(snap, 10*time.Second) && fresh(backupSnap, 10*time.Second), "a snapshot aged"),
 		LogLine:       firstLine(b.logged(), "another controller on this host holds")})
 	switch {
@@ -210,7 +210,7 @@ func testOffSwitchPutsPinsBack(t *testing.T) {
 	c.waitLogged(t, "not in slurm.conf's JobSubmitPlugins", 10*time.Second)
 	faults.Record(faults.Row{Fault: "off switch (gangtopo out of JobSubmitPlugins)", NoJobLost: faults.Check(jobPending(t, id), "the job left the queue"),
 		NothingHeldForEver: faults.Check(putBack, "the pin stayed"), NoDoubleRequeue: faults.NA,
-		NothingLeft: faults.Check(keptWhileOn && putBack, "kept while on %v, put back %v", keptWhileOn, putBack),
+		NothingLeft:   faults.Check(keptWhileOn && putBack, "kept while on %v, put back %v", keptWhileOn, putBack),
 		SnapshotFresh: faults.Check(fresh(snap, 10*time.Second), "the snapshot aged"), LogLine: firstLine(c.logged(), "JobSubmitPlugins")})
 	if !keptWhileOn {
 		t.Errorf("job %s's pin (not expired, defrag's, pin_preemption on) was undone while gangtopo was on: %q", id, j.AdminComment)
