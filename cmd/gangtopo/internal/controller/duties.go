@@ -86,7 +86,11 @@ type duties struct {
 	pluginOn bool
 	pluginAt time.Time
 	next     chan dutyState // capacity 1: the latest state not taken yet
-	m        *dutyMetrics
+	// lastEnd is when the last round that acted ended: a state polled
+	// before it may not show that round's changes yet, and acting on it
+	// could make a change twice.
+	lastEnd time.Time
+	m       *dutyMetrics
 }
 
 // pluginEvery is how often slurm.conf's JobSubmitPlugins is read again.
@@ -165,11 +169,21 @@ func (c *Controller) RunDuties(ctx context.Context) {
 	}
 }
 
-// round is one duty round (see the top of this file).
+// round is one duty round (see the top of this file). A state polled
+// before the previous round ended is skipped: it may not show that
+// round's changes (an undone pin still pinned, a moved job in its old
+// QOS), and acting on it could make a change twice.
 func (c *Controller) round(ctx context.Context, s dutyState) {
 	d := c.duties
+	if s.at.Before(d.lastEnd) {
+		d.m.dropped.Inc()
+		return
+	}
 	start := c.now()
-	defer func() { d.m.round.Observe(c.now().Sub(start).Seconds()) }()
+	defer func() {
+		d.lastEnd = c.now()
+		d.m.round.Observe(d.lastEnd.Sub(start).Seconds())
+	}()
 	gen := d.conf.gen
 	d.conf.reload()
 	cfg := d.conf.cfg
@@ -275,7 +289,7 @@ func newDutyMetrics(reg prometheus.Registerer) *dutyMetrics {
 		round: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gangtopo_duty_round_seconds",
 			Help: "How long one round of the controller's duties (re-binding, defragmentation, quotas, pins) took.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "gangtopo_duty_states_dropped_total",
-			Help: "Published states the duty loop never worked on because a newer one came first (the duties take longer than the poll interval)."}),
+			Help: "Published states the duty loop did not work on: a newer one came first (the duties take longer than the poll interval), or it was polled before the last round ended (it may not show that round's changes)."}),
 		leading: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_controller_acting",
 			Help: "1 while this controller may change Slurm (it leads and actions are on), 0 while it only publishes snapshots."}),
 	}

@@ -187,3 +187,27 @@ func TestPollKeepsItsPeriod(t *testing.T) {
 		t.Errorf("the duty loop did not undo the expired pin: %q", got)
 	}
 }
+
+// TestStateBeforeLastRoundSkipped: a state polled before the last round
+// ended may not show that round's changes (the pin it undid still there);
+// the duty loop does not act on it, so no change is made twice.
+func TestStateBeforeLastRoundSkipped(t *testing.T) {
+	m := pinOf52
+	m.Until = time.Now().Add(-time.Minute)
+	l := newDutyLab(t, func(c *ctld.Config) { c.Rebind.Enabled = false }, &m, "0", "gangtopo")
+	polledEarly := time.Now()
+	if _, err := l.c.cycle(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(commands(t, l.log)); n != 1 {
+		t.Fatalf("%d commands after the first round, want the pin undone once", n)
+	}
+	st, _, err := l.c.poll.Poll(context.Background()) // still shows the mark
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.c.round(context.Background(), dutyState{s: nil, st: st, at: polledEarly, cluster: l.cluster})
+	if n := len(commands(t, l.log)); n != 1 {
+		t.Errorf("%d commands: a state polled before the last round ended was acted on", n)
+	}
+}
