@@ -86,6 +86,7 @@ type duties struct {
 	pluginOn bool
 	pluginAt time.Time
 	next     chan dutyState // capacity 1: the latest state not taken yet
+	done     chan struct{}  // closed when the duty loop has returned
 	// lastEnd is when the last round that acted ended: a state polled
 	// before it may not show that round's changes yet, and acting on it
 	// could make a change twice.
@@ -97,7 +98,7 @@ type duties struct {
 const pluginEvery = time.Minute
 
 func newDuties(path string, cfg ctld.Config, setup ActionsSetup, c *Controller, reg prometheus.Registerer) *duties {
-	d := &duties{conf: newConfigWatch(path, cfg, c.log), setup: setup, pluginOn: true, next: make(chan dutyState, 1), m: newDutyMetrics(reg)}
+	d := &duties{conf: newConfigWatch(path, cfg, c.log), setup: setup, pluginOn: true, next: make(chan dutyState, 1), done: make(chan struct{}), m: newDutyMetrics(reg)}
 	lockPath := setup.LockPath
 	if lockPath == "" {
 		lockPath = filepath.Join(filepath.Dir(cfg.Actions.AuditLog), "controller.lock")
@@ -159,6 +160,7 @@ func (c *Controller) RunDuties(ctx context.Context) {
 	if c.duties == nil {
 		return
 	}
+	defer close(c.duties.done)
 	for {
 		select {
 		case <-ctx.Done():

@@ -186,6 +186,8 @@ func TestPollKeepsItsPeriod(t *testing.T) {
 	if got := commands(t, l.log); len(got) == 0 || !strings.Contains(got[0], "JobId=52") {
 		t.Errorf("the duty loop did not undo the expired pin: %q", got)
 	}
+	cancel()
+	<-l.c.duties.done // nothing of the loop's outlives the test's files
 }
 
 // TestStateBeforeLastRoundSkipped: a state polled before the last round
