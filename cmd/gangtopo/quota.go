@@ -36,7 +36,7 @@ func newQuotaCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
 	o.live.register(f, true)
-	cmd.AddCommand(newQuotaSyncCmd(&o), newQuotaOffCmd(&o))
+	cmd.AddCommand(newQuotaSyncCmd(&o), newQuotaOffCmd())
 	return cmd
 }
 

@@ -35,7 +35,10 @@ func newQuotaSyncCmd(o *quotaOptions) *cobra.Command {
 	return sync
 }
 
-func newQuotaOffCmd(o *quotaOptions) *cobra.Command {
+// newQuotaOffCmd has flags of its own (Slurm's, where quota's are the
+// ledger's).
+func newQuotaOffCmd() *cobra.Command {
+	o := &quotaOptions{}
 	off := &cobra.Command{
 		Use:   "off [--yes]",
 		Short: "Put back what quota sync and the controller changed in Slurm (dry run without --yes)",
