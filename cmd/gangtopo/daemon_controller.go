@@ -114,14 +114,16 @@ func defragSetup(rebind *controller.RebindSetup, slurm slurmFlags) *controller.D
 
 // quotaSetup turns the quota duty on with the same gangtopo.yaml (nil
 // without one); it acts only while the file's quota: section names shares.
+// It reads Slurm's accounting with sacctmgr and slurm.conf with `scontrol
+// show config`; its changes go through the door.
 func quotaSetup(rebind *controller.RebindSetup, slurm slurmFlags) *controller.QuotaSetup {
 	if rebind == nil {
 		return nil
 	}
 	timeout := rebind.Config.Quota.Timeout
-	update := func(ctx context.Context, job string, args ...string) error {
-		return slurmstate.UpdateJob(ctx, slurm.binDir, timeout, job, args)
+	showConfig := func(ctx context.Context) (string, error) {
+		return slurmstate.Command(ctx, slurm.binDir, timeout, "scontrol", "show", "config")
 	}
 	return &controller.QuotaSetup{ConfigPath: rebind.ConfigPath, Config: rebind.Config,
-		Sacctmgr: quotaexec.Sacctmgr{BinDir: slurm.binDir, Timeout: timeout}, Update: update}
+		Sacctmgr: quotaexec.Sacctmgr{BinDir: slurm.binDir, Timeout: timeout}, ShowConfig: showConfig}
 }

@@ -18,6 +18,7 @@ type quotaOptions struct {
 	live   defragLive
 	output string
 	yes    bool
+	adopt  bool
 }
 
 func newQuotaCmd() *cobra.Command {
@@ -35,18 +36,7 @@ func newQuotaCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
 	o.live.register(f, true)
-	sync := &cobra.Command{
-		Use:   "sync [--yes]",
-		Short: "Make Slurm's QOS and associations match gangtopo.yaml's quota: section (dry run without --yes)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runQuotaSync(cmd.Context(), cmd.OutOrStdout(), o)
-		},
-	}
-	sync.Flags().BoolVar(&o.yes, "yes", false, "run the sacctmgr commands (default: print them)")
-	sync.Flags().StringVar(&o.live.config, "config", "", "the plugin's gangtopo.yaml (default: $GANGTOPO_CONFIG, else /etc/gangtopo/gangtopo.yaml)")
-	sync.Flags().StringVar(&o.live.slurm.binDir, "slurm-bin", "", "`directory` holding sacctmgr (default: $PATH)")
-	cmd.AddCommand(sync)
+	cmd.AddCommand(newQuotaSyncCmd(&o), newQuotaOffCmd())
 	return cmd
 }
 
@@ -74,6 +64,9 @@ type quotaLine struct {
 	Charge      float64 `json:"charge"`
 	Lending     bool    `json:"lending"`
 	Preemptible int     `json:"preemptible"`
+	// CannotBorrow: GPUs of waiting jobs beyond the share that Slurm may
+	// not requeue (they never borrow).
+	CannotBorrow int `json:"cannot_borrow"`
 }
 
 type quotaMoveJS struct {
@@ -118,7 +111,8 @@ func newQuotaReport(c *quotaexec.Cycle, unreadable []string) quotaReport {
 	r := quotaReport{GPUs: l.GPUs, FragWeight: l.FragWeight, Pool: l.Pool, Borrowed: l.Borrowed, Outside: l.Outside, Unreadable: unreadable}
 	for _, u := range l.Accounts {
 		r.Accounts = append(r.Accounts, quotaLine{Account: u.Account, Guaranteed: u.Guaranteed, Cap: u.Cap, InUse: u.InUse,
-			Borrowed: u.Borrowed, Lent: u.Lent, Waiting: u.Waiting, Frag: u.Frag, Charge: u.Charge, Lending: u.Lending, Preemptible: u.Preemptible})
+			Borrowed: u.Borrowed, Lent: u.Lent, Waiting: u.Waiting, Frag: u.Frag, Charge: u.Charge, Lending: u.Lending, Preemptible: u.Preemptible,
+			CannotBorrow: c.CannotBorrow[u.Account]})
 	}
 	for _, m := range c.Moves {
 		r.Moves = append(r.Moves, quotaMoveJS{Job: m.Job.Target, From: m.From, To: m.To})
@@ -130,17 +124,19 @@ func writeQuotaTable(w io.Writer, r *quotaReport) {
 	fmt.Fprintf(w, "cluster: %d GPUs; lendable pool %d, borrowed %d, held outside the shares %d; fragmentation weight %g\n\n",
 		r.GPUs, r.Pool, r.Borrowed, r.Outside, r.FragWeight)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ACCOUNT\tGUARANTEED\tCAP\tIN USE\tBORROWED\tLENT\tWAITING\tFRAG\tCHARGE\tLENDING\t")
+	fmt.Fprintln(tw, "ACCOUNT\tGUARANTEED\tCAP\tIN USE\tBORROWED\tLENT\tWAITING\tNO-BORROW\tFRAG\tCHARGE\tLENDING\t")
 	for _, a := range r.Accounts {
 		cp := "-"
 		if a.Cap > 0 {
 			cp = fmt.Sprint(a.Cap)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%s\t\n", a.Account, a.Guaranteed, cp, a.InUse, a.Borrowed,
-			a.Lent, a.Waiting, a.Frag, a.Charge, yesNo(a.Lending))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%s\t\n", a.Account, a.Guaranteed, cp, a.InUse, a.Borrowed,
+			a.Lent, a.Waiting, a.CannotBorrow, a.Frag, a.Charge, yesNo(a.Lending))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nFRAG: free GPUs stranded on nodes the account's jobs broke; CHARGE = FRAG x weight, counted against the share.")
+	fmt.Fprintln(w, "\nNO-BORROW: GPUs of waiting jobs beyond the share that Slurm may not requeue (salloc, srun, --no-requeue):")
+	fmt.Fprintln(w, "preempting them would cancel them, so they never borrow and wait for the account's own share.")
+	fmt.Fprintln(w, "FRAG: free GPUs stranded on nodes the account's jobs broke; CHARGE = FRAG x weight, counted against the share.")
 	for _, m := range r.Moves {
 		fmt.Fprintf(w, "the controller would move job %s from QOS %s to %s\n", m.Job, m.From, m.To)
 	}
@@ -154,46 +150,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// runQuotaSync is `gangtopo quota sync`: the sacctmgr commands that make
-// Slurm match the quota: section, printed, or run with --yes.
-func runQuotaSync(ctx context.Context, w io.Writer, o quotaOptions) error {
-	if err := o.live.loadConfigOnly(); err != nil {
-		return err
-	}
-	cfg := o.live.cfg.Quota
-	if !cfg.Enabled {
-		return usagef("%s: the quota: section names no shares (quota.enabled is false): nothing to sync", o.live.cfgPath)
-	}
-	sm := quotaexec.Sacctmgr{BinDir: o.live.slurm.binDir, Timeout: cfg.Timeout}
-	acc, err := sm.Read(ctx)
-	if err != nil {
-		return fmt.Errorf("quota sync: %w (the limits in force stay)", err)
-	}
-	plan := quotaexec.SyncPlan(cfg, acc)
-	if len(plan) == 0 {
-		fmt.Fprintln(w, "Slurm's QOS and associations already match the quota: section")
-	}
-	for _, c := range plan {
-		if !o.yes {
-			fmt.Fprintf(w, "would run: %s\n", c)
-			continue
-		}
-		if err := sm.Apply(ctx, c); err != nil {
-			return fmt.Errorf("quota sync: %s: %w (the commands before it were run; nothing after it)", c, err)
-		}
-		fmt.Fprintf(w, "ran: %s\n", c)
-	}
-	if !o.yes || len(plan) == 0 {
-		return nil
-	}
-	if acc, err = sm.Read(ctx); err != nil {
-		return fmt.Errorf("quota sync: reading back: %w", err)
-	}
-	// the cluster's size is the controller's to check (sync reads no nodes)
-	if err := quotaexec.Check(cfg, cfg.Shares.Sum(), acc); err != nil {
-		return fmt.Errorf("quota sync: Slurm still disagrees with gangtopo.yaml: %w", err)
-	}
-	return nil
 }

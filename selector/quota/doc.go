@@ -30,7 +30,10 @@
 // A job that fits its account's share (Ledger.Entitled: charged + its
 // GPUs within guaranteed) runs as usual and is never taken. A job beyond
 // it may borrow (Ledger.MayBorrow: the pool has room and the account's
-// cap allows), and then runs preemptible. A lender with waiting jobs stops
+// cap allows), and then runs preemptible; unless it may not be requeued
+// (an salloc session, --no-requeue): preempting it would cancel it, so it
+// never borrows (Admit says CannotBorrow) and waits for its own share. A
+// lender with waiting jobs stops
 // lending what they ask for, so the pool shrinks at once; a quiet account
 // lends again. What it keeps is bounded by its jobs that fit its idle
 // share: a team waiting only for jobs larger than that still lends (teams

@@ -17,6 +17,10 @@ type Job struct {
 	Running bool
 	// Borrowing: the job is in the borrowing QOS (running: preemptible).
 	Borrowing bool
+	// NoRequeue: the job may not be requeued (an salloc or srun
+	// allocation, --no-requeue). Preempting it under PreemptMode=REQUEUE
+	// cancels it, so it never borrows (Admit: CannotBorrow).
+	NoRequeue bool
 }
 
 // Usage is one account's line of the ledger (the package comment says
@@ -236,12 +240,17 @@ const (
 	Within
 	// Borrows: beyond its share, on lent GPUs (MayBorrow): preemptible.
 	Borrows
+	// CannotBorrow: beyond its share, and it may not be requeued
+	// (Job.NoRequeue): preempting it would cancel it, so it waits for its
+	// account's own share, whatever the pool.
+	CannotBorrow
 )
 
 // Admit says how each waiting job (Account, GPUs; highest priority first)
 // would start, counting each as started, one after another, on a copy of
 // the ledger: a later job of an account is within its share only if the
-// earlier ones leave room. The ledger itself is not changed.
+// earlier ones leave room. A job that may not be requeued never borrows.
+// The ledger itself is not changed.
 func (l Ledger) Admit(jobs []Job) []Admission {
 	l.Accounts = slices.Clone(l.Accounts)
 	out := make([]Admission, len(jobs))
@@ -250,6 +259,8 @@ func (l Ledger) Admit(jobs []Job) []Admission {
 		case l.Entitled(j.Account, j.GPUs):
 			out[i] = Within
 			l.Start(j.Account, j.GPUs, false)
+		case j.NoRequeue && l.find(j.Account) != nil:
+			out[i] = CannotBorrow
 		case l.MayBorrow(j.Account, j.GPUs):
 			out[i] = Borrows
 			l.Start(j.Account, j.GPUs, true)

@@ -67,6 +67,17 @@ func TestCompute(t *testing.T) {
 				{Account: "c", Guaranteed: 32, Cap: 48}}},
 		},
 		{
+			name: "a lender keeps back only as many jobs of one size as fit",
+			// a runs 24 and waits for three 16s: of its idle 24 one 16
+			// fits (24/16 = 1), the other two cannot use it alone: it keeps
+			// 16 and lends 8: pool 8 + b's 32 + 16 in no share = 56
+			jobs: []Job{{Account: "a", GPUs: 24, Running: true}, {Account: "a", GPUs: 16}, {Account: "a", GPUs: 16}, {Account: "a", GPUs: 16}},
+			want: Ledger{GPUs: 128, Unassigned: 16, Pool: 56, Accounts: []Usage{
+				{Account: "a", Guaranteed: 48, InUse: 24, Waiting: 48, Lending: true},
+				{Account: "b", Guaranteed: 32, Lending: true},
+				{Account: "c", Guaranteed: 32, Cap: 48}}},
+		},
+		{
 			name: "teams waiting only for jobs larger than their shares still lend",
 			// an idle cluster; a waits for 64 (> 48), b for 40 (> 32):
 			// neither job can ever fit its own share, so neither team
@@ -151,6 +162,37 @@ func TestStartStop(t *testing.T) {
 	}
 }
 
+// TestKeep: what a lender keeps back of its idle share for its waiting
+// jobs (by size: count).
+func TestKeep(t *testing.T) {
+	tests := []struct {
+		name    string
+		idle    float64
+		waiting map[int]int
+		want    float64
+	}{
+		{"nothing waits", 24, nil, 0},
+		{"no idle share", 0, map[int]int{8: 1}, 0},
+		// 8 fits: 8; then 16 left, 24 does not fit
+		{"smallest first", 24, map[int]int{8: 1, 24: 1}, 8},
+		// 20 / 8 = 2 of the three fit: 16, not 24 (more than the idle 20)
+		{"only as many of one size as fit", 20, map[int]int{8: 3}, 16},
+		// 16 fits 16 exactly
+		{"a job the size of the idle share", 16, map[int]int{16: 1}, 16},
+		// 8 + 8 = 16 of 16, then nothing is left for the 4
+		{"filled by the smaller", 16, map[int]int{4: 0, 8: 2, 16: 1}, 16},
+		// floor(15.5) = 15: one 8 fits, the second does not (7 left)
+		{"a fractional idle share (charge)", 15.5, map[int]int{8: 2}, 8},
+		// 4 + 4 + 8 = 16 of 18; the 16 does not fit the 2 left
+		{"mixed sizes", 18, map[int]int{4: 2, 8: 1, 16: 1}, 16},
+	}
+	for _, tt := range tests {
+		if got := keep(tt.idle, tt.waiting); got != tt.want {
+			t.Errorf("%s: keep(%v, %v) = %v, want %v", tt.name, tt.idle, tt.waiting, got, tt.want)
+		}
+	}
+}
+
 func TestAdmit(t *testing.T) {
 	// a runs 40 of its 48; the jobs below, one after another:
 	l := Compute(three, 128, []Job{{Account: "a", GPUs: 40, Running: true}}, nil, 0)
@@ -160,8 +202,15 @@ func TestAdmit(t *testing.T) {
 		{Account: "b", GPUs: 32}, // within b's 32 (the pool drops to 16)
 		{Account: "c", GPUs: 40}, // 40 > c's 32; 8 borrowed + 40 > 16: waits
 		{Account: "zz", GPUs: 1}, // no share: waits
+		// beyond b's share (32 + 8 > 32), the pool has room (8 borrowed +
+		// 8 <= 16), but it may not be requeued: it does not borrow
+		{Account: "b", GPUs: 8, NoRequeue: true},
+		{Account: "b", GPUs: 8}, // the room it did not take: borrows
+		// within c's share: not preemptible, so no requeue needed
+		{Account: "c", GPUs: 8, NoRequeue: true},
+		{Account: "zz", GPUs: 1, NoRequeue: true}, // no share: waits
 	})
-	want := []Admission{Within, Borrows, Within, Waits, Waits}
+	want := []Admission{Within, Borrows, Within, Waits, Waits, CannotBorrow, Borrows, Within, Waits}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

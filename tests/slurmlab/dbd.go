@@ -187,3 +187,28 @@ func (l *Lab) accountingConf() []string {
 		"AccountingStorageEnforce=associations,limits,qos",
 		"AccountingStorageTRES=gres/gpu"}
 }
+
+// StopDbd stops the lab's slurmdbd (by PID, as Stop does), for tests of
+// what gangtopo does while Slurm's accounting is unreachable; slurmctld
+// goes on and queues what it sends. StartDbd starts it again.
+func (l *Lab) StopDbd() error {
+	var pids []int
+	for _, p := range l.procs {
+		if p.Name == "slurmdbd" {
+			pids = append(pids, p.PID)
+		}
+	}
+	if left := stopPIDs(pids, l.Dir, StopGrace); left > 0 {
+		return fmt.Errorf("slurmlab: slurmdbd survived SIGKILL")
+	}
+	return nil
+}
+
+// StartDbd starts the lab's slurmdbd again after StopDbd, and waits until
+// sacctmgr answers.
+func (l *Lab) StartDbd(ctx context.Context) error {
+	if !l.opts.Accounting {
+		return fmt.Errorf("slurmlab: the lab runs no accounting (Options.Accounting)")
+	}
+	return l.startDbd(ctx)
+}

@@ -1,9 +1,12 @@
 // Package quota is the end-to-end test of gangtopo's dynamic quotas on the
 // real lab with accounting: slurmctld and 16 slurmd with a real slurmdbd
 // over a private MariaDB (slurmlab Options.Accounting), PreemptType=
-// preempt/qos, PreemptMode=REQUEUE, and the gangtopo binary as built
-// (`gangtopo quota sync --yes`, `gangtopo daemon --role controller
-// --once`). No gangtopo plugins: the quota works through Slurm's QOS.
+// preempt/qos, PreemptMode=REQUEUE, gangtopo's job_submit plugin (jobs:
+// gpu, so an owner's job is gangtopo-bound when its reclaim is planned),
+// and the gangtopo binary as built (`gangtopo quota sync --yes`, `gangtopo
+// daemon --role controller --once`, `gangtopo quota off`). The fault tests
+// record their outcomes in the faults table (tests/e2e/faults), printed at
+// the end.
 package quota
 
 import (
@@ -17,13 +20,21 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/tests/e2e/faults"
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
 var (
 	lab                            *slurmlab.Lab
 	clusterFile, configFile, snapF string
+	// beforeSync is Slurm's accounting (dumpAccounting) before any
+	// gangtopo quota sync: what quota off must put back.
+	beforeSync string
 )
+
+// nobody is the user who tries what only the controller may do: a member
+// of teama (root is Slurm's operator, and may).
+const nobody = 65534
 
 const quotaConfig = `version: v1
 topology: %s
@@ -78,17 +89,32 @@ func TestMain(m *testing.M) {
 		if err == nil {
 			err = os.WriteFile(configFile, []byte(fmt.Sprintf(quotaConfig, clusterFile, snapF)), 0o644)
 		}
+		plugins := os.Getenv("GANGTOPO_PLUGINS")
+		if err == nil && plugins == "" {
+			err = fmt.Errorf("GANGTOPO_PLUGINS is not set: run `make e2e`")
+		}
 		if err == nil {
 			lab, err = slurmlab.Start(context.Background(), slurmlab.Options{Dir: dir, RemoveDir: true, Cluster: c,
 				ClusterFile: clusterFile, Owner: os.Getpid(), Accounting: true,
-				Extra: []string{"PreemptType=preempt/qos", "PreemptMode=REQUEUE", "JobRequeue=1"},
-				Logf:  func(f string, a ...any) { fmt.Printf(f+"\n", a...) }})
+				Plugins: slurmlab.Plugins{Dir: plugins, JobSubmit: true, CtldEnv: []string{"GANGTOPO_CONFIG=" + configFile}},
+				Extra:   []string{"PreemptType=preempt/qos", "PreemptMode=REQUEUE", "JobRequeue=1"},
+				Logf:    func(f string, a ...any) { fmt.Printf(f+"\n", a...) }})
+		}
+		if err == nil {
+			beforeSync, err = addAccounts()
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e quota:", err)
+			if lab != nil {
+				lab.Stop()
+			}
 			return 1
 		}
 		code := m.Run()
+		out, _ := lab.Run(context.Background(), slurmlab.DefaultTimeout, "scontrol", "--version")
+		if f := strings.Fields(out); len(f) > 0 { // "slurm-wlm 22.05.8"
+			faults.Print(os.Stdout, f[len(f)-1])
+		}
 		if code != 0 {
 			fmt.Fprintf(os.Stderr, "slurmctld log tail:\n%s\n", lab.LogTail("slurmctld.log", 60))
 		}
@@ -100,6 +126,53 @@ func TestMain(m *testing.M) {
 		return code
 	}()
 	os.Exit(code)
+}
+
+// addAccounts makes the lab's accounts (teama with root and nobody, teamb
+// with root) and returns Slurm's accounting as it is then.
+func addAccounts() (string, error) {
+	ctx := context.Background()
+	for _, args := range [][]string{{"add", "account", "teama"}, {"add", "account", "teamb"}, {"add", "user", "root", "account=teama"},
+		{"add", "user", "root", "account=teamb"}, {"add", "user", "nobody", "account=teama"}} {
+		if out, err := lab.Sacctmgr(ctx, args...); err != nil {
+			return "", fmt.Errorf("sacctmgr %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return dumpAccounting(ctx)
+}
+
+// dumpAccounting is what sacctmgr shows of the QOS and the associations,
+// every field gangtopo reads or writes.
+func dumpAccounting(ctx context.Context) (string, error) {
+	var b strings.Builder
+	for _, args := range [][]string{{"-nP", "show", "qos", "format=name,grptres,preempt,preemptmode,description"},
+		{"-nP", "show", "association", "format=account,user,partition,qos,defaultqos"}} {
+		out, err := lab.Run(ctx, slurmlab.DefaultTimeout, "sacctmgr", args...)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(out)
+	}
+	return b.String(), nil
+}
+
+func dump(t *testing.T) string {
+	t.Helper()
+	out, err := dumpAccounting(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// syncQuota runs gangtopo quota sync --yes: each test starts from Slurm
+// as sync makes it, whichever ran before (the quota off test removes
+// gangtopo's QOS).
+func syncQuota(t *testing.T) string {
+	t.Helper()
+	out := gangtopo(t, "quota", "sync", "--yes", "--config", configFile)
+	t.Logf("quota sync:\n%s", out)
+	return out
 }
 
 func gangtopo(t *testing.T, args ...string) string {
@@ -172,12 +245,17 @@ func cycle(t *testing.T) string {
 // requeues; it starts there; teamb's own 8 jobs are untouched; the
 // requeued jobs wait and run again once teama's job ends.
 func TestLendAndReclaim(t *testing.T) {
-	for _, a := range []string{"teama", "teamb"} {
-		sacctmgr(t, "add", "account", a)
-		sacctmgr(t, "add", "user", "root", "account="+a)
+	t.Logf("Slurm's accounting before sync:\n%s", beforeSync)
+	clean(t)
+	out := syncQuota(t)
+	after := dump(t)
+	t.Logf("Slurm's accounting after sync:\n%s", after)
+	// authority: no association may use the borrow or the reclaim QOS
+	for _, line := range strings.Split(after, "\n") {
+		if f := strings.Split(line, "|"); len(f) == 5 && (strings.Contains(f[3], "gt-borrow") || strings.Contains(f[3], "gt-reclaim")) {
+			t.Errorf("after sync the association %q may use gangtopo's borrow or reclaim QOS", line)
+		}
 	}
-	out := gangtopo(t, "quota", "sync", "--yes", "--config", configFile)
-	t.Logf("quota sync:\n%s", out)
 	var own, extra []string
 	for range 8 {
 		own = append(own, submit(t, "teamb", "gt-teamb", 1))
@@ -203,12 +281,15 @@ func TestLendAndReclaim(t *testing.T) {
 		})
 	}
 	t.Logf("teamb borrows 64 GPUs; teama submits")
+	cycle(t) // a fresh snapshot: the plugin binds teama's job to a leaf
 	owner := submit(t, "teama", "gt-teama", 2)
 	time.Sleep(2 * time.Second)
+	bound := job(t, owner).AdminComment
 	out = cycle(t)
 	if !strings.Contains(out, "quota: entitled job pinned to reclaim borrowed GPUs") {
-		t.Fatalf("no reclaim for teama's job:\n%s", out)
+		t.Fatalf("no reclaim for teama's job (%s):\n%s", bound, out)
 	}
+	t.Logf("teama's job %s, gangtopo's decision %q, pinned: %s", owner, bound, job(t, owner).AdminComment)
 	o := waitFor(t, owner, 90*time.Second, "running", func(j *slurmlab.Job) bool { return j.State == "RUNNING" })
 	// lab16: leaf3 node09-12, leaf4 node13-16 (the borrowed jobs' nodes);
 	// node01-08 hold teamb's own jobs
@@ -259,6 +340,7 @@ func TestLendAndReclaim(t *testing.T) {
 // the controller package's TestQuotaDutyChangesNothingWhenSacctmgrFails.)
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
+	syncQuota(t)
 	if err := lab.CancelAll(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -7,4 +7,7 @@
 // and belongs to the one command that generates it (make bench, make
 // bench-slurm, gangtopo simulate --markdown), so each benchmark can refresh
 // its figures without touching the prose or the other sections.
+//
+// Commands reads the other way: the commands of a documented procedure,
+// for the test that runs them as written.
 package docsection

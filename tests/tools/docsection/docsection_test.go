@@ -87,3 +87,20 @@ func TestReplace(t *testing.T) {
 		t.Errorf("new document = %q", got)
 	}
 }
+
+func TestCommands(t *testing.T) {
+	doc := "# Doc\n\n## Other\n\n```sh\nnot this\n```\n\n## Switching off\n\nSet x.\n\n```sh\ngangtopo quota off            # prints\ngangtopo quota off --yes\n```\n\n" +
+		"```yaml\nquota: {}\n```\n\n### A subsection\n\n```sh\n# a comment line\nscancel 1\n```\n\n## Next\n\n```sh\nnot this either\n```\n"
+	path := filepath.Join(t.TempDir(), "doc.md")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Commands(path, "## Switching off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"gangtopo quota off", "gangtopo quota off --yes", "scancel 1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

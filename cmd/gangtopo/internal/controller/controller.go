@@ -214,7 +214,7 @@ func (c *Controller) newDuties(cfg Config, d *daemon.Daemon) error {
 		c.defrag = newDefragDuty(*cfg.Defrag, c.log, d.Registry, func() time.Time { return c.now() })
 	}
 	if cfg.Quota != nil {
-		c.quota = newQuotaDuty(*cfg.Quota, c.log, d.Registry, func() time.Time { return c.now() })
+		c.quota = newQuotaDuty(*cfg.Quota, door, c.log, d.Registry, func() time.Time { return c.now() })
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ func (c *Controller) expirePins(ctx context.Context, st *slurmstate.State, cfg c
 			continue
 		}
 		_, err := c.duties.door.Do(ctx, p.Undo(p.By, why))
+		if p.By == "quota" && c.quota != nil {
+			c.quota.released(p, why, err)
+		}
 		if errors.Is(err, actuate.ErrBusy) || errors.Is(err, actuate.ErrLimit) {
 			return
 		}

@@ -2,11 +2,14 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/quotaexec"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
@@ -16,54 +19,66 @@ import (
 )
 
 // The controller's quota duty (gangtopo.yaml's quota: section,
-// docs/quota.md), after each published snapshot:
+// docs/quota.md), one round after each published snapshot; every change
+// through the door (actuate.Door: leader, audit line first, limits,
+// back-off):
 //
-//  1. Read Slurm's accounting (sacctmgr: the QOS and the associations)
-//     and check it against gangtopo.yaml (quotaexec.Check). While the
-//     check fails (an account Slurm does not know, a QOS missing, shares
-//     past the cluster) or sacctmgr fails, nothing is changed: the limits
-//     in force stay, no job is moved, and the error is logged every cycle.
+//  1. Check that Slurm enforces what the quotas rest on
+//     (AccountingStorageEnforce with limits and qos, read from `scontrol
+//     show config` at most once a minute), read Slurm's accounting
+//     (sacctmgr: the QOS and the associations) and check it against
+//     gangtopo.yaml (quotaexec.Check: accounts, gangtopo's own QOS, no
+//     grant of the borrow or reclaim QOS). While a check fails or sacctmgr
+//     fails, nothing is changed: the limits in force stay, no job is
+//     moved, and the error is logged every cycle.
 //  2. Plan the cycle (quotaexec.Plan) from what runs and what waits: the
 //     ledger, the QOS limits, the waiting jobs to move between their
 //     account's own QOS and the borrow QOS.
 //  3. Bring the limits to the plan (quotaexec.Steps: lowered at once,
-//     raised at most once per raise_interval per QOS), one sacctmgr
-//     command per change, each logged; the first that fails ends the
-//     cycle's changes.
+//     raised at most once per raise_interval per QOS, the reclaim QOS's
+//     cap at once), one sacctmgr command per change; the first that
+//     fails ends the cycle: no job is moved on limits that are not what
+//     the plan counted on.
 //  4. Move the waiting jobs (scontrol update JobId= QOS=), at most
-//     max_per_cycle a cycle and a job not again within job_interval, each
-//     logged.
-//  5. Reclaim (see reclaim) for the waiting jobs within their share.
-//  6. Release the pins that did not start their job within pin_timeout
-//     (see release).
-//  7. Publish the ledger as metrics (done before the changes).
+//     quota.max_per_cycle updates a cycle (moves and pins together) and a
+//     job not again within job_interval.
+//  5. Put back a waiting job left in the reclaim QOS without its pin (its
+//     mark gone): it would preempt wherever its node list allows.
+//  6. Reclaim (see reclaim) for the waiting jobs within their share.
+//
+// A pin that did not start its job within pin_timeout expires: whoever
+// leads then undoes it (pins.go), and released counts it here. With
+// quota.enabled false the duty changes nothing: the pins are undone
+// (pins.go); the QOS limits stay as they were last set (quota off puts
+// the rest back).
 
 // QuotaSetup turns the duty on: gangtopo.yaml (re-read when it changes)
-// and how to reach Slurm.
+// and how to read Slurm's accounting and configuration.
 type QuotaSetup struct {
 	ConfigPath string
 	Config     ctld.Config
 	Sacctmgr   quotaexec.Sacctmgr
-	// Update runs scontrol update JobId=job with args ("QOS=...",
-	// "ReqNodeList=...").
-	Update func(ctx context.Context, job string, args ...string) error
+	// ShowConfig runs `scontrol show config` (AccountingStorageEnforce).
+	ShowConfig func(ctx context.Context) (string, error)
 }
 
 type quotaDuty struct {
 	setup QuotaSetup
+	door  *actuate.Door
 	log   zerolog.Logger
 	m     *quotaMetrics
 	now   func() time.Time
 
 	cfg       ctld.Config
 	lastRaise map[string]time.Time // QOS -> its last raised limit
-	moved     map[string]time.Time // job -> when it was last moved
-	pinned    map[string]time.Time // job -> when it was pinned (or first seen pinned)
+	moved     map[string]time.Time // job -> when it was last moved or pinned
+	enforce   error                // CheckEnforce's answer, read at enforceAt
+	enforceAt time.Time
 }
 
-func newQuotaDuty(setup QuotaSetup, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *quotaDuty {
-	return &quotaDuty{setup: setup, log: log.With().Str("duty", "quota").Logger(), m: newQuotaMetrics(reg), now: now,
-		cfg: setup.Config, lastRaise: map[string]time.Time{}, moved: map[string]time.Time{}, pinned: map[string]time.Time{}}
+func newQuotaDuty(setup QuotaSetup, door *actuate.Door, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *quotaDuty {
+	return &quotaDuty{setup: setup, door: door, log: log.With().Str("duty", "quota").Logger(), m: newQuotaMetrics(reg), now: now,
+		cfg: setup.Config, lastRaise: map[string]time.Time{}, moved: map[string]time.Time{}}
 }
 
 // cycle runs the duty on this cycle's snapshot and poll.
@@ -71,6 +86,11 @@ func (q *quotaDuty) cycle(ctx context.Context, gt ctld.Config, s *occupancy.Snap
 	q.cfg = gt
 	cfg := q.cfg.Quota
 	if !cfg.Enabled {
+		return
+	}
+	now := q.now()
+	if err := q.enforced(ctx, now); err != nil {
+		q.fail("check", err, "Slurm does not enforce what the quotas rest on; nothing is changed until it does")
 		return
 	}
 	acc, err := q.setup.Sacctmgr.Read(ctx)
@@ -88,71 +108,184 @@ func (q *quotaDuty) cycle(ctx context.Context, gt ctld.Config, s *occupancy.Snap
 	}
 	c := quotaexec.Plan(cfg, obs.GPUs, obs.Run, obs.Wait, obs.Frag)
 	q.m.observe(&c)
-	now := q.now()
 	if !q.limits(ctx, acc, c.Limits, now) {
 		return
 	}
-	done := q.move(ctx, c.Moves, now)
+	w := quotaWork{budget: cfg.MaxPerCycle, reclaimCap: c.Limits[cfg.ReclaimQOS]}
+	q.move(ctx, c.Moves, now, &w)
+	q.strays(ctx, st, now, &w)
 	if c.Ledger.Borrowed > 0 {
-		done = q.reclaim(ctx, s, st, &c, now, done)
+		q.reclaim(ctx, s, st, &c, now, &w)
 	}
-	q.release(ctx, st, now, done)
 	q.forget(now)
 }
 
-// limits is step 3; false when a change failed.
+// quotaWork is what is left of a cycle's changes: quota.max_per_cycle
+// less the updates made, the reclaim QOS's cap as it is now, and whether
+// the door said to stop.
+type quotaWork struct {
+	budget     int
+	reclaimCap int
+	stopped    bool
+}
+
+// more says whether another job update may be made this cycle.
+func (w *quotaWork) more() bool { return !w.stopped && w.budget > 0 }
+
+// enforced is CheckEnforce on `scontrol show config`, read at most once
+// a minute; a read that fails keeps the last answer (none yet: not known,
+// so not acted on).
+func (q *quotaDuty) enforced(ctx context.Context, now time.Time) error {
+	if q.setup.ShowConfig == nil {
+		return errors.New("the controller cannot read slurm.conf (scontrol show config): AccountingStorageEnforce not known")
+	}
+	if !q.enforceAt.IsZero() && now.Sub(q.enforceAt) < time.Minute {
+		return q.enforce
+	}
+	out, err := q.setup.ShowConfig(ctx)
+	switch {
+	case err != nil && q.enforceAt.IsZero():
+		return errors.New("scontrol show config failed: whether AccountingStorageEnforce holds limits and qos is not known: " + err.Error())
+	case err != nil:
+		return q.enforce
+	}
+	q.enforce, q.enforceAt = quotaexec.CheckEnforce(out), now
+	return q.enforce
+}
+
+// limits is step 3; false when a change failed or the door refused it
+// (but for a dry run): the cycle then changes nothing more.
 func (q *quotaDuty) limits(ctx context.Context, acc *quotaexec.Accounting, want quotaexec.Limits, now time.Time) bool {
-	steps, held := quotaexec.Steps(acc, want, q.lastRaise, now, q.cfg.Quota.RaiseInterval)
+	cfg := q.cfg.Quota
+	steps, held := quotaexec.Steps(acc, want, q.lastRaise, now, cfg.RaiseInterval, cfg.ReclaimQOS)
 	for _, h := range held {
 		q.log.Debug().Str("qos", h).Int("want", want[h]).Msg("quota: raise held by the rate limit")
 	}
 	for _, c := range steps {
-		if err := q.setup.Sacctmgr.Apply(ctx, c); err != nil {
-			q.fail("limit", err, "changing a QOS limit failed; the limits in force stay")
+		if !q.limit(ctx, c, now) {
 			return false
 		}
-		if c.To > c.From && c.From >= 0 {
-			q.lastRaise[c.QOS] = now
-		}
-		q.m.changes.WithLabelValues("limit").Inc()
-		q.log.Info().Str("qos", c.QOS).Int("from", c.From).Int("to", c.To).Str("command", c.String()).Msg("quota: QOS limit changed")
 	}
 	return true
 }
 
-// move is step 4; it returns the updates made.
-func (q *quotaDuty) move(ctx context.Context, moves []quotaexec.Move, now time.Time) int {
-	done := 0
+// limit makes one limit change; false when the cycle must stop.
+func (q *quotaDuty) limit(ctx context.Context, c quotaexec.Change, now time.Time) bool {
+	_, err := q.door.Do(ctx, c.Door("limit", "quota", q.cfg.Quota.Timeout, false))
+	switch {
+	case errors.Is(err, actuate.ErrDryRun):
+		return true
+	case err != nil:
+		q.fail("limit", err, "changing a QOS limit failed or was refused; the limits in force stay and nothing more is changed this cycle")
+		return false
+	}
+	if c.To > c.From && c.From >= 0 {
+		q.lastRaise[c.QOS] = now
+	}
+	q.m.changes.WithLabelValues("limit").Inc()
+	q.log.Info().Str("qos", c.QOS).Int("from", c.From).Int("to", c.To).Str("command", c.String()).Msg("quota: QOS limit changed")
+	return true
+}
+
+// job makes one job update through the door: whether it was made, and
+// w.stopped set when the door says no more this cycle.
+func (q *quotaDuty) job(ctx context.Context, c actuate.Change, w *quotaWork, step string) bool {
+	c.Timeout = q.cfg.Quota.Timeout
+	_, err := q.door.Do(ctx, c)
+	if err == nil {
+		w.budget--
+		return true
+	}
+	switch {
+	case stopsCycle(err):
+		w.stopped = true
+	case actuate.Refused(err): // a dry run, a back-off: not made, the next may be
+	default:
+		w.budget-- // an update that ran counts, made or not
+	}
+	if !errors.Is(err, actuate.ErrDryRun) {
+		q.fail(step, err, "a job update of the quota duty was not made")
+	}
+	return false
+}
+
+// stopsCycle says whether the door's answer ends the cycle's changes.
+func stopsCycle(err error) bool {
+	for _, e := range []error{actuate.ErrLimit, actuate.ErrBusy, actuate.ErrNotLeader, actuate.ErrOff, actuate.ErrAudit, slurmstate.ErrUpdateTimeout} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// move is step 4.
+func (q *quotaDuty) move(ctx context.Context, moves []quotaexec.Move, now time.Time, w *quotaWork) {
 	for _, mv := range moves {
-		if done >= q.cfg.Quota.MaxPerCycle {
-			break
+		if !w.more() {
+			return
 		}
 		if t, ok := q.moved[mv.Job.Target]; ok && now.Sub(t) < q.cfg.Quota.JobInterval {
 			continue
 		}
 		q.moved[mv.Job.Target] = now
-		done++
-		if err := q.setup.Update(ctx, mv.Job.Target, "QOS="+mv.To); err != nil {
-			q.fail("move", err, "moving a waiting job to another QOS failed")
+		c := actuate.Change{Entry: actuate.Entry{Action: "qos", Job: mv.Job.Target, QOS: mv.To, GPUs: mv.Job.GPUs, Duty: "quota",
+			Reason: "from " + mv.From + moveWhy(mv)}, Cmd: "scontrol", Args: []string{"update", "JobId=" + mv.Job.Target, "QOS=" + mv.To}}
+		if !q.job(ctx, c, w, "move") {
 			continue
 		}
 		q.m.changes.WithLabelValues("move").Inc()
 		q.log.Info().Str("job", mv.Job.Target).Str("account", mv.Job.Account).Int("gpus", mv.Job.GPUs).
 			Str("from", mv.From).Str("to", mv.To).Bool("borrowing", mv.Borrowing).Msg("quota: waiting job moved")
 	}
-	return done
 }
 
-// reclaim is step 5: each waiting job within its share that does not fit
+func moveWhy(mv quotaexec.Move) string {
+	switch {
+	case mv.Borrowing:
+		return ": beyond its account's share, on lent GPUs (preemptible)"
+	case mv.Job.NoRequeue:
+		return ": Slurm may not requeue it, so it does not borrow; it waits for its account's share"
+	}
+	return ": within its account's share"
+}
+
+// strays is step 5: a waiting job in the reclaim QOS that carries no pin
+// of the quota's (its mark was taken out while its node list was no
+// longer the pin's, or someone put it there) goes back to its account's
+// own QOS: only a pinned job may preempt borrowed jobs.
+func (q *quotaDuty) strays(ctx context.Context, st *slurmstate.State, now time.Time, w *quotaWork) {
+	cfg := q.cfg.Quota
+	for _, pj := range st.Queued {
+		if m, ok := actuate.ParseMark(pj.Facts.AdminComment); pj.Facts.QOS != cfg.ReclaimQOS || ok && m.By == "quota" || !w.more() {
+			continue
+		}
+		own := cfg.QOSOf(pj.Facts.Account)
+		c := actuate.Change{Entry: actuate.Entry{Action: "qos", Job: pj.Target, QOS: own, Duty: "quota",
+			Reason: "waiting in the reclaim QOS without a reclaim pin: back to its account's own QOS"},
+			Cmd: "scontrol", Args: []string{"update", "JobId=" + pj.Target, "QOS=" + own}, Undo: true}
+		if q.job(ctx, c, w, "release") {
+			q.moved[pj.Target] = now
+			q.m.changes.WithLabelValues("release").Inc()
+			q.log.Info().Str("job", pj.Target).Str("qos", own).Msg("quota: a job in the reclaim QOS without its pin put back in its own QOS")
+		}
+	}
+}
+
+// reclaim is step 6: each waiting job within its share that does not fit
 // now, while others borrow, gets a reclaim plan (defragrun.Planner.Reclaim:
-// borrowed jobs only, the shape it needs, the least work lost) and is moved
-// to the reclaim QOS pinned (ReqNodeList) to the plan's nodes: Slurm's
-// preempt/qos then requeues the borrowed jobs there and nowhere else.
-func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slurmstate.State, c *quotaexec.Cycle, now time.Time, done int) int {
+// borrowed jobs only, the shape it needs, the least work lost) and is
+// pinned: moved to the reclaim QOS with its node list the plan's nodes and
+// the pin's mark (expiry pin_timeout from now, its own QOS to go back to),
+// in one update. Slurm's preempt/qos then requeues the borrowed jobs there
+// and nowhere else. Just before, the reclaim QOS's cap is raised by the
+// job's GPUs (its limit is what the controller put there); if the pin then
+// fails, the next cycle lowers it again.
+func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slurmstate.State, c *quotaexec.Cycle, now time.Time, w *quotaWork) {
 	p, err := defragrun.NewPlanner(q.cfg, s.Cluster, nil)
 	if err != nil {
 		q.fail("reclaim", err, "no reclaim planner this cycle")
-		return done
+		return
 	}
 	v := defragrun.NewView(s, st, now)
 	byTarget := map[string]slurmstate.PendingJob{}
@@ -160,8 +293,8 @@ func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slur
 		byTarget[pj.Target] = pj
 	}
 	for _, j := range c.Entitled {
-		if done >= q.cfg.Quota.MaxPerCycle {
-			return done
+		if !w.more() {
+			return
 		}
 		pj, ok := byTarget[j.Target]
 		if t, moved := q.moved[j.Target]; !ok || moved && now.Sub(t) < q.cfg.Quota.JobInterval || pj.Job.ReqNodes != "" {
@@ -171,61 +304,45 @@ func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slur
 		if err != nil || !found || plan.FitsNow {
 			continue
 		}
-		q.moved[j.Target] = now
-		q.pinned[j.Target] = now
-		done++
-		err = q.setup.Update(ctx, j.Target, "QOS="+q.cfg.Quota.ReclaimQOS, "ReqNodeList="+plan.Nodes)
-		if err != nil {
-			q.fail("reclaim", err, "moving an entitled job to the reclaim QOS failed; nothing is preempted for it")
-			continue
-		}
-		q.m.changes.WithLabelValues("reclaim").Inc()
-		q.log.Info().Str("job", j.Target).Str("account", j.Account).Int("gpus", j.GPUs).Str("nodes", plan.Nodes).
-			Str("domain", plan.Domain).Strs("victims", plan.Victims).Str("qos", q.cfg.Quota.ReclaimQOS).
-			Msg("quota: entitled job pinned to reclaim borrowed GPUs")
+		q.pin(ctx, j, pj, plan, now, w)
 	}
-	return done
 }
 
-// release is step 6: an entitled job pinned to a reclaim plan's nodes
-// (in the reclaim QOS, with a node list) that has not started within
-// pin_timeout goes back to its account's own QOS with its node list
-// cleared, to be planned again (the victims may have ended and others
-// taken the nodes). A job found pinned that this controller did not pin
-// (it restarted) is timed from when it is first seen.
-func (q *quotaDuty) release(ctx context.Context, st *slurmstate.State, now time.Time, done int) {
+// pin raises the reclaim QOS's cap and pins one job (see reclaim).
+func (q *quotaDuty) pin(ctx context.Context, j quotaexec.WaitJob, pj slurmstate.PendingJob, plan defragrun.ReclaimPlan, now time.Time, w *quotaWork) {
 	cfg := q.cfg.Quota
-	seen := map[string]bool{}
-	for _, pj := range st.Queued {
-		if pj.Facts.QOS != cfg.ReclaimQOS || pj.Job.ReqNodes == "" {
-			continue
-		}
-		seen[pj.Target] = true
-		since, ok := q.pinned[pj.Target]
-		if !ok {
-			q.pinned[pj.Target] = now
-			continue
-		}
-		if now.Sub(since) < cfg.PinTimeout || done >= cfg.MaxPerCycle {
-			continue
-		}
-		done++
-		own := cfg.QOSOf(pj.Facts.Account)
-		if err := q.setup.Update(ctx, pj.Target, "QOS="+own, "ReqNodeList="); err != nil {
-			q.fail("release", err, "releasing a stale reclaim pin failed; the job stays pinned")
-			continue
-		}
-		delete(q.pinned, pj.Target)
-		q.moved[pj.Target] = now
-		q.m.changes.WithLabelValues("release").Inc()
-		q.log.Info().Str("job", pj.Target).Str("account", pj.Facts.Account).Str("nodes", pj.Job.ReqNodes).
-			Str("qos", own).Dur("pinned_for", now.Sub(since)).Msg("quota: reclaim pin released; the job is planned again")
+	q.moved[j.Target] = now
+	if !q.limit(ctx, quotaexec.LimitChange(cfg.ReclaimQOS, w.reclaimCap, w.reclaimCap+j.GPUs), now) {
+		w.stopped = true
+		return
 	}
-	for j := range q.pinned {
-		if !seen[j] {
-			delete(q.pinned, j) // started, or left the reclaim QOS
-		}
+	w.reclaimCap += j.GPUs
+	mark := actuate.Mark{By: "quota", Nodes: plan.Nodes, Until: now.Add(cfg.PinTimeout), QOS: cfg.QOSOf(j.Account)}
+	ch := actuate.PinChange(actuate.Entry{Duty: "quota", QOS: cfg.ReclaimQOS, GPUs: j.GPUs, Domain: plan.Domain,
+		Reason: "reclaim borrowed GPUs: Slurm requeues " + strings.Join(plan.Victims, ",")}, j.Target, pj.Facts.AdminComment, mark,
+		"QOS="+cfg.ReclaimQOS)
+	if !q.job(ctx, ch, w, "reclaim") {
+		return
 	}
+	q.m.changes.WithLabelValues("reclaim").Inc()
+	q.log.Info().Str("job", j.Target).Str("account", j.Account).Int("gpus", j.GPUs).Str("nodes", plan.Nodes).
+		Str("domain", plan.Domain).Strs("victims", plan.Victims).Str("qos", cfg.ReclaimQOS).Time("until", mark.Until).
+		Msg("quota: entitled job pinned to reclaim borrowed GPUs")
+}
+
+// released is told of each quota pin the controller undid (pins.go): the
+// pin expired, or quotas were switched off.
+func (q *quotaDuty) released(p actuate.Pin, why string, err error) {
+	if err != nil {
+		if !actuate.Refused(err) {
+			q.fail("release", err, "taking out an expired reclaim pin failed; it is tried again after its back-off")
+		}
+		return
+	}
+	q.moved[p.Job] = q.now()
+	q.m.changes.WithLabelValues("release").Inc()
+	q.log.Info().Str("job", p.Job).Str("nodes", p.Nodes).Str("qos", p.Mark.QOS).Time("until", p.Until).Str("why", why).
+		Msg("quota: reclaim pin released; the job is planned again")
 }
 
 func (q *quotaDuty) fail(what string, err error, msg string) {
@@ -240,40 +357,4 @@ func (q *quotaDuty) forget(now time.Time) {
 			delete(q.moved, j)
 		}
 	}
-}
-
-// quotaMetrics are the duty's Prometheus series: the ledger per account,
-// the changes made and the errors.
-type quotaMetrics struct {
-	account        *prometheus.GaugeVec
-	pool, borrowed prometheus.Gauge
-	changes        *prometheus.CounterVec
-	errors         *prometheus.CounterVec
-}
-
-func newQuotaMetrics(reg prometheus.Registerer) *quotaMetrics {
-	m := &quotaMetrics{
-		account: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gangtopo_quota_gpus",
-			Help: "Each account's quota ledger in GPUs, by figure: guaranteed, in_use, borrowed, lent, waiting, frag (stranded GPUs its jobs cause), charge (frag x weight, counted against the share)."}, []string{"account", "figure"}),
-		pool:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_quota_pool_gpus", Help: "GPUs the lending accounts may lend now."}),
-		borrowed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_quota_borrowed_gpus", Help: "GPUs held beyond the accounts' shares."}),
-		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_quota_changes_total",
-			Help: "Changes the quota duty made in Slurm, by kind: limit (a QOS GrpTRES), move (a waiting job to another QOS), reclaim (an entitled job to the reclaim QOS, pinned), release (a stale pin undone)."}, []string{"kind"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_quota_errors_total",
-			Help: "Quota cycles that changed nothing or stopped, by step: read, check, limit, move, reclaim, release."}, []string{"step"}),
-	}
-	reg.MustRegister(m.account, m.pool, m.borrowed, m.changes, m.errors)
-	return m
-}
-
-func (m *quotaMetrics) observe(c *quotaexec.Cycle) {
-	m.account.Reset()
-	for _, u := range c.Ledger.Accounts {
-		for fig, v := range map[string]float64{"guaranteed": float64(u.Guaranteed), "in_use": float64(u.InUse),
-			"borrowed": float64(u.Borrowed), "lent": float64(u.Lent), "waiting": float64(u.Waiting), "frag": u.Frag, "charge": u.Charge} {
-			m.account.WithLabelValues(u.Account, fig).Set(v)
-		}
-	}
-	m.pool.Set(float64(c.Ledger.Pool))
-	m.borrowed.Set(float64(c.Ledger.Borrowed))
 }

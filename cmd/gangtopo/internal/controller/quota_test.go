@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/quotaexec"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
@@ -21,13 +22,23 @@ import (
 	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
+// quotaOpts vary the quota lab.
+type quotaOpts struct {
+	sacctmgrFails bool   // every sacctmgr command fails (slurmdbd down)
+	modifyFails   bool   // only changes fail
+	assoc         string // the associations sacctmgr prints (default: after sync)
+	enforce       string // slurm.conf's AccountingStorageEnforce
+	edit          func(*ctld.Config)
+}
+
 // quotaLab is the controller over the quota lab's capture (Slurm 22.05.8
 // with slurmdbd; testdata/README.md): teamb runs 64 GPUs in its own QOS and
 // 64 borrowed (gt-borrow) on the 128 GPUs of lab16; teama's 16-GPU job 52
 // waits for Resources, teamb's 8-GPU job 51 for its QOS limit. sacctmgr
-// prints the lab's QOS and associations (gt-teama's limit was 48 there)
-// and fails when told to; every command the duty runs is logged.
-func quotaLab(t *testing.T, sacctmgrFails bool) (*lab, string) {
+// prints the QOS and associations after `gangtopo quota sync --yes`
+// (quotaexec's testdata synced: gt-teama's limit was 48) and fails when
+// told to; every change the duty makes is logged.
+func quotaLab(t *testing.T, o quotaOpts) (*lab, string) {
 	t.Helper()
 	l := &lab{t: t, bin: t.TempDir()}
 	dir := t.TempDir()
@@ -37,23 +48,25 @@ func quotaLab(t *testing.T, sacctmgrFails bool) (*lab, string) {
 	l.slurm("sinfo", "cat "+abs(t, testdata+"quota_sinfo.json"))
 	l.slurm("squeue", "cat "+abs(t, testdata+"quota_squeue.json"))
 	qd := "../quotaexec/testdata/"
-	// the lab's associations after `gangtopo quota sync --yes` (the
-	// capture's account lines predate it: quotaexec's TestCheck uses them)
-	assoc := filepath.Join(dir, "assoc.txt")
-	synced := "root||normal|\nteama||gt-borrow,gt-reclaim,gt-teama|gt-teama\nteama|root|gt-borrow,gt-reclaim,gt-teama|gt-teama\n" +
-		"teamb||gt-borrow,gt-reclaim,gt-teamb|gt-teamb\nteamb|root|gt-borrow,gt-reclaim,gt-teamb|gt-teamb\n"
-	if err := os.WriteFile(assoc, []byte(synced), 0o644); err != nil {
-		t.Fatal(err)
+	assoc := abs(t, qd+"synced-assoc.txt")
+	if o.assoc != "" {
+		assoc = filepath.Join(dir, "assoc.txt")
+		if err := os.WriteFile(assoc, []byte(o.assoc), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	fail := ""
-	if sacctmgrFails {
+	fail, modify := "", `echo "sacctmgr $*" >> `+log
+	if o.sacctmgrFails {
 		fail = `echo "sacctmgr: error: Problem talking to the database: Connection refused" >&2; exit 1`
+	}
+	if o.modifyFails {
+		modify += `; echo " Nothing modified" >&2; exit 1`
 	}
 	l.slurm("sacctmgr", fail+`
 case "$*" in
-*"show qos"*) cat `+abs(t, qd+"show-qos.txt")+`;;
+*"show qos"*) cat `+abs(t, qd+"synced-qos.txt")+`;;
 *"show association"*) cat `+assoc+`;;
-*) echo "sacctmgr $*" >> `+log+`;;
+*) `+modify+`;;
 esac`)
 	l.slurm("scontrol", `echo "scontrol $*" >> `+log)
 	var err error
@@ -64,13 +77,18 @@ esac`)
 	cfg := ctld.Defaults()
 	cfg.Quota.Enabled = true
 	cfg.Quota.Shares = quota.Shares{{Account: "teama", GPUs: 64, Lend: true}, {Account: "teamb", GPUs: 64, Lend: true}}
-	actions := testActions(t, l.bin, &cfg) // before cfg is copied into the setup
-	update := func(ctx context.Context, job string, args ...string) error {
-		return slurmstate.UpdateJob(ctx, l.bin, time.Second, job, args)
+	if o.edit != nil {
+		o.edit(&cfg)
 	}
+	actions := testActions(t, l.bin, &cfg) // before cfg is copied into the setup
+	enforce := o.enforce
+	if enforce == "" {
+		enforce = "associations,limits,qos"
+	}
+	show := func(context.Context) (string, error) { return "AccountingStorageEnforce = " + enforce + "\n", nil }
 	l.c, err = New(Config{Topology: l.topo, Output: l.out, Workload: frag.PhillyPrior(1),
 		Poll:    &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: time.Second},
-		Quota:   &QuotaSetup{Config: cfg, Sacctmgr: quotaexec.Sacctmgr{BinDir: l.bin, Timeout: time.Second}, Update: update},
+		Quota:   &QuotaSetup{Config: cfg, Sacctmgr: quotaexec.Sacctmgr{BinDir: l.bin, Timeout: time.Second}, ShowConfig: show},
 		Actions: actions}, l.d)
 	if err != nil {
 		t.Fatal(err)
@@ -90,30 +108,49 @@ func commands(t *testing.T, log string) []string {
 	return strings.Split(strings.TrimSpace(string(data)), "\n")
 }
 
-func TestQuotaDutyReclaims(t *testing.T) {
-	l, log := quotaLab(t, false)
-	if _, err := l.c.cycle(context.Background(), time.Now()); err != nil {
-		t.Fatal(err)
+// cycleAt runs one controller cycle at a given time.
+func (l *lab) cycleAt(at time.Time) {
+	l.t.Helper()
+	l.c.now = func() time.Time { return at }
+	if _, err := l.c.cycle(context.Background(), at); err != nil {
+		l.t.Fatal(err)
 	}
+}
+
+func TestQuotaDutyReclaims(t *testing.T) {
+	l, log := quotaLab(t, quotaOpts{})
+	now := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
+	l.cycleAt(now)
 	// gt-teama back to its share 64 (a raise from the lab's 48: the first
 	// raise of the QOS is not held); gt-borrow to 64 running there + max(0,
 	// pool 0 - borrowed 64) = 64: unchanged. teama waits, so it lends
 	// nothing: teamb's job 51 may not borrow and stays. teama's job 52 (16
 	// GPUs, within its share) is pinned to one leaf's two nodes whose two
-	// borrowed 8-GPU jobs Slurm will requeue; nothing of teamb's own 64 GPUs
-	// (node01-08, gt-teamb) is touched.
+	// borrowed 8-GPU jobs Slurm will requeue; the reclaim QOS's cap goes
+	// from 0 (nothing there) to its 16 GPUs just before; nothing of teamb's
+	// own 64 GPUs (node01-08, gt-teamb) is touched.
 	got := commands(t, log)
-	if len(got) != 2 {
+	if len(got) != 3 {
 		t.Fatalf("commands: %q\nlogs:\n%s", got, l.logs.String())
 	}
-	if diff := cmp.Diff("sacctmgr -i modify qos where name=gt-teama set GrpTRES=gres/gpu=64", got[0]); diff != "" {
-		t.Errorf("limit (-want +got):\n%s", diff)
+	want := []string{"sacctmgr -i modify qos where name=gt-teama set GrpTRES=gres/gpu=64",
+		"sacctmgr -i modify qos where name=gt-reclaim set GrpTRES=gres/gpu=16"}
+	if diff := cmp.Diff(want, got[:2]); diff != "" {
+		t.Errorf("limits (-want +got):\n%s", diff)
 	}
-	pin := got[1]
-	if !strings.HasPrefix(pin, "scontrol update JobId=52 QOS=gt-reclaim ReqNodeList=node") {
-		t.Fatalf("reclaim: %q", pin)
+	pin := strings.Fields(got[2])
+	if len(pin) < 4 {
+		t.Fatalf("reclaim: %q", got[2])
 	}
-	nodes := strings.TrimPrefix(pin, "scontrol update JobId=52 QOS=gt-reclaim ReqNodeList=")
+	nodes := strings.TrimPrefix(pin[3], "ReqNodeList=")
+	// in one update: the node list, the mark (whose pin, where, until when
+	// (pin_timeout 2m), the QOS the job goes back to when it is undone),
+	// the reclaim QOS
+	wantPin := "scontrol update JobId=52 ReqNodeList=" + nodes + " AdminComment=gangtopo-pin: by=quota nodes=" + nodes +
+		" until=2026-12-04T06:02:00Z qos=gt-teama QOS=gt-reclaim"
+	if got[2] != wantPin {
+		t.Errorf("pin %q, want %q", got[2], wantPin)
+	}
 	// the borrowed jobs run on node09-16 (leaf3 node09-12, leaf4
 	// node13-16); a 16-GPU job takes two whole nodes of one leaf, and never
 	// node01-08, where teamb's own (non-borrowing) jobs run
@@ -133,46 +170,149 @@ func TestQuotaDutyReclaims(t *testing.T) {
 	if leaf(names[0]) != leaf(names[1]) || strings.HasPrefix(leaf(names[0]), "not") || strings.HasPrefix(leaf(names[1]), "not") {
 		t.Errorf("pinned to %v: want two nodes of one leaf among node09-16", names)
 	}
-	if !strings.Contains(l.logs.String(), `"message":"quota: entitled job pinned to reclaim borrowed GPUs"`) ||
-		!strings.Contains(l.logs.String(), `"message":"quota: QOS limit changed"`) {
-		t.Errorf("every change is logged:\n%s", l.logs.String())
+	for _, msg := range []string{"quota: entitled job pinned to reclaim borrowed GPUs", "quota: QOS limit changed"} {
+		if !strings.Contains(l.logs.String(), `"message":"`+msg+`"`) {
+			t.Errorf("not logged: %s\n%s", msg, l.logs.String())
+		}
 	}
+	audited(t, l, []string{"limit  gt-teama", "limit  gt-reclaim", "pin 52 gt-reclaim"})
 }
 
-func TestQuotaDutyChangesNothingWhenSacctmgrFails(t *testing.T) {
-	l, log := quotaLab(t, true)
-	if _, err := l.c.cycle(context.Background(), time.Now()); err != nil {
+// audited checks the audit log's changes (action and what they acted
+// on), each written before it was made.
+func audited(t *testing.T, l *lab, want []string) {
+	t.Helper()
+	changes, _, err := actuate.Audit{Path: l.c.duties.conf.cfg.Actions.AuditLog}.Changes(time.Now().Add(24*time.Hour*365), 100*365*24*time.Hour)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := commands(t, log); got != nil {
-		t.Errorf("commands run while sacctmgr fails: %q", got)
+	var got []string
+	for _, e := range changes {
+		got = append(got, strings.TrimSpace(e.Action+" "+e.Job+" "+e.QOS))
 	}
-	if !strings.Contains(l.logs.String(), "sacctmgr failed; the limits in force stay, no job is moved") {
-		t.Errorf("no error logged:\n%s", l.logs.String())
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit log (-want +got):\n%s", diff)
 	}
 }
 
-// A pin that did not start its job is released: the capture with teama's
-// job 52 as the controller leaves it after a reclaim (QOS gt-reclaim,
-// ReqNodeList node[09-10]) but still waiting. A controller that finds it
-// so times it from then: nothing at the first cycle, nothing before
-// pin_timeout (2 minutes), then job 52 goes back to gt-teama with its node
-// list cleared, once.
-func TestQuotaDutyReleasesAStalePin(t *testing.T) {
-	l, log := quotaLab(t, false)
-	squeue := pinnedCapture(t, "52", "gt-reclaim", "node[09-10]")
-	l.slurm("squeue", "cat "+squeue)
+// TestQuotaDutyChangesNothing: whatever makes the duty distrust Slurm's
+// state, it changes nothing and says why every cycle.
+func TestQuotaDutyChangesNothing(t *testing.T) {
+	grant := strings.Replace(readFile(t, "../quotaexec/testdata/synced-assoc.txt"), "teama|root||gt-teama,normal|", "teama|root||gt-reclaim,gt-teama,normal|", 1)
+	for _, tt := range []struct {
+		name string
+		o    quotaOpts
+		want string
+	}{
+		{"sacctmgr fails", quotaOpts{sacctmgrFails: true}, "sacctmgr failed; the limits in force stay, no job is moved"},
+		{"Slurm does not enforce QOS", quotaOpts{enforce: "associations,limits"}, "without qos any user may put a job in any QOS"},
+		{"a user may use the reclaim QOS", quotaOpts{assoc: grant}, "the association account=teama user=root may use QOS gt-reclaim"},
+		{"quotas are off", quotaOpts{edit: func(c *ctld.Config) { c.Quota.Enabled = false }}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, log := quotaLab(t, tt.o)
+			l.cycleAt(time.Now())
+			if got := commands(t, log); got != nil {
+				t.Errorf("commands run: %q", got)
+			}
+			if !strings.Contains(l.logs.String(), tt.want) {
+				t.Errorf("not logged %q:\n%s", tt.want, l.logs.String())
+			}
+		})
+	}
+}
+
+// TestQuotaDutyStopsAfterAFailedLimit: a QOS limit that cannot be changed
+// ends the cycle's changes: no job is moved or pinned on limits that are
+// not what the plan counted on.
+func TestQuotaDutyStopsAfterAFailedLimit(t *testing.T) {
+	l, log := quotaLab(t, quotaOpts{modifyFails: true})
+	l.cycleAt(time.Now())
+	want := []string{"sacctmgr -i modify qos where name=gt-teama set GrpTRES=gres/gpu=64"}
+	if diff := cmp.Diff(want, commands(t, log)); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(l.logs.String(), "changing a QOS limit failed or was refused; the limits in force stay and nothing more is changed this cycle") {
+		t.Errorf("not logged:\n%s", l.logs.String())
+	}
+}
+
+// TestQuotaDutyMoveLimits: teama's four 16-GPU jobs wait in the borrow
+// QOS although each is within its share (64): each is moved to gt-teama,
+// at most quota.max_per_cycle (2) updates a cycle, and a job moved is not
+// moved again within job_interval (30 s) though Slurm (the capture) still
+// shows it where it was.
+func TestQuotaDutyMoveLimits(t *testing.T) {
+	l, log := quotaLab(t, quotaOpts{edit: func(c *ctld.Config) { c.Quota.MaxPerCycle = 2 }})
+	l.slurm("squeue", "cat "+editCapture(t, func(jobs []map[string]any) []map[string]any {
+		var out []map[string]any
+		for _, j := range jobs {
+			if fmt.Sprint(j["job_id"]) == "52" {
+				for _, id := range []int{52, 53, 54, 55} {
+					c := map[string]any{}
+					for k, v := range j {
+						c[k] = v
+					}
+					c["job_id"], c["qos"] = id, "gt-borrow"
+					out = append(out, c)
+				}
+				continue
+			}
+			out = append(out, j)
+		}
+		return out
+	}))
 	t0 := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
-	release := "scontrol update JobId=52 QOS=gt-teama ReqNodeList="
+	for _, step := range []struct {
+		at   time.Duration
+		want []string // jobs moved this cycle
+	}{
+		{0, []string{"52", "53"}},                // max_per_cycle 2
+		{10 * time.Second, []string{"54", "55"}}, // 52 and 53 within job_interval
+		{20 * time.Second, nil},                  // all four within it
+		{35 * time.Second, []string{"52", "53"}}, // 52 and 53 past it
+	} {
+		before := len(commands(t, log))
+		l.cycleAt(t0.Add(step.at))
+		var moved []string
+		for _, c := range commands(t, log)[before:] {
+			if id, ok := strings.CutPrefix(c, "scontrol update JobId="); ok {
+				if !strings.HasSuffix(id, " QOS=gt-teama") {
+					t.Errorf("at +%s: %q", step.at, c)
+				}
+				moved = append(moved, strings.Fields(id)[0])
+			}
+		}
+		if diff := cmp.Diff(step.want, moved); diff != "" {
+			t.Errorf("at +%s: moved (-want +got):\n%s", step.at, diff)
+		}
+	}
+}
+
+// A reclaim pin that did not start its job expires: whoever leads undoes
+// it (the generic expiry, pins.go) and the duty counts it. The capture
+// with teama's job 52 as the controller leaves it after a reclaim (QOS
+// gt-reclaim, ReqNodeList node[09-10], the pin's mark until 06:02): before
+// then nothing, after it the mark out, the node list cleared and the QOS
+// put back, once.
+func TestQuotaDutyReleasesAStalePin(t *testing.T) {
+	l, log := quotaLab(t, quotaOpts{})
+	mark := "gangtopo-pin: by=quota nodes=node[09-10] until=2026-12-04T06:02:00Z qos=gt-teama"
+	l.slurm("squeue", "cat "+editCapture(t, func(jobs []map[string]any) []map[string]any {
+		for _, j := range jobs {
+			if fmt.Sprint(j["job_id"]) == "52" {
+				j["qos"], j["required_nodes"], j["admin_comment"] = "gt-reclaim", "node[09-10]", mark
+			}
+		}
+		return jobs
+	}))
+	t0 := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
+	release := "scontrol update JobId=52 AdminComment= ReqNodeList= QOS=gt-teama"
 	for _, step := range []struct {
 		at   time.Duration
 		want int // release commands logged so far
 	}{{0, 0}, {90 * time.Second, 0}, {2*time.Minute + 5*time.Second, 1}} {
-		at := t0.Add(step.at)
-		l.c.now = func() time.Time { return at }
-		if _, err := l.c.cycle(context.Background(), at); err != nil {
-			t.Fatal(err)
-		}
+		l.cycleAt(t0.Add(step.at))
 		n := 0
 		for _, c := range commands(t, log) {
 			if c == release {
@@ -188,35 +328,102 @@ func TestQuotaDutyReleasesAStalePin(t *testing.T) {
 	}
 }
 
-// pinnedCapture is the quota lab's squeue --json with job id in QOS qos,
-// its node list nodes.
-func pinnedCapture(t *testing.T, id, qos, nodes string) string {
-	t.Helper()
-	data, err := os.ReadFile(testdata + "quota_squeue.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+// TestQuotaDutyPutsBackAStray: a waiting job in the reclaim QOS without a
+// quota pin (its mark was taken out while a user had changed its node
+// list) would preempt wherever it likes: it goes back to its own QOS.
+func TestQuotaDutyPutsBackAStray(t *testing.T) {
+	l, log := quotaLab(t, quotaOpts{})
+	l.slurm("squeue", "cat "+editCapture(t, func(jobs []map[string]any) []map[string]any {
+		for _, j := range jobs {
+			if fmt.Sprint(j["job_id"]) == "52" {
+				j["qos"] = "gt-reclaim"
+			}
+		}
+		return jobs
+	}))
+	l.cycleAt(time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC))
 	found := false
-	for _, j := range doc["jobs"].([]any) {
-		job := j.(map[string]any)
-		if fmt.Sprint(job["job_id"]) == id {
-			job["qos"], job["required_nodes"], found = qos, nodes, true
+	for _, c := range commands(t, log) {
+		found = found || c == "scontrol update JobId=52 QOS=gt-teama"
+		if strings.Contains(c, "JobId=52 ReqNodeList") {
+			t.Errorf("the stray was pinned: %q", c)
 		}
 	}
 	if !found {
-		t.Fatalf("no job %s in the capture", id)
+		t.Errorf("job 52 not put back: %q", commands(t, log))
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// editCapture is the quota lab's squeue --json with its jobs changed by
+// edit.
+func editCapture(t *testing.T, edit func([]map[string]any) []map[string]any) string {
+	t.Helper()
+	return editJSON(t, testdata+"quota_squeue.json", "jobs", edit)
+}
+
+// editJSON is a copy of a capture whose list under key edit changed.
+func editJSON(t *testing.T, path, key string, edit func([]map[string]any) []map[string]any) string {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, path)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var items []map[string]any
+	for _, j := range doc[key].([]any) {
+		items = append(items, j.(map[string]any))
+	}
+	doc[key] = edit(items)
 	out, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "squeue.json")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
+	copyTo := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(copyTo, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return copyTo
+}
+
+// TestQuotaDutyDoesNotPinAJobThatFits: teamb's borrowed jobs on node15
+// and node16 ended, and Slurm has not looked at teama's job 52 yet
+// (reason None): it fits the free nodes now, so nothing is pinned and
+// nothing preempted (Slurm starts it there itself).
+func TestQuotaDutyDoesNotPinAJobThatFits(t *testing.T) {
+	l, log := quotaLab(t, quotaOpts{})
+	l.slurm("sinfo", "cat "+editJSON(t, testdata+"quota_sinfo.json", "nodes", func(nodes []map[string]any) []map[string]any {
+		for _, n := range nodes {
+			if n["name"] == "node15" || n["name"] == "node16" {
+				n["state"], n["gres_used"], n["alloc_cpus"], n["idle_cpus"] = "idle", "gpu:h100:0(IDX:N/A)", 0, 64
+			}
+		}
+		return nodes
+	}))
+	l.slurm("squeue", "cat "+editCapture(t, func(jobs []map[string]any) []map[string]any {
+		var out []map[string]any
+		for _, j := range jobs {
+			switch fmt.Sprint(j["job_id"]) {
+			case "49", "50":
+				continue
+			case "52":
+				j["state_reason"] = "None"
+			}
+			out = append(out, j)
+		}
+		return out
+	}))
+	l.cycleAt(time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC))
+	for _, c := range commands(t, log) {
+		if strings.HasPrefix(c, "scontrol") || strings.Contains(c, "gt-reclaim") {
+			t.Errorf("a job that fits now was pinned: %q", c)
+		}
+	}
 }

@@ -27,7 +27,14 @@ type ReclaimPlan struct {
 // by taking back borrowed GPUs only (quota.Reclaim: jobs of the borrow QOS,
 // never an account below its share, defrag.For's victim choice at the
 // least cost of the defrag: section's cost model). A job with a gangtopo
-// decision keeps its request and binding. ok is false when no plan exists.
+// decision keeps its request and binding: the plan frees a domain it is
+// bound to, never one its binding keeps it out of. ok is false when no
+// plan exists.
+//
+// A borrowed job Slurm may not requeue (requeue off, or not a batch job:
+// preempting it under PreemptMode=REQUEUE cancels it) is never a victim:
+// the controller moves no such job to the borrow QOS, but its owner may
+// have set Requeue=0 since.
 //
 // A job that fits the free GPUs but that Slurm has already passed over
 // (a pending reason other than None: the free GPUs are held for an older
@@ -56,7 +63,7 @@ func (p *Planner) Reclaim(v *View, pj slurmstate.PendingJob, l *quota.Ledger, bo
 	cfg := p.Config.Defrag
 	holder := func(j int) (string, bool) {
 		f := v.Facts[s.Jobs[j].ID]
-		return strings.ToLower(f.Account), f.QOS == borrowQOS
+		return strings.ToLower(f.Account), f.QOS == borrowQOS && f.Requeue && f.Batch
 	}
 	cost := func(j int) float64 {
 		return cfg.Cost.Cost(JobOf(v.Facts[s.Jobs[j].ID], s.Jobs[j].Partition), s.Jobs[j].Alloc.NumGPUs(), v.At, pj.Priority)

@@ -26,6 +26,10 @@ type Observed struct {
 // Observe turns a snapshot and the poll it came from (squeue --json: the
 // facts) into what the quota counts. A pending job that is held or waits
 // for another job, a start time or a reservation is not waiting demand.
+// A waiting job that Slurm may not requeue (requeue false: --no-requeue,
+// or JobRequeue=0 without --requeue; batch_flag false: an salloc or srun
+// allocation, which Slurm never requeues) is marked NoRequeue: preempting
+// it under PreemptMode=REQUEUE would cancel it.
 func Observe(s *occupancy.Snapshot, st *slurmstate.State, m *frag.Meter) Observed {
 	facts := make(map[string]slurmstate.JobFacts, len(st.Jobs))
 	for i := range st.Jobs {
@@ -48,7 +52,8 @@ func Observe(s *occupancy.Snapshot, st *slurmstate.State, m *frag.Meter) Observe
 			continue
 		}
 		if g > 0 {
-			o.Wait = append(o.Wait, WaitJob{Target: pj.Target, Account: strings.ToLower(pj.Facts.Account), QOS: pj.Facts.QOS, GPUs: g})
+			o.Wait = append(o.Wait, WaitJob{Target: pj.Target, Account: strings.ToLower(pj.Facts.Account), QOS: pj.Facts.QOS, GPUs: g,
+				NoRequeue: !pj.Facts.Requeue || !pj.Facts.Batch})
 		}
 	}
 	if m != nil {

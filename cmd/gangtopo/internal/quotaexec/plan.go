@@ -16,7 +16,10 @@ import (
 //     fits its account's share belongs in the account's own QOS; one
 //     beyond it that may borrow (quota.Ledger.MayBorrow) in the borrow
 //     QOS, where it runs preemptible. A job beyond its share that may not
-//     borrow now stays where it is (the QOS limits keep it waiting). Only
+//     borrow now stays where it is (the QOS limits keep it waiting); one
+//     that may not be requeued never borrows (preempting it would cancel
+//     it): it goes back to its own QOS if it sits in the borrow QOS, and
+//     is counted (Cycle.CannotBorrow). Only
 //     jobs in the account's own QOS or the borrow QOS are moved: a job in
 //     any other QOS is the site's.
 
@@ -30,6 +33,8 @@ type RunJob struct {
 type WaitJob struct {
 	Target, Account, QOS string
 	GPUs                 int
+	// NoRequeue: Slurm may not requeue it (Observe).
+	NoRequeue bool
 }
 
 // Move puts a waiting job into another QOS.
@@ -49,6 +54,10 @@ type Cycle struct {
 	// own QOS once moved), in priority order: those that may take back
 	// what others borrowed (the controller's reclaim).
 	Entitled []WaitJob
+	// CannotBorrow is, by account, the GPUs of its waiting jobs beyond its
+	// share that may not be requeued, so never borrow: they wait for the
+	// account's own share (quota.CannotBorrow).
+	CannotBorrow map[string]int
 }
 
 // Plan makes the cycle's plan on a cluster of clusterGPUs GPUs; wait is in
@@ -74,13 +83,13 @@ func Plan(cfg ctld.QuotaConfig, clusterGPUs int, run []RunJob, wait []WaitJob, f
 	}
 	l := quota.Compute(cfg.Shares, clusterGPUs, jobs, frag, cfg.FragWeight)
 	c := Cycle{Ledger: l, Limits: Desired(cfg, &l, reclaimHeld, inBorrow)}
-	c.Moves, c.Entitled = moves(cfg, l, wait)
+	c.Moves, c.Entitled, c.CannotBorrow = moves(cfg, l, wait)
 	return c
 }
 
 // moves is step 3 of the plan (quota.Ledger.Admit), over the waiting jobs
 // of accounts with a share in their own QOS or the borrow QOS.
-func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, entitled []WaitJob) {
+func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, entitled []WaitJob, cannot map[string]int) {
 	var ours []WaitJob
 	var jobs []quota.Job
 	for _, j := range wait {
@@ -91,8 +100,9 @@ func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, en
 			continue
 		}
 		ours = append(ours, j)
-		jobs = append(jobs, quota.Job{Account: j.Account, GPUs: j.GPUs})
+		jobs = append(jobs, quota.Job{Account: j.Account, GPUs: j.GPUs, NoRequeue: j.NoRequeue})
 	}
+	cannot = map[string]int{}
 	for i, a := range l.Admit(jobs) {
 		j, to := ours[i], ""
 		switch a {
@@ -101,10 +111,13 @@ func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, en
 			entitled = append(entitled, j)
 		case quota.Borrows:
 			to = cfg.BorrowQOS
+		case quota.CannotBorrow:
+			to = cfg.QOSOf(j.Account)
+			cannot[j.Account] += j.GPUs
 		}
 		if to != "" && to != j.QOS {
 			out = append(out, Move{Job: j, From: j.QOS, To: to, Borrowing: to == cfg.BorrowQOS})
 		}
 	}
-	return out, entitled
+	return out, entitled, cannot
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gangtopo/gangtopo/selector/quota"
 	"github.com/gangtopo/gangtopo/spank/ctld"
@@ -23,6 +24,7 @@ func TestPlanMoves(t *testing.T) {
 		moves    []string // target:from>to
 		limits   Limits
 		entitled []string
+		cannot   map[string]int
 	}
 	for _, tc := range []struct {
 		name string
@@ -40,7 +42,7 @@ func TestPlanMoves(t *testing.T) {
 		want: want{moves: []string{"2:gt-b>gt-borrow", "3:gt-b>gt-borrow"},
 			// own QOS at the shares; borrow QOS: 0 running there + pool 16 -
 			// borrowed 0
-			limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 16}},
+			limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 16, "gt-reclaim": 0}},
 	}, {
 		// a now waits: it stops lending; b's borrowed 8 are reclaimable.
 		// a's waiting job fits its share: if it sat in the borrow QOS it
@@ -51,7 +53,19 @@ func TestPlanMoves(t *testing.T) {
 		// pool = c's nothing (c never lends) + a's nothing (waiting) = 0:
 		// job 6 may not borrow and stays where it is.
 		// borrow QOS: 8 running there + max(0, pool 0 - borrowed 8) = 8
-		want: want{moves: []string{"5:gt-borrow>gt-a"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8}},
+		want: want{moves: []string{"5:gt-borrow>gt-a"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8, "gt-reclaim": 0}},
+	}, {
+		// the same as "a quiet lends to b", but b's first waiting job may
+		// not be requeued (an salloc session, --no-requeue): preempting it
+		// would cancel it, so it never borrows; one that sat in the
+		// borrow QOS goes back to b's own
+		name: "jobs that may not be requeued do not borrow",
+		run:  []RunJob{{ID: "1", Account: "b", QOS: "gt-b", GPUs: 8}},
+		wait: []WaitJob{{Target: "2", Account: "b", QOS: "gt-b", GPUs: 8, NoRequeue: true}, {Target: "3", Account: "b", QOS: "gt-b", GPUs: 8},
+			{Target: "4", Account: "b", QOS: "gt-borrow", GPUs: 8, NoRequeue: true}, {Target: "5", Account: "b", QOS: "gt-b", GPUs: 8}},
+		// pool a's 16: jobs 3 and 5 borrow it; 2 and 4 (16 GPUs) cannot
+		want: want{moves: []string{"3:gt-b>gt-borrow", "4:gt-borrow>gt-b", "5:gt-b>gt-borrow"}, cannot: map[string]int{"b": 16},
+			limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 16, "gt-reclaim": 0}},
 	}, {
 		// a job in a QOS of the site's (not own, not borrow) is left alone,
 		// and so is an account with no share.
@@ -73,6 +87,9 @@ func TestPlanMoves(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.entitled, ent); diff != "" {
 				t.Errorf("entitled (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want.cannot, c.CannotBorrow, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("cannot borrow (-want +got):\n%s", diff)
 			}
 			if tc.want.limits != nil {
 				if diff := cmp.Diff(tc.want.limits, c.Limits); diff != "" {

@@ -19,6 +19,11 @@ type QOS struct {
 	GrpGPUs     int
 	Preempt     []string
 	PreemptMode string // lower case, "cluster" for slurm.conf's
+	// Description is the QOS's description; Mark is gangtopo's record in
+	// it (ok false: gangtopo did not create the QOS).
+	Description string
+	Mark        Mark
+	Ours        bool
 }
 
 // Assoc is what an account's associations (its own, and its users') let
@@ -31,6 +36,19 @@ type Assoc struct {
 	// DefaultQOS is the default QOS of every association, "" when they
 	// differ.
 	DefaultQOS string
+	// OwnDefault is the default QOS of the account's own association (no
+	// user, no partition): what `sacctmgr modify account` sets, and what
+	// quota sync records and quota off puts back ("": none).
+	OwnDefault string
+	// Lines are the account's associations one by one.
+	Lines []AssocLine
+}
+
+// AssocLine is one association as sacctmgr shows it.
+type AssocLine struct {
+	Account, User, Partition string
+	QOS                      []string
+	DefaultQOS               string
 }
 
 // Accounting is what Slurm's database says, as far as quotas go.
@@ -39,8 +57,9 @@ type Accounting struct {
 	Accounts map[string]Assoc // by account; every account Slurm knows
 }
 
-// Sacctmgr is Slurm's accounting database through sacctmgr (from BinDir
-// when set), each command killed after Timeout. It needs slurmdbd.
+// Sacctmgr reads Slurm's accounting database through sacctmgr (from
+// BinDir when set), each command killed after Timeout. It needs slurmdbd.
+// It only reads: every change goes through the door (actuate).
 type Sacctmgr struct {
 	BinDir  string
 	Timeout time.Duration
@@ -50,9 +69,16 @@ func (s Sacctmgr) run(ctx context.Context, args ...string) (string, error) {
 	return slurmstate.Command(ctx, s.BinDir, s.Timeout, "sacctmgr", args...)
 }
 
+// The formats Read asks sacctmgr for (-nP: no header, '|' between
+// fields).
+const (
+	qosFormat   = "format=name,grptres,preempt,preemptmode,description"
+	assocFormat = "format=account,user,partition,qos,defaultqos"
+)
+
 // Read reads the QOS and the accounts' associations.
 func (s Sacctmgr) Read(ctx context.Context) (*Accounting, error) {
-	out, err := s.run(ctx, "-nP", "show", "qos", "format=name,grptres,preempt,preemptmode")
+	out, err := s.run(ctx, "-nP", "show", "qos", qosFormat)
 	if err != nil {
 		return nil, fmt.Errorf("reading the QOS: %w", err)
 	}
@@ -60,7 +86,7 @@ func (s Sacctmgr) Read(ctx context.Context) (*Accounting, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err = s.run(ctx, "-nP", "show", "association", "format=account,user,qos,defaultqos")
+	out, err = s.run(ctx, "-nP", "show", "association", assocFormat)
 	if err != nil {
 		return nil, fmt.Errorf("reading the associations: %w", err)
 	}
@@ -71,19 +97,23 @@ func (s Sacctmgr) Read(ctx context.Context) (*Accounting, error) {
 	return &Accounting{QOS: qos, Accounts: assocs}, nil
 }
 
-// ParseQOS reads `sacctmgr -nP show qos format=name,grptres,preempt,preemptmode`.
+// ParseQOS reads `sacctmgr -nP show qos format=name,grptres,preempt,
+// preemptmode,description`. A description holding '|' (set by hand) is
+// read whole: it is the last field.
 func ParseQOS(out string) (map[string]QOS, error) {
 	qos := map[string]QOS{}
 	for _, line := range lines(out) {
-		f := strings.Split(line, "|")
-		if len(f) != 4 || f[0] == "" {
-			return nil, fmt.Errorf("sacctmgr show qos: %q is not name|grptres|preempt|preemptmode", line)
+		f := strings.SplitN(line, "|", 5)
+		if len(f) != 5 || f[0] == "" {
+			return nil, fmt.Errorf("sacctmgr show qos: %q is not name|grptres|preempt|preemptmode|description", line)
 		}
 		gpus, err := grpGPUs(f[1])
 		if err != nil {
 			return nil, fmt.Errorf("sacctmgr show qos: QOS %s: %v", f[0], err)
 		}
-		qos[f[0]] = QOS{Name: f[0], GrpGPUs: gpus, Preempt: splitList(f[2]), PreemptMode: strings.ToLower(f[3])}
+		m, ours := ParseMark(f[4])
+		qos[f[0]] = QOS{Name: f[0], GrpGPUs: gpus, Preempt: splitList(f[2]), PreemptMode: strings.ToLower(f[3]),
+			Description: f[4], Mark: m, Ours: ours}
 	}
 	return qos, nil
 }
@@ -105,27 +135,31 @@ func grpGPUs(tres string) (int, error) {
 	return -1, nil
 }
 
-// ParseAssocs reads `sacctmgr -nP show association
-// format=account,user,qos,defaultqos`: per account, the QOS all its
-// associations allow and their common default.
+// ParseAssocs reads `sacctmgr -nP show association format=account,user,
+// partition,qos,defaultqos`: per account, its lines, the QOS all of them
+// allow and their common default.
 func ParseAssocs(out string) (map[string]Assoc, error) {
 	assocs := map[string]Assoc{}
 	for _, line := range lines(out) {
 		f := strings.Split(line, "|")
-		if len(f) != 4 || f[0] == "" {
-			return nil, fmt.Errorf("sacctmgr show association: %q is not account|user|qos|defaultqos", line)
+		if len(f) != 5 || f[0] == "" {
+			return nil, fmt.Errorf("sacctmgr show association: %q is not account|user|partition|qos|defaultqos", line)
 		}
-		qos := splitList(f[2])
-		a, seen := assocs[f[0]]
+		l := AssocLine{Account: f[0], User: f[1], Partition: f[2], QOS: splitList(f[3]), DefaultQOS: f[4]}
+		a, seen := assocs[l.Account]
 		if !seen {
-			assocs[f[0]] = Assoc{Account: f[0], QOS: qos, DefaultQOS: f[3]}
-			continue
+			a = Assoc{Account: l.Account, QOS: slices.Clone(l.QOS), DefaultQOS: l.DefaultQOS}
+		} else {
+			a.QOS = slices.DeleteFunc(a.QOS, func(q string) bool { return !slices.Contains(l.QOS, q) })
+			if a.DefaultQOS != l.DefaultQOS {
+				a.DefaultQOS = ""
+			}
 		}
-		a.QOS = slices.DeleteFunc(a.QOS, func(q string) bool { return !slices.Contains(qos, q) })
-		if a.DefaultQOS != f[3] {
-			a.DefaultQOS = ""
+		if l.User == "" && l.Partition == "" {
+			a.OwnDefault = l.DefaultQOS
 		}
-		assocs[f[0]] = a
+		a.Lines = append(a.Lines, l)
+		assocs[l.Account] = a
 	}
 	return assocs, nil
 }
@@ -149,16 +183,4 @@ func splitList(s string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// SetGrpGPUs sets a QOS's GrpTRES gres/gpu (the other TRES limits stay).
-func (s Sacctmgr) SetGrpGPUs(ctx context.Context, qos string, gpus int) error {
-	_, err := s.run(ctx, "-i", "modify", "qos", "where", "name="+qos, "set", fmt.Sprintf("GrpTRES=gres/gpu=%d", gpus))
-	return err
-}
-
-// Apply runs one sacctmgr command of a sync (Change.Args).
-func (s Sacctmgr) Apply(ctx context.Context, c Change) error {
-	_, err := s.run(ctx, append([]string{"-i"}, c.Args...)...)
-	return err
 }
