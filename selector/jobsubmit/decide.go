@@ -62,6 +62,8 @@ type Decider struct {
 	cluster *topology.Cluster
 	// blockNodeGPUs is place.BlockNodeGPUs of the cluster (segment.go).
 	blockNodeGPUs int
+	// nodeBound is NodeListBound of the cluster (nodelist.go).
+	nodeBound int
 
 	// unbindable's cache: the nodes of the last feature table seen
 	unbindMu    sync.Mutex
@@ -75,7 +77,7 @@ func New(p Policy, c *topology.Cluster) (*Decider, error) {
 	if _, err := NodeFeatures(c, p.FeaturePrefix); err != nil {
 		return nil, err
 	}
-	return &Decider{policy: p, cluster: c, blockNodeGPUs: place.BlockNodeGPUs(c)}, nil
+	return &Decider{policy: p, cluster: c, blockNodeGPUs: place.BlockNodeGPUs(c), nodeBound: NodeListBound(c)}, nil
 }
 
 // Policy returns the decider's policy.

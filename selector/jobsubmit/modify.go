@@ -1,9 +1,11 @@
 package jobsubmit
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 )
 
@@ -35,6 +37,17 @@ import (
 // Root and slurmctld's own user pass untouched (the C shim does not even
 // ask): the controller's re-binding and `gangtopo unbind --clear` change
 // bindings on purpose.
+//
+// Every node list is read whole and bounded (nodelist.go): the user's
+// ExcNodeList up to NodeListBound names; a longer one is not expanded at
+// all, and gangtopo's nodes are appended to it as written ("user,ours",
+// which Slurm reads as the union), so the cost of an update does not grow
+// with what a user writes.
+//
+// What the record cannot follow: an update naming a node gangtopo
+// excluded keeps it once in the list, but the decision still counts it as
+// gangtopo's (job_modify cannot rewrite the AdminComment it does not
+// see), so `gangtopo unbind --clear` takes it out with gangtopo's.
 
 // Modification is an update of a job as job_modify sees it: who, which
 // job, and the fields it sets (nil: not set; "" clears).
@@ -65,7 +78,7 @@ func KeepBinding(m Modification, s *occupancy.Snapshot) Result {
 		kept = append(kept, fmt.Sprintf("Features %q -> %q", *m.Features, f))
 	}
 	if m.ExcNodes != nil && b.Excluded != "" {
-		x, err := WithNodes(*m.ExcNodes, b.Excluded)
+		x, err := keptExclusions(*m.ExcNodes, b.Excluded, NodeListBound(s.Cluster))
 		if err != nil {
 			return Result{LogLevel: LogInfo, Log: fmt.Sprintf("update of job %s by uid %d passes as given: ExcNodeList %q: %v", m.JobID, m.UserID, *m.ExcNodes, err)}
 		}
@@ -77,4 +90,21 @@ func KeepBinding(m Modification, s *occupancy.Snapshot) Result {
 	}
 	out.Log = fmt.Sprintf("update of job %s by uid %d keeps gangtopo's binding: %s", m.JobID, m.UserID, strings.Join(kept, "; "))
 	return out
+}
+
+// keptExclusions is the user's new ExcNodeList with gangtopo's nodes
+// ours: the union, compressed, when the user's list reads within limit
+// names; a longer one is left as written, ours appended after a comma
+// (Slurm reads "a,b" as the union), so nothing is built from it. A list
+// that is not a host list is an error: the update passes as given, and
+// Slurm refuses it.
+func keptExclusions(user, ours string, limit int) (string, error) {
+	x, err := WithNodes(user, ours, limit)
+	if errors.Is(err, hostlist.ErrTooMany) {
+		if _, err := hostlist.ExpandAtMost(ours, limit); err != nil {
+			return "", fmt.Errorf("gangtopo's exclusions %q: %w", ours, err)
+		}
+		return strings.TrimSpace(user) + "," + ours, nil
+	}
+	return x, err
 }

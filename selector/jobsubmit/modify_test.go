@@ -17,6 +17,7 @@ func TestKeepBinding(t *testing.T) {
 		{Job: "14", Features: "[gt_leaf1|gt_leaf2]"},     // an array's pending record
 		{Job: "20+0", Features: "[gt_node01|gt_node03]"}, // a hetjob's components
 		{Job: "20+1", Features: "[gt_leaf3|gt_leaf4]"},
+		{Job: "30", Features: "[gt_leaf1|gt_leaf2]", Excluded: "node[05-08]"},
 	}
 	str := func(v string) *string { return &v }
 	type answer struct {
@@ -45,6 +46,14 @@ func TestKeepBinding(t *testing.T) {
 		{"a job gangtopo did not bind", Modification{JobID: "99", Features: str("x")}, answer{Features: "<unset>", ExcNodes: "<unset>"}},
 		{"a component", Modification{JobID: "20+1", Features: str("x")},
 			answer{Action: Modify, Features: "(x)&[gt_leaf3|gt_leaf4]", ExcNodes: "<unset>"}},
+		{"brackets read whole", Modification{UserID: 1000, JobID: "30", Features: str("x"), ExcNodes: str("node[03,16]")},
+			answer{Action: Modify, Features: "(x)&[gt_leaf1|gt_leaf2]", ExcNodes: "node[03,05-08,16]"}},
+		// past NodeListBound (64 on lab16) the user's list is not read:
+		// gangtopo's nodes are appended as written
+		{"the owner's list past the bound", Modification{UserID: 1000, JobID: "30", ExcNodes: str("n[0-1048574]")},
+			answer{Action: Modify, Features: "<unset>", ExcNodes: "n[0-1048574],node[05-08]"}},
+		{"the owner's list not a host list", Modification{UserID: 1000, JobID: "30", ExcNodes: str("node[1-")},
+			answer{Features: "<unset>", ExcNodes: "<unset>"}},
 		{"a whole hetjob", Modification{JobID: "20", Features: str("x")},
 			answer{Action: Reject, Features: "<unset>", ExcNodes: "<unset>",
 				ErrMsg: "gangtopo: job 20 is a heterogeneous job whose components gangtopo placed each on its own: update its features and excluded nodes one component at a time (JobId=20+0, 20+1, ...)"}},
@@ -63,5 +72,22 @@ func TestKeepBinding(t *testing.T) {
 				t.Errorf("(-want +got):\n%s\nlog: %s", diff, r.Log)
 			}
 		})
+	}
+}
+
+// TestKeepBindingCost: whatever a user writes, an update costs slurmctld
+// what reading its text costs: no name of a list past the bound is built.
+// 2^20 names would be 2^20 allocations.
+func TestKeepBindingCost(t *testing.T) {
+	s := occupancy.New(topotest.Lab16())
+	s.Bindings = []occupancy.Binding{{Job: "30", Excluded: "node[05-08]"}}
+	huge := "n[0-1048574]"
+	for _, uid := range []uint32{1000} {
+		allocs := testing.AllocsPerRun(3, func() {
+			KeepBinding(Modification{UserID: uid, JobID: "30", ExcNodes: &huge}, s)
+		})
+		if allocs > 100 {
+			t.Errorf("uid %d: an update naming 2^20 nodes took %v allocations", uid, allocs)
+		}
 	}
 }

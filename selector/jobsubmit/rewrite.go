@@ -79,7 +79,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 	}
 	dc.segment(j, req, &out, &d)
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
-		d.Excluded = dc.keepWholeNodes(j, pl, s, &out)
+		d.Excluded = dc.keepWholeNodes(req.Excluded, pl, s, &out)
 	}
 	return dc.withDecision(j, out, d)
 }
@@ -363,22 +363,24 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 // keepWholeNodes excludes the whole free nodes when the engine put a
 // one-node job on a partly used node (a hole exists), so Slurm's own
 // node order does not break a whole node instead; for an array, the whole
-// nodes its later tasks were placed on stay allowed. It returns the nodes
-// it added to the user's exclusions (a host list), which the decision
-// records so that `gangtopo unbind` and the controller can take them out
-// again.
-func (dc *Decider) keepWholeNodes(j Job, pl Placement, s *occupancy.Snapshot, out *Result) string {
+// nodes its later tasks were placed on stay allowed. user is the job's own
+// --exclude, as the request expanded it (whole: a comma inside brackets,
+// "node[03,16]", separates numbers, not names). It returns the nodes it
+// added to the user's exclusions (a host list) and none of the user's,
+// which the decision records so that `gangtopo unbind` and the controller
+// can take out exactly those again.
+func (dc *Decider) keepWholeNodes(user []string, pl Placement, s *occupancy.Snapshot, out *Result) string {
 	c := dc.cluster
 	chosen := pl.Alloc.Nodes[0].Node
 	if s.IsWholeNodeFree(chosen) && s.FreeCPUMilli[chosen] == int32(min(c.Nodes[chosen].CPUs*1000, 1<<31-1)) {
 		return "" // the engine itself opened a whole node: nothing to protect
 	}
 	excl := map[string]bool{}
-	for _, n := range request.SplitList(j.ExcNodes) {
-		if names, err := hostlist.Expand(n); err == nil {
-			for _, x := range names {
-				excl[x] = true
-			}
+	names := make([]string, 0, len(user))
+	for _, x := range user {
+		if !excl[x] {
+			excl[x] = true
+			names = append(names, x)
 		}
 	}
 	used := map[topology.NodeID]bool{}
@@ -396,16 +398,10 @@ func (dc *Decider) keepWholeNodes(j Job, pl Placement, s *occupancy.Snapshot, ou
 			added = append(added, c.Nodes[i].Name)
 		}
 	}
-	names := make([]string, 0, len(excl))
-	for n := range excl {
-		names = append(names, n)
-	}
-	if len(names) > 0 {
-		out.ExcNodes = strptr(hostlist.Compress(names))
-	}
 	if len(added) == 0 {
 		return ""
 	}
+	out.ExcNodes = strptr(hostlist.Compress(append(names, added...)))
 	return hostlist.Compress(added)
 }
 
