@@ -38,6 +38,20 @@ import (
 // ask): the controller's re-binding and `gangtopo unbind --clear` change
 // bindings on purpose.
 //
+// Who may update, and what it costs. Slurm 22.05 calls job_modify before
+// it checks that the caller may update the job (job_mgr.c _update_job:
+// job_submit_plugin_modify, then "Security violation, JOB_UPDATE RPC");
+// 24.11 and 26.05 check first. So on 22.05 any user's update of any job
+// reaches here. The binding carries the owner's uid, as the controller
+// read it from squeue: an update by anyone else passes as given, at the
+// cost of one look-up and without reading its fields. Slurm then refuses
+// it, unless the caller is an operator or a coordinator of the job's
+// account, whose update Slurm carries out as given, like root's.
+// job_desc's own user_id is not asked: 22.05 fills it with the owner's
+// only when the update left it unset, so a crafted update could claim
+// any owner. A binding published before the owner was (an older
+// controller) does not say; its update is read, within the bounds below.
+//
 // Every node list is read whole and bounded (nodelist.go): the user's
 // ExcNodeList up to NodeListBound names; a longer one is not expanded at
 // all, and gangtopo's nodes are appended to it as written ("user,ours",
@@ -60,15 +74,19 @@ type Modification struct {
 
 // KeepBinding is the answer about update m of a job with snapshot s's
 // bindings: the fields to write instead of the user's, or Keep when
-// gangtopo has no part in them.
+// gangtopo has no part in them or the caller is not the job's owner.
 func KeepBinding(m Modification, s *occupancy.Snapshot) Result {
 	b, ok, het := s.BindingOf(m.JobID)
-	switch {
-	case het:
+	if !ok && !het {
+		return Result{}
+	}
+	if owns, known := b.Owner(m.UserID); known && !owns {
+		return Result{LogLevel: LogDebug, Log: fmt.Sprintf("update of job %s by uid %d passes as given: the job is uid %d's, and Slurm decides whether uid %d may update it",
+			m.JobID, m.UserID, b.User, m.UserID)}
+	}
+	if het {
 		msg := fmt.Sprintf("gangtopo: job %s is a heterogeneous job whose components gangtopo placed each on its own: update its features and excluded nodes one component at a time (JobId=%s+0, %s+1, ...)", m.JobID, m.JobID, m.JobID)
 		return Result{Action: Reject, ErrMsg: msg, LogLevel: LogInfo, Log: fmt.Sprintf("update of job %s by uid %d refused: a whole heterogeneous job", m.JobID, m.UserID)}
-	case !ok:
-		return Result{}
 	}
 	out := Result{Action: Modify, LogLevel: LogInfo}
 	var kept []string
