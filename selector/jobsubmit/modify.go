@@ -92,6 +92,10 @@ func KeepBinding(m Modification, s *occupancy.Snapshot) Result {
 	var kept []string
 	if m.Features != nil && b.Features != "" {
 		f := WithBinding(*m.Features, b.Features)
+		if len(f) > MaxFeaturesBytes {
+			return Result{LogLevel: LogInfo, Log: fmt.Sprintf("update of job %s by uid %d passes as given: Features %q with gangtopo's %q would be %d bytes, over Slurm's %d",
+				m.JobID, m.UserID, *m.Features, b.Features, len(f), MaxFeaturesBytes)}
+		}
 		out.Features = &f
 		kept = append(kept, fmt.Sprintf("Features %q -> %q", *m.Features, f))
 	}

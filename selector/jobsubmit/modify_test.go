@@ -1,6 +1,7 @@
 package jobsubmit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,6 +66,10 @@ func TestKeepBinding(t *testing.T) {
 		{"the owner's list past the bound", Modification{UserID: 1000, JobID: "30", ExcNodes: str("n[0-1048574]")},
 			answer{Action: Modify, Features: "<unset>", ExcNodes: "n[0-1048574],node[05-08]"}},
 		{"the owner's list not a host list", Modification{UserID: 1000, JobID: "30", ExcNodes: str("node[1-")},
+			answer{Features: "<unset>", ExcNodes: "<unset>"}},
+		// 1,020 bytes of the user's and gangtopo's 19 would be 1,042: Slurm
+		// would refuse the update, so it passes as given
+		{"features over Slurm's cap", Modification{UserID: 1000, JobID: "30", Features: str(strings.Repeat("a&", 509) + "aa")},
 			answer{Features: "<unset>", ExcNodes: "<unset>"}},
 		{"a whole hetjob", Modification{JobID: "20", Features: str("x")},
 			answer{Action: Reject, Features: "<unset>", ExcNodes: "<unset>",

@@ -408,8 +408,13 @@ func (dc *Decider) keepWholeNodes(user []string, pl Placement, s *occupancy.Snap
 // withDecision records the decision in the configured field and logs it.
 // What the field held (the user's comment, or an AdminComment an earlier
 // job_submit plugin or an administrator set) is kept, the decision
-// appended after " | ".
+// appended after " | ". The rewrite is fitted to Slurm's byte limits
+// first (limits.go); one that cannot fit leaves the job as submitted.
 func (dc *Decider) withDecision(j Job, out Result, d Decision) Result {
+	out, d, note, ok := dc.fit(j, out, d)
+	if !ok {
+		return dc.overLimits(j, d, note)
+	}
 	line := d.String()
 	if dc.policy.DecisionField == FieldComment {
 		out.Comment = strptr(appendLine(j.Comment, line))
@@ -417,7 +422,21 @@ func (dc *Decider) withDecision(j Job, out Result, d Decision) Result {
 		out.AdminComment = strptr(appendLine(j.AdminComment, line))
 	}
 	out.Decision, out.LogLevel, out.Log = d, LogInfo, fmt.Sprintf("%s: %s", JobLabel(j), line)
+	if note != "" {
+		out.Log += " (" + note + ")"
+	}
 	return out
+}
+
+// overLimits is the answer for a rewrite that does not fit Slurm's limits:
+// the job as submitted, said in an untouched line if that fits, else only
+// in the log.
+func (dc *Decider) overLimits(j Job, d Decision, why string) Result {
+	if d.Verdict != VerdictUntouched {
+		return dc.untouched(j, d.Request, d.GPUs, CauseSlurmLimit, why)
+	}
+	d.Text = why
+	return Result{LogLevel: LogInfo, Log: fmt.Sprintf("%s: %s (not recorded in the job: %s)", JobLabel(j), d, why), Decision: d}
 }
 
 func strptr(s string) *string { return &s }
