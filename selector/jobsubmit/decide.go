@@ -97,6 +97,9 @@ type Prepared struct {
 	// Tasks is how many tasks of the job the engine places: a job array's
 	// tasks that may run at once (tasks.go), 1 for a job.
 	Tasks int
+	// Hold is the name the caller gives its hold on a placed job's GPUs,
+	// recorded in the decision (Decision.Hold); "" when it holds none.
+	Hold string
 }
 
 // Decide runs every stage with the engine called directly: what the

@@ -26,8 +26,8 @@ import (
 //  2. the decision line: it must fit the field's room (Comment: what the
 //     user left of its 1024 bytes, after " | "; AdminComment: a line of
 //     MaxDecisionBytes). The key=value head is what the controller,
-//     `gangtopo unbind` and `gangtopo why` read (bound=, excluded=), the
-//     text after ": " is for people: the text is shortened
+//     `gangtopo unbind` and `gangtopo why` read (bound=, excluded=,
+//     hold=), the text after ": " is for people: the text is shortened
 //     first (ending in "..."), then alternatives dropped as in 1, then the
 //     added exclusions given up (the job may then break a whole node; it
 //     is still placed);

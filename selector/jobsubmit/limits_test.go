@@ -49,8 +49,8 @@ func fittedOf(t *testing.T, dc *Decider, j Job, r Result) fitted {
 	if err != nil {
 		t.Fatalf("the line written does not parse: %v\n%s", err, line)
 	}
-	if strings.Join(back.Bound, ",") != f.Bound || back.Excluded != f.Excluded {
-		t.Errorf("the line reads back bound=%v excluded=%q; the decision has %q, %q", back.Bound, back.Excluded, f.Bound, f.Excluded)
+	if strings.Join(back.Bound, ",") != f.Bound || back.Excluded != f.Excluded || back.Hold != r.Decision.Hold {
+		t.Errorf("the line reads back bound=%v excluded=%q hold=%q; the decision has %q, %q, %q", back.Bound, back.Excluded, back.Hold, f.Bound, f.Excluded, r.Decision.Hold)
 	}
 	return f
 }

@@ -59,7 +59,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 	c := dc.cluster
 	req, res := p.Request, pl.Result
 	d := Decision{Verdict: VerdictPlaced, Request: p.Option.String(), GPUs: req.GPUs, Snapshot: gen,
-		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Models: req.Models, Text: res.Message + dc.advisoryNote(req, res)}
+		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Models: req.Models, Hold: p.Hold, Text: res.Message + dc.advisoryNote(req, res)}
 	if res.Widened {
 		d.Verdict = VerdictWider
 	}

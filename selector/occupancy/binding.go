@@ -2,6 +2,7 @@ package occupancy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -108,3 +109,35 @@ func arrayOf(id string) string {
 	return ""
 }
 
+// maxPendingHolds bounds the holds a snapshot lists: Slurm's MaxJobCount
+// is 10,000 by default, and a site's is rarely ten times that.
+const maxPendingHolds = 1 << 20
+
+func (s *Snapshot) readPendingHolds(holds *[]string) error {
+	if holds == nil {
+		return nil
+	}
+	if len(*holds) > maxPendingHolds {
+		return fmt.Errorf("pending_holds: %d holds, more than %d", len(*holds), maxPendingHolds)
+	}
+	s.PendingHolds = make(map[string]bool, len(*holds))
+	for i, h := range *holds {
+		if h == "" || len(h) > 64 || strings.ContainsAny(h, " \t\n") {
+			return fmt.Errorf("pending_holds[%d]: %q is not a hold", i, h)
+		}
+		s.PendingHolds[h] = true
+	}
+	return nil
+}
+
+func (s *Snapshot) filePendingHolds() *[]string {
+	if s.PendingHolds == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.PendingHolds))
+	for h := range s.PendingHolds {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return &out
+}

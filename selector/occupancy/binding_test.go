@@ -69,3 +69,41 @@ func TestBindingsRefused(t *testing.T) {
 	}
 }
 
+// TestPendingHoldsRoundTrip: a snapshot that lists no pending holds says
+// so ([]), which is not the same as one that does not list them (absent):
+// the plugin lets go of its holds only on the word of the first.
+func TestPendingHoldsRoundTrip(t *testing.T) {
+	c := topotest.Lab16()
+	for _, tc := range []struct {
+		name  string
+		holds map[string]bool
+		json  string // what the file says
+	}{
+		{"not listed", nil, ""},
+		{"none pending", map[string]bool{}, `"pending_holds": []`},
+		{"two", map[string]bool{"0f0f0f0f0f0f": true, "00ab12cd34ef": true}, `"00ab12cd34ef",`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(c)
+			s.PendingHolds = tc.holds
+			var buf bytes.Buffer
+			if err := s.Encode(&buf, "test"); err != nil {
+				t.Fatal(err)
+			}
+			if has := strings.Contains(buf.String(), `"pending_holds"`); has != (tc.json != "") || !strings.Contains(buf.String(), tc.json) {
+				t.Errorf("file:\n%s\nwant %q", buf.String(), tc.json)
+			}
+			got, err := Decode(&buf, "s.json", c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.holds, got.PendingHolds); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	in := `{"version": "v1", "cluster": "lab16", "generation": 1, "time": "2026-01-01T00:00:00Z", "nodes": [], "pending_holds": ["a b"]}`
+	if _, err := Decode(strings.NewReader(in), "s.json", c); err == nil || !strings.Contains(err.Error(), `pending_holds[0]: "a b" is not a hold`) {
+		t.Errorf("a hold with a blank: %v", err)
+	}
+}

@@ -255,3 +255,17 @@ func Bindings(pending []PendingJob, prefix string) []occupancy.Binding {
 	return out
 }
 
+// PendingHolds lists the holds named by the decisions of the pending jobs
+// (jobsubmit.Decision.Hold), for the plugin: a hold it keeps whose job no
+// snapshot lists as pending any more is let go (spank/ctld, Store). Only
+// AdminComment is read (PendingJob.Decision), which users cannot write:
+// a user cannot keep someone's hold alive by naming it in a comment.
+func PendingHolds(pending []PendingJob) map[string]bool {
+	out := map[string]bool{}
+	for _, pj := range pending {
+		if d, err := jobsubmit.ParseDecision(pj.Decision); err == nil && d.Hold != "" {
+			out[d.Hold] = true
+		}
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 )
 
 // The pending jobs of lab16_pending_squeue.json (testdata/README.md): a
@@ -113,3 +114,38 @@ func TestQueuedJobs(t *testing.T) {
 	}
 }
 
+// The holds of the pending jobs' decisions, for the plugin's held
+// decisions: a decision without one (the controller's re-binding, an
+// older plugin) names none.
+func TestPendingHolds(t *testing.T) {
+	pend := []PendingJob{
+		{ID: "1", Decision: "gangtopo v1 placed gpus=2 domain=node02/nvl0 tier=nvlink bound=node02 snapshot=4 hold=0a1b2c3d4e5f: x"},
+		{ID: "2", Decision: "admin's note | gangtopo v1 placed gpus=1 hold=ffffffffffff"},
+		{ID: "3", Decision: "gangtopo v1 waiting gpus=32 bound=leaf1,leaf2"},
+	}
+	want := map[string]bool{"0a1b2c3d4e5f": true, "ffffffffffff": true}
+	if diff := cmp.Diff(want, PendingHolds(pend)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// A snapshot lists the pending holds only when the jobs came from squeue
+// --json, which lists every pending job: from scontrol's text it cannot
+// say a hold's job is gone, so it says nothing.
+func TestBuildSnapshotPendingHolds(t *testing.T) {
+	pend := []PendingJob{{ID: "1", Decision: "gangtopo v1 placed gpus=1 hold=0a1b2c3d4e5f"}}
+	for _, listed := range []bool{false, true} {
+		st := &State{Pending: pend, PendingListed: listed}
+		s, _, err := BuildSnapshot(topotest.Lab16(), st, time.Unix(1, 0), jobsubmit.DefaultFeaturePrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want map[string]bool
+		if listed {
+			want = map[string]bool{"0a1b2c3d4e5f": true}
+		}
+		if diff := cmp.Diff(want, s.PendingHolds); diff != "" {
+			t.Errorf("listed %v (-want +got):\n%s", listed, diff)
+		}
+	}
+}
