@@ -32,7 +32,10 @@ import (
 //     123+0, 123+1, ...) is refused when it sets features or exclusions:
 //     job_modify is called once per component with the same update and
 //     cannot tell which component it is called for, and each carries its
-//     own binding. Updating the components one by one works.
+//     own binding. Updating the components one by one works;
+//   - new features that, with gangtopo's expression added, would pass
+//     Slurm's 1024 bytes (limits.go) pass as given: Slurm would refuse the
+//     update otherwise.
 //
 // Root and slurmctld's own user pass untouched (the C shim does not even
 // ask): the controller's re-binding and `gangtopo unbind --clear` change

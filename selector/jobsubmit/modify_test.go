@@ -109,3 +109,29 @@ func TestKeepBindingCost(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKeepBinding: what one update costs the goroutine that answers
+// submissions, on a 1,024-node cluster (NodeListBound 2,048), for another
+// user's update, the owner's list at the bound, and past it.
+func BenchmarkKeepBinding(b *testing.B) {
+	c := topotest.FatTree(4, 8, 32, topotest.DGXH100)
+	s := occupancy.New(c)
+	s.Bindings = []occupancy.Binding{{Job: "30", User: 1000, HasUser: true, Excluded: "node[0100-0199]"}}
+	atBound := "node[0001-1024],node[0001-1024]"
+	huge := "n[0-1048574]"
+	for _, bc := range []struct {
+		name string
+		uid  uint32
+		list *string
+	}{
+		{"another user", 1001, &huge},
+		{"owner at the bound", 1000, &atBound},
+		{"owner past the bound", 1000, &huge},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				KeepBinding(Modification{UserID: bc.uid, JobID: "30", ExcNodes: bc.list}, s)
+			}
+		})
+	}
+}
