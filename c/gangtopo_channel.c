@@ -180,7 +180,8 @@ static int call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struc
 	}
 }
 
-int gt_channel_call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res)
+/* guarded is a call unless the channel is closed or the breaker open. */
+static int guarded(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res)
 {
 	*res = NULL;
 	if (!gt_channel_is_open(ch)) {
@@ -189,10 +190,23 @@ int gt_channel_call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, s
 	}
 	if (ch->open_until && now_ms() < ch->open_until) {
 		free(job);
-		ch->skipped++;
 		return GT_CH_OPEN;
 	}
-	return breaker_note(ch, call(ch, job, timeout_ms, res));
+	return call(ch, job, timeout_ms, res);
+}
+
+int gt_channel_call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res)
+{
+	int rc = guarded(ch, job, timeout_ms, res);
+
+	if (rc == GT_CH_OPEN)
+		ch->skipped++;
+	return breaker_note(ch, rc);
+}
+
+int gt_channel_ask(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res)
+{
+	return guarded(ch, job, timeout_ms, res);
 }
 
 void gt_channel_close(struct gt_channel *ch)

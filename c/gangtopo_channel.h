@@ -71,6 +71,18 @@ struct gt_job *gt_job_pack(const struct gt_job *job);
 int gt_channel_call(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res);
 
 /*
+ * gt_channel_ask is gt_channel_call outside the breaker, for requests that
+ * are not submissions (job_modify): not sent while the breaker is open
+ * (GT_CH_OPEN at once: a stalled Go side must not cost slurmctld the wait
+ * for an update either), and its outcome neither counts as a miss nor
+ * closes the breaker. Why: a user can send updates at will, and Slurm
+ * 22.05 asks job_modify about anyone's update of anyone's job; counted,
+ * they could open the breaker for every submission (or, answered while
+ * submissions are not, keep it from opening).
+ */
+int gt_channel_ask(struct gt_channel *ch, struct gt_job *job, int timeout_ms, struct gt_result **res);
+
+/*
  * gt_channel_close reads what is left in the response pipe (after the
  * server closed its ends: to the end), releases it and closes the shim's
  * ends.

@@ -441,6 +441,20 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_
  * answer in time the update passes as the user gave it, whatever
  * on_failure says: refusing users' updates while gangtopo is down would
  * be worse than a binding lost.
+ *
+ * Anyone's update: Slurm 22.05 calls job_modify before it checks that the
+ * caller may update the job (24.11 and later check first), so any user can
+ * send updates of any job through here, as fast as scontrol runs. Hence:
+ *  - who owns the job is decided in Go, from the owner's uid the binding
+ *    carries; an update by anyone else is answered at once, unread
+ *    (jd->user_id is no help: 22.05 sets it to the owner's only when the
+ *    update left it unset, so a crafted update can claim any owner);
+ *  - every node list Go reads for an update is bounded as on submit;
+ *  - an update is asked outside the breaker (gt_channel_ask): its
+ *    timeouts do not count towards "placement core not answering", its
+ *    answers do not close it, and while it is open updates are not sent,
+ *    so an update can neither switch gangtopo off for submissions nor wait
+ *    on a stalled Go side.
  */
 static int modify_locked(job_desc_msg_t *jd, uint32_t uid, char **err_msg)
 {
@@ -467,7 +481,12 @@ static int modify_locked(job_desc_msg_t *jd, uint32_t uid, char **err_msg)
 	job.exc_nodes = jd->exc_nodes;
 	block = gt_job_pack(&job);
 	wait_ms = (int)((p->deadline_us + 999) / 1000) + GT_REPLY_MARGIN_MS;
-	rc = block ? gt_channel_call(&chan, block, wait_ms, &res) : GT_CH_UNAVAILABLE;
+	rc = block ? gt_channel_ask(&chan, block, wait_ms, &res) : GT_CH_UNAVAILABLE;
+	if (rc == GT_CH_OPEN) {
+		slurm_debug("%s: update of job %s by uid %u passes as given: placement core not answering (not asked)",
+			    plugin_type, job.job_id ? job.job_id : "?", uid);
+		return SLURM_SUCCESS;
+	}
 	if (rc != GT_OK) {
 		slurm_error("%s: update of job %s by uid %u passes as given: no answer from the placement core (%s)",
 			    plugin_type, job.job_id ? job.job_id : "?", uid, rc == GT_CH_TIMEOUT ? "timeout" : "unavailable");

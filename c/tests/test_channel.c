@@ -241,6 +241,49 @@ static void test_breaker_reopens_quietly(void)
 	gt_channel_close(&ch);
 }
 
+/*
+ * Updates (job_modify) are asked outside the breaker: their timeouts do not
+ * open it, while it is open they are not sent and do not wait, and an
+ * answer to one does not close it.
+ */
+static void test_ask_outside_breaker(void)
+{
+	struct gt_channel ch;
+	struct fake f = { .count = 7, .delay_ms = { 60, 60, 60, 60, 60, 60, 0 } };
+	struct gt_result *res;
+	struct timespec t0;
+	pthread_t t;
+
+	breaker_events[0] = breaker_events[1] = 0;
+	CHECK(gt_channel_open(&ch, &f.req_r, &f.resp_w) == 0, "open");
+	ch.breaker_open_ms = 300;
+	ch.breaker_hook = on_breaker;
+	pthread_create(&t, NULL, serve, &f);
+	/* more timeouts in a row than GT_BREAKER_MISSES, all of them updates */
+	for (int i = 0; i < GT_BREAKER_MISSES; i++)
+		CHECK(gt_channel_ask(&ch, job_named("update"), 10, &res) == GT_CH_TIMEOUT, "update %d", i);
+	CHECK(ch.misses == 0 && ch.open_until == 0 && breaker_events[1] == 0, "updates counted: %u misses", ch.misses);
+	/* submissions that time out open it */
+	for (int i = 0; i < GT_BREAKER_MISSES; i++)
+		CHECK(gt_channel_call(&ch, job_named("stalled"), 10, &res) == GT_CH_TIMEOUT, "submission %d", i);
+	CHECK(breaker_events[1] == 1, "the submissions did not open the breaker");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(gt_channel_ask(&ch, job_named("not-sent"), 1000, &res) == GT_CH_OPEN && !res, "update while open");
+	CHECK(ms_since(&t0) < 50 && ch.skipped == 0, "update while open took %lld ms, %llu skipped",
+	      (long long)ms_since(&t0), (unsigned long long)ch.skipped);
+	usleep(400 * 1000);	/* the open period ends; the server has caught up */
+	CHECK(gt_channel_ask(&ch, job_named("answered"), 1000, &res) == GT_OK, "update after the open period");
+	gt_result_release(res);
+	CHECK(ch.misses == GT_BREAKER_MISSES && breaker_events[0] == 0, "an update's answer closed the breaker (%u misses)",
+	      ch.misses);
+	pthread_join(t, NULL);
+	CHECK(!strcmp(f.seen[6], "answered/gpu"), "the server saw %s as the 7th job: the update while open was sent",
+	      f.seen[6]);
+	close(f.req_r);
+	close(f.resp_w);
+	gt_channel_close(&ch);
+}
+
 /* A packed job is a copy: the source can go away. */
 static void test_pack(void)
 {
@@ -265,6 +308,7 @@ int main(void)
 	test_unavailable();
 	test_breaker();
 	test_breaker_reopens_quietly();
+	test_ask_outside_breaker();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;

@@ -215,6 +215,7 @@ var causeWords = map[jobsubmit.Cause]string{
 	jobsubmit.CauseNotCovered:  "the cluster file does not cover its partition or nodes",
 	jobsubmit.CauseUnsupported: "gangtopo does not translate its request",
 	jobsubmit.CauseOutOfScope:  "its partition is outside gangtopo.yaml's partitions",
+	jobsubmit.CauseSlurmLimit:  "gangtopo's binding or decision would not fit Slurm's 1024-byte Features or Comment",
 }
 
 // spanOf names the tightest domain holding the job's nodes.

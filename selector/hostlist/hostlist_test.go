@@ -20,6 +20,14 @@ func TestExpand(t *testing.T) {
 		{"two terms", "a[1-2],b", []string{"a1", "a2", "b"}},
 		{"two groups", "r[1-2]g[0-1]", []string{"r1g0", "r1g1", "r2g0", "r2g1"}},
 		{"suffix", "gpu[1-2]-ib", []string{"gpu1-ib", "gpu2-ib"}},
+		// a comma inside brackets separates numbers, not names: split at
+		// every comma, "node[03,16]" would read as "node[03" and "16]"
+		{"comma inside brackets", "node[03,16]", []string{"node03", "node16"}},
+		{"bracket list then a plain name", "n[1-3,7],m5", []string{"n1", "n2", "n3", "n7", "m5"}},
+		{"nested prefixes", "rack[1-2]-gpu[01,03]", []string{"rack1-gpu01", "rack1-gpu03", "rack2-gpu01", "rack2-gpu03"}},
+		{"three groups", "s[1]l[2,4]n[9-10]", []string{"s1l2n9", "s1l2n10", "s1l4n9", "s1l4n10"}},
+		{"terms around a bracket list", "a,b[08,10-11],c", []string{"a", "b08", "b10", "b11", "c"}},
+		{"padding wider than the number", "n[0001-0002]", []string{"n0001", "n0002"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

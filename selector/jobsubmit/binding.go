@@ -2,10 +2,8 @@ package jobsubmit
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
-	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -59,54 +57,6 @@ func WithBinding(user, ours string) string {
 		return user
 	}
 	return andFeatures(user, ours)
-}
-
-// WithoutNodes takes the nodes of the host list drop out of the host list
-// have; changed is false when none of them was there.
-func WithoutNodes(have, drop string) (string, bool) {
-	h, err1 := hostlist.Expand(have)
-	d, err2 := hostlist.Expand(drop)
-	if err1 != nil || err2 != nil {
-		return have, false
-	}
-	gone := map[string]bool{}
-	for _, n := range d {
-		gone[n] = true
-	}
-	var keep []string
-	for _, n := range h {
-		if !gone[n] {
-			keep = append(keep, n)
-		}
-	}
-	if len(keep) == len(h) {
-		return have, false
-	}
-	sort.Strings(keep)
-	return hostlist.Compress(keep), true
-}
-
-// WithNodes is the union of two host lists (either may be empty).
-func WithNodes(a, b string) (string, error) {
-	seen := map[string]bool{}
-	var all []string
-	for _, l := range []string{a, b} {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		names, err := hostlist.Expand(l)
-		if err != nil {
-			return "", err
-		}
-		for _, n := range names {
-			if !seen[n] {
-				seen[n] = true
-				all = append(all, n)
-			}
-		}
-	}
-	sort.Strings(all)
-	return hostlist.Compress(all), nil
 }
 
 // Binds says whether the decision bound the job to anything Slurm holds it

@@ -62,6 +62,8 @@ type Decider struct {
 	cluster *topology.Cluster
 	// blockNodeGPUs is place.BlockNodeGPUs of the cluster (segment.go).
 	blockNodeGPUs int
+	// nodeBound is NodeListBound of the cluster (nodelist.go).
+	nodeBound int
 
 	// unbindable's cache: the nodes of the last feature table seen
 	unbindMu    sync.Mutex
@@ -75,7 +77,7 @@ func New(p Policy, c *topology.Cluster) (*Decider, error) {
 	if _, err := NodeFeatures(c, p.FeaturePrefix); err != nil {
 		return nil, err
 	}
-	return &Decider{policy: p, cluster: c, blockNodeGPUs: place.BlockNodeGPUs(c)}, nil
+	return &Decider{policy: p, cluster: c, blockNodeGPUs: place.BlockNodeGPUs(c), nodeBound: NodeListBound(c)}, nil
 }
 
 // Policy returns the decider's policy.
@@ -95,6 +97,9 @@ type Prepared struct {
 	// Tasks is how many tasks of the job the engine places: a job array's
 	// tasks that may run at once (tasks.go), 1 for a job.
 	Tasks int
+	// Hold is the name the caller gives its hold on a placed job's GPUs,
+	// recorded in the decision (Decision.Hold); "" when it holds none.
+	Hold string
 }
 
 // Decide runs every stage with the engine called directly: what the

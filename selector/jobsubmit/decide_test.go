@@ -206,6 +206,15 @@ func TestDecideRewrites(t *testing.T) {
 				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0", Excluded: "node[05-15]"},
 		},
 		{
+			// a comma inside brackets separates numbers: both of the user's
+			// nodes stay excluded, and neither is recorded as gangtopo's
+			name: "the user's bracket list is read whole",
+			busy: with(full("node01", "node04"), "node02", 6),
+			job:  Job{TresPerJob: "gres:gpu:1", ExcNodes: "node[03,16]"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: u, Prefer: u, ExcNodes: "node[03,05-16]",
+				TresPerJob: u, TresPerNode: u, Domain: "node02/nvl0", Excluded: "node[05-15]"},
+		},
+		{
 			name: "impossible size is refused with what would work",
 			busy: map[string]int{},
 			job:  Job{TresPerJob: "gres:gpu:64", GangTopology: "leaf"},

@@ -35,7 +35,13 @@ type Decision struct {
 	// it cannot read from where a job runs.
 	Models   []string
 	Snapshot uint64 // snapshot generation used
-	Text     string
+	// Hold names the plugin's hold on the placed job's GPUs (spank/ctld,
+	// Store): the controller lists the holds of the pending jobs it sees,
+	// so a hold whose job is gone (cancelled, refused after job_submit, or
+	// started) is let go at the next snapshot instead of after
+	// pending_hold. "" when the decision holds nothing.
+	Hold string
+	Text string
 }
 
 // Verdict says what happened to a job.
@@ -99,6 +105,7 @@ func (d Decision) String() string {
 	if d.Snapshot > 0 {
 		kv("snapshot", strconv.FormatUint(d.Snapshot, 10))
 	}
+	kv("hold", d.Hold)
 	if d.Text != "" {
 		b.WriteString(": " + d.Text)
 	}
@@ -165,6 +172,8 @@ func (d *Decision) set(k, v string) error {
 		d.Models = strings.Split(v, ",")
 	case "snapshot":
 		d.Snapshot, err = strconv.ParseUint(v, 10, 64)
+	case "hold":
+		d.Hold = v
 	default:
 		return fmt.Errorf("unknown decision field %q", k)
 	}

@@ -26,6 +26,13 @@ func TestDecisionRoundTrip(t *testing.T) {
 		{Decision{Verdict: VerdictPlaced, Request: "any:preferred", GPUs: 1, Domain: "node03", Tier: "node", Bound: []string{"node03", "node01"},
 			Models: []string{"v100m16", "v100m32"}, Snapshot: 7, Text: "y"},
 			"gangtopo v1 placed request=any:preferred gpus=1 domain=node03 tier=node bound=node03,node01 models=v100m16,v100m32 snapshot=7: y"},
+		// the plugin's hold on a placed job's GPUs, named for the controller
+		// to list while the job is pending
+		{Decision{Verdict: VerdictPlaced, Request: "any:preferred", GPUs: 2, Domain: "node02/nvl0", Tier: "nvlink", Bound: []string{"node02"},
+			Snapshot: 4, Hold: "0a1b2c3d4e5f", Text: "h"},
+			"gangtopo v1 placed request=any:preferred gpus=2 domain=node02/nvl0 tier=nvlink bound=node02 snapshot=4 hold=0a1b2c3d4e5f: h"},
+		{Decision{Verdict: VerdictUntouched, Cause: CauseSlurmLimit, Request: "leaf:required", GPUs: 32, Text: "no room"},
+			"gangtopo v1 untouched cause=slurm_limit request=leaf:required gpus=32: no room"},
 		{Decision{Verdict: VerdictUntouched, Cause: CauseNotCovered, Request: "leaf:required", GPUs: 8, Text: `partition "cpu" is not in the cluster file`},
 			`gangtopo v1 untouched cause=not_covered request=leaf:required gpus=8: partition "cpu" is not in the cluster file`},
 	}

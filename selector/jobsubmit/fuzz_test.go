@@ -26,6 +26,7 @@ func FuzzParseGPUTres(f *testing.F) {
 func FuzzParseDecision(f *testing.F) {
 	f.Add("gangtopo v1 placed request=leaf:required gpus=32 shape=4x8 domain=leaf4 tier=leaf bound=leaf4,leaf3 snapshot=42: text")
 	f.Add("gangtopo v1 untouched: snapshot missing")
+	f.Add("gangtopo v1 placed gpus=2 bound=node02 excluded=node[03,16] snapshot=4 hold=0a1b2c3d4e5f: text")
 	f.Fuzz(func(t *testing.T, in string) {
 		d, err := ParseDecision(in)
 		if err != nil || strings.ContainsAny(in, "\n\r\t") {

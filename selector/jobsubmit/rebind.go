@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
@@ -289,8 +290,8 @@ func sameNodes(a, b string) bool {
 	if a == b {
 		return true
 	}
-	x, err1 := WithNodes(a, "")
-	y, err2 := WithNodes(b, "")
+	x, err1 := WithNodes(a, "", hostlist.MaxHosts)
+	y, err2 := WithNodes(b, "", hostlist.MaxHosts)
 	return err1 == nil && err2 == nil && x == y
 }
 

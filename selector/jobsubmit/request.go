@@ -1,12 +1,10 @@
 package jobsubmit
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -55,10 +53,10 @@ func (dc *Decider) buildRequest(j Job, o request.Option) (request.Request, error
 		return r, err
 	}
 	r.Partitions = request.SplitList(jobPartition(j))
-	if r.Allowed, err = expandNodes("--nodelist", j.ReqNodes); err != nil {
+	if r.Allowed, err = expandNodes("--nodelist", j.ReqNodes, dc.nodeBound); err != nil {
 		return r, err
 	}
-	if r.Excluded, err = expandNodes("--exclude", j.ExcNodes); err != nil {
+	if r.Excluded, err = expandNodes("--exclude", j.ExcNodes, dc.nodeBound); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -244,28 +242,6 @@ func resourcesOf(j Job, r *request.Request) error {
 		r.MemMiB = int64(j.PnMinMemory) * nodes
 	}
 	return nil
-}
-
-// maxJobNodeNames bounds a job's --nodelist and --exclude. The gate runs
-// inside slurmctld on every submission, so a user's "n[0-999999]" must not
-// cost it a million strings; no Slurm cluster has this many nodes, and a
-// longer list passes to Slurm untouched, which judges it against its nodes.
-const maxJobNodeNames = 1 << 16
-
-// expandNodes expands a job's node list, refusing a malformed one and
-// passing through one longer than maxJobNodeNames.
-func expandNodes(flag, expr string) ([]string, error) {
-	if expr == "" {
-		return nil, nil
-	}
-	names, err := hostlist.ExpandAtMost(expr, maxJobNodeNames)
-	if errors.Is(err, hostlist.ErrTooMany) {
-		return nil, &unsupportedError{fmt.Sprintf("a %s of more than %d nodes", flag, maxJobNodeNames)}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s %q: %v", flag, expr, err)
-	}
-	return names, nil
 }
 
 func tierList(c *topology.Cluster) string {

@@ -88,9 +88,11 @@ func TestBuildRequestRefusals(t *testing.T) {
 		{"two models", Job{TresPerJob: "gres:gpu:h100:8", TresPerNode: "gres:gpu:a100:8", MinNodes: 1}, `GPU models "h100" and "a100" differ`, false},
 		{"bad count", Job{TresPerJob: "gres:gpu:h100:x"}, `count "x" is not a number`, false},
 		{"bad node list", Job{TresPerJob: "gres:gpu:1", ReqNodes: "node[1-"}, `--nodelist "node[1-"`, false},
-		// 70,001 names: past the gate's bound of 65,536, left to Slurm
-		{"node list past the bound", Job{TresPerJob: "gres:gpu:1", ReqNodes: "node[0-70000]"}, "a --nodelist of more than 65536 nodes", true},
-		{"exclude list past the bound", Job{TresPerJob: "gres:gpu:1", ExcNodes: "a[0-9],node[0-65530]"}, "a --exclude of more than 65536 nodes", true},
+		// lab16 has 16 nodes: its bound is max(2 x 16, 64) = 64 names, and
+		// a longer list is left to Slurm; 65 names, in two terms
+		{"node list past the bound", Job{TresPerJob: "gres:gpu:1", ReqNodes: "node[0-64]"}, "a --nodelist of more than 64 nodes", true},
+		{"exclude list past the bound", Job{TresPerJob: "gres:gpu:1", ExcNodes: "a[0-9],node[0-54]"}, "a --exclude of more than 64 nodes", true},
+		{"2^20 names, refused before one is built", Job{TresPerJob: "gres:gpu:1", ExcNodes: "n[0-1048574]"}, "a --exclude of more than 64 nodes", true},
 		{"CPU-only over two nodes", Job{MinNodes: 2, MaxNodes: 2, NumTasks: 2}, "a CPU-only job over 2 nodes", true},
 		{"more shards than a GPU has", Job{TresPerNode: "gres:shard:150"}, "150 shards, more than one GPU's 100", true},
 	}

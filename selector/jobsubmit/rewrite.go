@@ -59,7 +59,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 	c := dc.cluster
 	req, res := p.Request, pl.Result
 	d := Decision{Verdict: VerdictPlaced, Request: p.Option.String(), GPUs: req.GPUs, Snapshot: gen,
-		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Models: req.Models, Text: res.Message + dc.advisoryNote(req, res)}
+		Domain: c.Domains[res.Domain].Name, Tier: res.Tier.String(), Models: req.Models, Hold: p.Hold, Text: res.Message + dc.advisoryNote(req, res)}
 	if res.Widened {
 		d.Verdict = VerdictWider
 	}
@@ -79,7 +79,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 	}
 	dc.segment(j, req, &out, &d)
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
-		d.Excluded = dc.keepWholeNodes(j, pl, s, &out)
+		d.Excluded = dc.keepWholeNodes(req.Excluded, pl, s, &out)
 	}
 	return dc.withDecision(j, out, d)
 }
@@ -363,22 +363,24 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 // keepWholeNodes excludes the whole free nodes when the engine put a
 // one-node job on a partly used node (a hole exists), so Slurm's own
 // node order does not break a whole node instead; for an array, the whole
-// nodes its later tasks were placed on stay allowed. It returns the nodes
-// it added to the user's exclusions (a host list), which the decision
-// records so that `gangtopo unbind` and the controller can take them out
-// again.
-func (dc *Decider) keepWholeNodes(j Job, pl Placement, s *occupancy.Snapshot, out *Result) string {
+// nodes its later tasks were placed on stay allowed. user is the job's own
+// --exclude, as the request expanded it (whole: a comma inside brackets,
+// "node[03,16]", separates numbers, not names). It returns the nodes it
+// added to the user's exclusions (a host list) and none of the user's,
+// which the decision records so that `gangtopo unbind` and the controller
+// can take out exactly those again.
+func (dc *Decider) keepWholeNodes(user []string, pl Placement, s *occupancy.Snapshot, out *Result) string {
 	c := dc.cluster
 	chosen := pl.Alloc.Nodes[0].Node
 	if s.IsWholeNodeFree(chosen) && s.FreeCPUMilli[chosen] == int32(min(c.Nodes[chosen].CPUs*1000, 1<<31-1)) {
 		return "" // the engine itself opened a whole node: nothing to protect
 	}
 	excl := map[string]bool{}
-	for _, n := range request.SplitList(j.ExcNodes) {
-		if names, err := hostlist.Expand(n); err == nil {
-			for _, x := range names {
-				excl[x] = true
-			}
+	names := make([]string, 0, len(user))
+	for _, x := range user {
+		if !excl[x] {
+			excl[x] = true
+			names = append(names, x)
 		}
 	}
 	used := map[topology.NodeID]bool{}
@@ -396,24 +398,23 @@ func (dc *Decider) keepWholeNodes(j Job, pl Placement, s *occupancy.Snapshot, ou
 			added = append(added, c.Nodes[i].Name)
 		}
 	}
-	names := make([]string, 0, len(excl))
-	for n := range excl {
-		names = append(names, n)
-	}
-	if len(names) > 0 {
-		out.ExcNodes = strptr(hostlist.Compress(names))
-	}
 	if len(added) == 0 {
 		return ""
 	}
+	out.ExcNodes = strptr(hostlist.Compress(append(names, added...)))
 	return hostlist.Compress(added)
 }
 
 // withDecision records the decision in the configured field and logs it.
 // What the field held (the user's comment, or an AdminComment an earlier
 // job_submit plugin or an administrator set) is kept, the decision
-// appended after " | ".
+// appended after " | ". The rewrite is fitted to Slurm's byte limits
+// first (limits.go); one that cannot fit leaves the job as submitted.
 func (dc *Decider) withDecision(j Job, out Result, d Decision) Result {
+	out, d, note, ok := dc.fit(j, out, d)
+	if !ok {
+		return dc.overLimits(j, d, note)
+	}
 	line := d.String()
 	if dc.policy.DecisionField == FieldComment {
 		out.Comment = strptr(appendLine(j.Comment, line))
@@ -421,7 +422,21 @@ func (dc *Decider) withDecision(j Job, out Result, d Decision) Result {
 		out.AdminComment = strptr(appendLine(j.AdminComment, line))
 	}
 	out.Decision, out.LogLevel, out.Log = d, LogInfo, fmt.Sprintf("%s: %s", JobLabel(j), line)
+	if note != "" {
+		out.Log += " (" + note + ")"
+	}
 	return out
+}
+
+// overLimits is the answer for a rewrite that does not fit Slurm's limits:
+// the job as submitted, said in an untouched line if that fits, else only
+// in the log.
+func (dc *Decider) overLimits(j Job, d Decision, why string) Result {
+	if d.Verdict != VerdictUntouched {
+		return dc.untouched(j, d.Request, d.GPUs, CauseSlurmLimit, why)
+	}
+	d.Text = why
+	return Result{LogLevel: LogInfo, Log: fmt.Sprintf("%s: %s (not recorded in the job: %s)", JobLabel(j), d, why), Decision: d}
 }
 
 func strptr(s string) *string { return &s }

@@ -33,6 +33,9 @@ type file struct {
 	Mix          *Mix       `json:"mix,omitempty"`
 	// Bindings are gangtopo's part of pending jobs' fields (binding.go).
 	Bindings []fileBinding `json:"bindings,omitempty"`
+	// PendingHolds are the holds of pending jobs' decisions (binding.go);
+	// absent when the writer does not list pending jobs, [] when none.
+	PendingHolds *[]string `json:"pending_holds,omitempty"`
 }
 
 type fileNode struct {
@@ -165,6 +168,9 @@ func (f *file) build(name string, c *topology.Cluster) (*Snapshot, error) {
 		}
 	}
 	if err := s.readBindings(f.Bindings); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	if err := s.readPendingHolds(f.PendingHolds); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 	}
 	if len(errs) > 0 {
@@ -361,6 +367,7 @@ func (s *Snapshot) toFile(source string) file {
 		f.Jobs = append(f.Jobs, fj)
 	}
 	f.Bindings = s.fileBindings()
+	f.PendingHolds = s.filePendingHolds()
 	return f
 }
 

@@ -69,6 +69,10 @@ type Snapshot struct {
 	// Bindings are gangtopo's part of pending jobs' fields (binding.go),
 	// for the plugin's job_modify. Shared between clones.
 	Bindings []Binding
+	// PendingHolds are the holds named in the decisions of the pending
+	// jobs Slurm listed (binding.go), for the plugin's held decisions; nil
+	// when the snapshot does not say. Shared between clones.
+	PendingHolds map[string]bool
 
 	wholeFree []uint8  // by NodeID: GPUs with FreeMilli == WholeGPU
 	idle      []int32  // by NodeID: sum of FreeMilli over the node's GPUs

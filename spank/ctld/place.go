@@ -83,13 +83,16 @@ func (g *Gate) place(j jobsubmit.Job, p jobsubmit.Prepared, now time.Time) jobsu
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
+	if pl.Status == place.Placed && g.store.namesHolds() {
+		p.Hold = holdName() // the decision line names the hold (held.go)
+	}
 	out, err := g.decider.Rewrite(j, p, pl, snap, info.Generation)
 	if err != nil {
 		return g.failure(j, err, info.Generation)
 	}
-	if pl.Status == place.Placed {
+	if v := out.Decision.Verdict; v == jobsubmit.VerdictPlaced || v == jobsubmit.VerdictWider {
 		for _, a := range pl.Tasks { // every task of an array is held
-			g.store.HoldLocked(a, now)
+			g.store.HoldLocked(a, now, out.Decision.Hold)
 		}
 	}
 	return out

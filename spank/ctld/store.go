@@ -28,7 +28,7 @@ import (
 // would all be sent to the same free GPUs. A decision stays applied to
 // every snapshot taken less than PendingHold after it, and is dropped when
 // it no longer fits (the snapshot shows its GPUs taken, by it or another
-// job).
+// job), or when its job is gone (held.go).
 type Store struct {
 	cfg     Config
 	cluster *topology.Cluster
@@ -46,11 +46,6 @@ type Store struct {
 	stopOnce sync.Once
 	stop     chan struct{}
 	done     chan struct{}
-}
-
-type heldAlloc struct {
-	at    time.Time
-	alloc occupancy.Allocation
 }
 
 // fileStamp identifies a version of a file without reading it.
@@ -282,35 +277,6 @@ func (s *Store) Acquire(now time.Time) (*occupancy.Snapshot, SnapInfo, error) {
 func (s *Store) Release(abandoned bool) {
 	s.shared = s.shared || abandoned
 	s.mu.Unlock()
-}
-
-// HoldLocked records a decision's allocation and applies it to the working
-// snapshot. Call it between Acquire and Release.
-func (s *Store) HoldLocked(a occupancy.Allocation, now time.Time) {
-	if s.cfg.PendingHold <= 0 || s.work == nil {
-		return
-	}
-	if s.shared {
-		s.work, s.shared = s.work.Clone(), false
-	}
-	if s.work.Allocate(a) == nil {
-		s.held = append(s.held, heldAlloc{now, a})
-	}
-}
-
-// rebuild makes work = cur + the held decisions still pending against it.
-func (s *Store) rebuild() {
-	s.work, s.shared = s.cur.Clone(), false
-	kept := s.held[:0]
-	for _, h := range s.held {
-		if !s.cur.Time.Before(h.at.Add(s.cfg.PendingHold)) {
-			continue // the snapshot is late enough to show the job, if it started
-		}
-		if s.work.Allocate(h.alloc) == nil {
-			kept = append(kept, h)
-		}
-	}
-	s.held = kept
 }
 
 // Current returns the last good snapshot as loaded (without held

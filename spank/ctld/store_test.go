@@ -21,6 +21,9 @@ type storeFixture struct {
 	c     *topology.Cluster
 	path  string
 	store *Store
+	// holds are the pending holds the next snapshot lists (nil: it does
+	// not list pending jobs)
+	holds map[string]bool
 }
 
 func newStoreFixture(t *testing.T) *storeFixture {
@@ -36,7 +39,7 @@ func newStoreFixture(t *testing.T) *storeFixture {
 func (f *storeFixture) write(gen uint64, at time.Time, used int) {
 	f.t.Helper()
 	s := occupancy.New(f.c)
-	s.Generation, s.Time = gen, at
+	s.Generation, s.Time, s.PendingHolds = gen, at, f.holds
 	if used > 0 {
 		var gpus []int
 		for i := 0; i < used; i++ {
@@ -133,7 +136,7 @@ func TestStoreHoldsRecentDecisions(t *testing.T) {
 	if _, _, err := f.store.Acquire(t0); err != nil {
 		t.Fatal(err)
 	}
-	f.store.HoldLocked(alloc, t0)
+	f.store.HoldLocked(alloc, t0, "")
 	f.store.Release(false)
 	if free, _ := f.freeOnNode01(t0); free != 4 {
 		t.Errorf("after the decision: node01 free %d, want 4 (8 - 4 held)", free)

@@ -98,6 +98,9 @@ type State struct {
 	// Queued lists every pending job, with a decision or not (squeue
 	// --json only).
 	Queued []PendingJob
+	// PendingListed says the jobs were read from squeue --json, so Pending
+	// lists every pending job with a decision (scontrol's text does not).
+	PendingListed bool
 }
 
 // holdingStates are the job states in which a job holds its allocation

@@ -48,6 +48,8 @@ type PendingJob struct {
 	// User is the job's user name; Facts its QOS, account, reservation.
 	User  string
 	Facts JobFacts
+	// UserIDKnown says squeue gave the owner's uid (Job.UserID).
+	UserIDKnown bool
 }
 
 // pendingRaw holds the fields read for pending jobs.
@@ -58,14 +60,18 @@ type pendingRaw struct {
 	userID, priority, submit, nodeCount, maxNodes       int64
 	tasks, cpusPerTask, memNode, memCPU, perNode        int64
 	arrayJob, hetJob, hetOffset, arrayTask              int64
-	arrayTaskSet                                        bool
+	arrayTaskSet, userIDSet                             bool
 }
 
 // pendingField reads one of the fields above; handled is false for any
 // other key (the caller skips it).
 func (s *jsonScanner) pendingField(key []byte, p *pendingRaw) (handled bool, err error) {
-	if string(key) == "array_task_id" { // null (23.02+: not set) for a job, or an array's pending record
+	switch string(key) {
+	case "array_task_id": // null (23.02+: not set) for a job, or an array's pending record
 		p.arrayTask, p.arrayTaskSet, err = s.looseNum()
+		return true, err
+	case "user_id": // whose job: the owner job_modify checks (Bindings)
+		p.userID, p.userIDSet, err = s.looseNum()
 		return true, err
 	}
 	if dst := p.strField(string(key)); dst != nil {
@@ -115,8 +121,6 @@ func (p *pendingRaw) strField(key string) *string {
 
 func (p *pendingRaw) intField(key string) *int64 {
 	switch key {
-	case "user_id":
-		return &p.userID
 	case "priority":
 		return &p.priority
 	case "submit_time":
@@ -176,7 +180,7 @@ func (p *pendingRaw) pendingJob(j *Job, adminComment string) (pj PendingJob, dec
 		adminComment = ""
 	}
 	pj = PendingJob{ID: j.ID, Priority: uint32(min(max(p.priority, 0), 1<<32-1)), Reason: p.reason, Decision: adminComment,
-		Job: p.job(j, adminComment), User: j.User, Facts: j.Facts}
+		Job: p.job(j, adminComment), User: j.User, Facts: j.Facts, UserIDKnown: p.userIDSet && p.userID >= 0}
 	if p.submit > 0 {
 		pj.Submit = time.Unix(p.submit, 0).UTC()
 	}
@@ -222,8 +226,10 @@ func u16(v int64) uint16 { return uint16(min(max(v, 0), 1<<16-2)) }
 
 // Bindings lists gangtopo's part of each pending job's fields (occupancy
 // Binding), for the plugin's job_modify: the features expression of its
-// decision when the job's features still end with it, and the exclusions
-// the decision added. prefix is the plugin's feature_prefix.
+// decision when the job's features still end with it, the exclusions the
+// decision added, and the owner's uid (Slurm 22.05 asks job_modify before
+// it checks the caller may update the job). prefix is the plugin's
+// feature_prefix.
 func Bindings(pending []PendingJob, prefix string) []occupancy.Binding {
 	var out []occupancy.Binding
 	for _, pj := range pending {
@@ -231,7 +237,7 @@ func Bindings(pending []PendingJob, prefix string) []occupancy.Binding {
 		if err != nil || !d.Binds() {
 			continue
 		}
-		b := occupancy.Binding{Job: pj.ID, Excluded: d.Excluded}
+		b := occupancy.Binding{Job: pj.ID, Excluded: d.Excluded, User: pj.Job.UserID, HasUser: pj.UserIDKnown}
 		if len(d.Bound) > 0 {
 			if expr := jobsubmit.BindingExpr(prefix, d.Bound); strings.HasSuffix(pj.Job.Features, expr) {
 				b.Features = expr
@@ -244,6 +250,21 @@ func Bindings(pending []PendingJob, prefix string) []occupancy.Binding {
 		if pj.TaskID != "" {
 			b.Job = pj.TaskID
 			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// PendingHolds lists the holds named by the decisions of the pending jobs
+// (jobsubmit.Decision.Hold), for the plugin: a hold it keeps whose job no
+// snapshot lists as pending any more is let go (spank/ctld, Store). Only
+// AdminComment is read (PendingJob.Decision), which users cannot write:
+// a user cannot keep someone's hold alive by naming it in a comment.
+func PendingHolds(pending []PendingJob) map[string]bool {
+	out := map[string]bool{}
+	for _, pj := range pending {
+		if d, err := jobsubmit.ParseDecision(pj.Decision); err == nil && d.Hold != "" {
+			out[d.Hold] = true
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 )
 
 // The pending jobs of lab16_pending_squeue.json (testdata/README.md): a
@@ -32,24 +33,24 @@ func TestParsePendingJobs(t *testing.T) {
 		id   string
 		want PendingJob
 	}{
-		{"96", PendingJob{ID: "96", Target: "96", Reason: "JobHeldUser", Submit: time.Unix(1796290976, 0).UTC(),
+		{"96", PendingJob{ID: "96", Target: "96", UserIDKnown: true, Reason: "JobHeldUser", Submit: time.Unix(1796290976, 0).UTC(),
 			Job: jobsubmit.Job{Name: "shaped", Partition: "gpu", TresPerNode: "gres:gpu:8", CPUsPerTres: "gres:gpu:2",
 				MemPerTres: "gres:gpu:1000", Features: "[gt_leaf4|gt_leaf1|gt_leaf2|gt_leaf3]", ExcNodes: "node16",
 				MinNodes: 2, MaxNodes: 2, NumTasks: 2, MinCPUs: 1}}},
-		{"97", PendingJob{ID: "97", Target: "97", Reason: "JobHeldUser", Submit: time.Unix(1796290976, 0).UTC(),
+		{"97", PendingJob{ID: "97", Target: "97", UserIDKnown: true, Reason: "JobHeldUser", Submit: time.Unix(1796290976, 0).UTC(),
 			Job: jobsubmit.Job{UserID: 65534, Name: "one gpu", Partition: "gpu", TresPerJob: "gres:gpu:1",
 				Features: "[gt_node15|gt_node16|gt_node01|gt_node02|gt_node03|gt_node04|gt_node05|gt_node06]",
 				MinNodes: 1, MaxNodes: 1, NumTasks: 1, MinCPUs: 1}}},
 		// a task split off its array: it may be updated as 114_4 too
-		{"118", PendingJob{ID: "118", Target: "118", TaskID: "114_4", Priority: 100, Reason: "Resources", Submit: time.Unix(1796290978, 0).UTC(),
+		{"118", PendingJob{ID: "118", Target: "118", UserIDKnown: true, TaskID: "114_4", Priority: 100, Reason: "Resources", Submit: time.Unix(1796290978, 0).UTC(),
 			Job: jobsubmit.Job{Name: "arr", Partition: "gpu", TresPerJob: "gres:gpu:1", NumTasks: 1, MinCPUs: 1}}},
 		// the array's record holds the tasks still pending, with the
 		// limit; an update names them, not the array with its running tasks
-		{"114", PendingJob{ID: "114", Target: "114_[0-3,5-9]", Priority: 4294901740, Reason: "Resources", Submit: time.Unix(1796290978, 0).UTC(),
+		{"114", PendingJob{ID: "114", Target: "114_[0-3,5-9]", UserIDKnown: true, Priority: 4294901740, Reason: "Resources", Submit: time.Unix(1796290978, 0).UTC(),
 			Job: jobsubmit.Job{Name: "arr", Partition: "gpu", TresPerJob: "gres:gpu:1", NumTasks: 1, MinCPUs: 1, ArrayInx: "0-3,5-9%3"}}},
 		// a component is named with its offset: the leader's own ID would
 		// update every component
-		{"115+1", PendingJob{ID: "115+1", Target: "115+1", Priority: 4294901738, Reason: "None", Submit: time.Unix(1796290978, 0).UTC(),
+		{"115+1", PendingJob{ID: "115+1", Target: "115+1", UserIDKnown: true, Priority: 4294901738, Reason: "None", Submit: time.Unix(1796290978, 0).UTC(),
 			Job: jobsubmit.Job{Name: "het", Partition: "gpu", TresPerJob: "gres:gpu:16", Features: "[gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4]",
 				NumTasks: 1, MinCPUs: 1, PnMinMemory: 2000, HetJob: true, HetOffset: 1}}},
 	}
@@ -74,7 +75,8 @@ func TestParsePendingJobs(t *testing.T) {
 }
 
 // The bindings published with the snapshot: gangtopo's features of every
-// bound pending job, under each name an update may use.
+// bound pending job, under each name an update may use, with its owner's
+// uid (97 is nobody's, 65534; the rest root's).
 func TestBindingsOfPendingJobs(t *testing.T) {
 	var pend []PendingJob
 	if _, _, err := parseSqueueJSON(readTestdata(t, "lab16_pending_squeue.json"), "squeue --json", nil, pendingLists{decided: &pend}); err != nil {
@@ -82,10 +84,10 @@ func TestBindingsOfPendingJobs(t *testing.T) {
 	}
 	leaves := "[gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4]"
 	want := []occupancy.Binding{
-		{Job: "96", Features: "[gt_leaf4|gt_leaf1|gt_leaf2|gt_leaf3]"},
-		{Job: "97", Features: "[gt_node15|gt_node16|gt_node01|gt_node02|gt_node03|gt_node04|gt_node05|gt_node06]"},
-		{Job: "115+1", Features: leaves},
-		{Job: "117", Features: leaves}, // after the user's (gt_spine1)&
+		{Job: "96", HasUser: true, Features: "[gt_leaf4|gt_leaf1|gt_leaf2|gt_leaf3]"},
+		{Job: "97", User: 65534, HasUser: true, Features: "[gt_node15|gt_node16|gt_node01|gt_node02|gt_node03|gt_node04|gt_node05|gt_node06]"},
+		{Job: "115+1", HasUser: true, Features: leaves},
+		{Job: "117", HasUser: true, Features: leaves}, // after the user's (gt_spine1)&
 	}
 	if diff := cmp.Diff(want, Bindings(pend, jobsubmit.DefaultFeaturePrefix)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -109,5 +111,41 @@ func TestQueuedJobs(t *testing.T) {
 	}
 	if len(pend) != 0 {
 		t.Errorf("%d pending jobs with a decision, want none (no plugin in that lab)", len(pend))
+	}
+}
+
+// The holds of the pending jobs' decisions, for the plugin's held
+// decisions: a decision without one (the controller's re-binding, an
+// older plugin) names none.
+func TestPendingHolds(t *testing.T) {
+	pend := []PendingJob{
+		{ID: "1", Decision: "gangtopo v1 placed gpus=2 domain=node02/nvl0 tier=nvlink bound=node02 snapshot=4 hold=0a1b2c3d4e5f: x"},
+		{ID: "2", Decision: "admin's note | gangtopo v1 placed gpus=1 hold=ffffffffffff"},
+		{ID: "3", Decision: "gangtopo v1 waiting gpus=32 bound=leaf1,leaf2"},
+	}
+	want := map[string]bool{"0a1b2c3d4e5f": true, "ffffffffffff": true}
+	if diff := cmp.Diff(want, PendingHolds(pend)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// A snapshot lists the pending holds only when the jobs came from squeue
+// --json, which lists every pending job: from scontrol's text it cannot
+// say a hold's job is gone, so it says nothing.
+func TestBuildSnapshotPendingHolds(t *testing.T) {
+	pend := []PendingJob{{ID: "1", Decision: "gangtopo v1 placed gpus=1 hold=0a1b2c3d4e5f"}}
+	for _, listed := range []bool{false, true} {
+		st := &State{Pending: pend, PendingListed: listed}
+		s, _, err := BuildSnapshot(topotest.Lab16(), st, time.Unix(1, 0), jobsubmit.DefaultFeaturePrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want map[string]bool
+		if listed {
+			want = map[string]bool{"0a1b2c3d4e5f": true}
+		}
+		if diff := cmp.Diff(want, s.PendingHolds); diff != "" {
+			t.Errorf("listed %v (-want +got):\n%s", listed, diff)
+		}
 	}
 }

@@ -200,6 +200,7 @@ func parseJobs(cfg *PollConfig, out []byte, st *State) (err error) {
 	if cfg.JobsFrom == SqueueJSON {
 		st.Decisions = Decisions{}
 		st.Jobs, _, err = parseSqueueJSON(out, label(cfg, SqueueJSON), st.Decisions, pendingLists{&st.Pending, &st.Queued})
+		st.PendingListed = err == nil
 	} else {
 		st.Decisions = Decisions{}
 		st.Jobs, st.Unreadable, err = parseScontrolJobs(out, label(cfg, ScontrolJobs), st.Decisions)

@@ -33,7 +33,9 @@ import (
 //     reports and `gangtopo why`; the free capacity does not depend on them
 //     beyond step 1 and 2.
 //  5. The pending jobs gangtopo bound (squeue --json only) give the
-//     snapshot's bindings (Bindings), for the plugin's job_modify.
+//     snapshot's bindings (Bindings), for the plugin's job_modify, and
+//     the holds their decisions name (PendingHolds), for the plugin's
+//     held decisions.
 //
 // Jobs read from scontrol's text (Job.FromText) are the exception: users'
 // job names and comments are printed there unescaped and can forge Slurm's
@@ -89,6 +91,9 @@ func BuildSnapshot(c *topology.Cluster, st *State, at time.Time, featurePrefix s
 	}
 	if featurePrefix != "" {
 		s.Bindings = Bindings(st.Pending, featurePrefix) // step 5
+	}
+	if st.PendingListed {
+		s.PendingHolds = PendingHolds(st.Pending)
 	}
 	return s, rep, nil
 }
