@@ -103,6 +103,8 @@ func (dc *Decider) slurmNever(j Job, r request.Request) bool {
 	most := dc.largestNodes(r.Partitions, perNode)
 	cpg, _ := perGPU(j.CPUsPerTres)
 	switch {
+	case most.nodes == 0:
+		return false // no node to judge by: Slurm's to say
 	case cpt > most.cpus || int64(j.PnMinCPUs) > most.cpus:
 		return true
 	case cpg > 0 && r.GPUs > 0 && cpg*int64(perNode) > most.gpuCPUs:
@@ -112,7 +114,7 @@ func (dc *Decider) slurmNever(j Job, r request.Request) bool {
 	case j.PnMinMemory&memPerCPU != 0 && int64(j.PnMinMemory&^memPerCPU)*cpt > most.mem:
 		return true
 	}
-	if j.Overcommit || most.cpus == 0 {
+	if j.Overcommit {
 		return false
 	}
 	if int64(j.NtasksPerNode)*cpt > most.cpus {
@@ -126,6 +128,7 @@ func (dc *Decider) slurmNever(j Job, r request.Request) bool {
 // a node with the GPUs a request needs on one node. A node whose CPUs or
 // memory the cluster file does not give counts as unlimited.
 type nodeMost struct {
+	nodes              int
 	cpus, mem, gpuCPUs int64
 }
 
@@ -153,6 +156,7 @@ func (dc *Decider) largestNodes(partitions []string, gpus int) nodeMost {
 		if mem == 0 {
 			mem = unlimited
 		}
+		most.nodes++
 		most.cpus, most.mem = max(most.cpus, cpus), max(most.mem, mem)
 		if n.NumGPUs() >= gpus {
 			most.gpuCPUs = max(most.gpuCPUs, cpus)
