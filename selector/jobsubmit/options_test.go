@@ -200,3 +200,20 @@ type counted struct {
 	TaskGPUs              int
 	WholeNodes, AllMemory bool
 }
+
+// GPUCount (what the quota counts of a waiting job) counts the GPUs of a
+// job the decision passes to Slurm too.
+func TestGPUCountOfPassedJobs(t *testing.T) {
+	for _, tc := range []struct {
+		job  Job
+		want int
+	}{
+		{Job{TresPerJob: "gres:gpu:7", MinNodes: 3, MaxNodes: 3}, 7},                   // -N 3 --gpus=7
+		{Job{TresPerTask: "gres:gpu:2", NumTasks: 3, MinNodes: 2, MaxNodes: 2}, 6},     // 3 tasks x 2
+		{Job{TresPerJob: "gres:gpu:1", NumTasks: 65, MinCPUs: 1, Overcommit: true}, 1}, // --overcommit
+	} {
+		if got, err := GPUCount(tc.job); err != nil || got != tc.want {
+			t.Errorf("%+v: %d GPUs (%v), want %d", tc.job, got, err, tc.want)
+		}
+	}
+}

@@ -54,6 +54,9 @@ func (dc *Decider) buildRequest(j Job, o request.Option) (request.Request, error
 	if len(r.Models) == 0 {
 		r.Models = dc.modelConstraint(j.Features)
 	}
+	if err := unevenSplit(r); err != nil {
+		return r, err
+	}
 	if err := unmodelledShape(j, r); err != nil {
 		return r, err
 	}
@@ -116,7 +119,7 @@ func gpusOf(j Job, r *request.Request) error {
 	if r.GPUs == 0 {
 		return &unsupportedError{what: "a GPU request of 0 GPUs"}
 	}
-	return unevenSplit(*r)
+	return nil
 }
 
 // unevenSplit passes a GPU total over a fixed node count that the engine
