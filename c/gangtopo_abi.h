@@ -61,7 +61,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define GT_ABI_VERSION 5
+#define GT_ABI_VERSION 6
 
 /*
  * GT_REPLY_MARGIN_MS: how long past the deadline the shim waits for an
@@ -97,6 +97,20 @@ enum gt_request {
 	GT_REQ_SUBMIT = 0,	/* job_submit: decide about a job as submitted */
 	GT_REQ_MODIFY = 1,	/* job_modify: a user's update sets features or
 				 * excluded nodes; keep gangtopo's binding */
+};
+
+/*
+ * How a job shares its nodes (struct gt_job.shared): job_desc's shared,
+ * set by --exclusive[=user|mcs|topo] and --oversubscribe.
+ */
+enum gt_shared {
+	GT_SHARED_DEFAULT = 0,		/* not given: the partition's OverSubscribe */
+	GT_SHARED_EXCLUSIVE = 1,	/* --exclusive: whole nodes */
+	GT_SHARED_OVERSUBSCRIBE = 2,	/* --oversubscribe */
+	GT_SHARED_USER = 3,		/* --exclusive=user */
+	GT_SHARED_MCS = 4,		/* --exclusive=mcs */
+	GT_SHARED_TOPO = 5,		/* --exclusive=topo (Slurm 25.05+) */
+	GT_SHARED_OTHER = 6,		/* a value this shim does not know */
 };
 
 /* The fields a GT_REQ_MODIFY update sets (struct gt_job.changes). */
@@ -149,6 +163,24 @@ struct gt_job {
 					 * ("123", "123_4", "123+1") */
 	/* ABI 5: Slurm's block topology */
 	uint32_t segment_size;		/* --segment (Slurm 24.05+); 0: not given */
+	/*
+	 * ABI 6: the options that change how Slurm counts the job's resources
+	 * (selector/jobsubmit/options.go says what gangtopo makes of each);
+	 * 0: not given
+	 */
+	uint32_t overcommit;		/* 1: --overcommit */
+	uint32_t shared;		/* enum gt_shared */
+	uint32_t mem_whole_node;	/* 1: --mem=0, all of each node's memory */
+	uint32_t contiguous;		/* 1: --contiguous */
+	uint32_t spread_job;		/* 1: --spread-job */
+	uint32_t req_switch;		/* --switches=N */
+	uint16_t pn_min_cpus;		/* --mincpus */
+	uint16_t ntasks_per_tres;	/* --ntasks-per-gpu */
+	uint16_t threads_per_core;	/* --threads-per-core (--hint) */
+	uint16_t ntasks_per_core;	/* --ntasks-per-core (--hint) */
+	uint16_t sockets_per_node;	/* --sockets-per-node */
+	uint16_t cores_per_socket;	/* --cores-per-socket */
+	uint16_t ntasks_per_socket;	/* --ntasks-per-socket */
 };
 
 /*

@@ -87,6 +87,46 @@ static const char *default_partition(void)
 static uint32_t u32(uint32_t v) { return v == NO_VAL || v == INFINITE ? 0 : v; }
 static uint16_t u16(uint16_t v) { return v == NO_VAL16 || v == INFINITE16 ? 0 : v; }
 
+/* shared_of maps job_desc's shared to enum gt_shared. */
+static uint32_t shared_of(uint16_t shared)
+{
+	switch (shared) {
+	case NO_VAL16:
+		return GT_SHARED_DEFAULT;
+	case JOB_SHARED_NONE:
+		return GT_SHARED_EXCLUSIVE;
+	case JOB_SHARED_OK:
+		return GT_SHARED_OVERSUBSCRIBE;
+	case JOB_SHARED_USER:
+		return GT_SHARED_USER;
+	case JOB_SHARED_MCS:
+		return GT_SHARED_MCS;
+#ifdef JOB_SHARED_TOPO
+	case JOB_SHARED_TOPO:
+		return GT_SHARED_TOPO;
+#endif
+	}
+	return GT_SHARED_OTHER;
+}
+
+/* copy_counting copies what changes how Slurm counts the job (ABI 6). */
+static void copy_counting(const job_desc_msg_t *jd, struct gt_job *j)
+{
+	j->overcommit = jd->overcommit != NO_VAL8 && jd->overcommit;
+	j->shared = shared_of(jd->shared);
+	j->mem_whole_node = jd->pn_min_memory == 0;	/* --mem=0; not given is NO_VAL64 */
+	j->contiguous = jd->contiguous != NO_VAL16 && jd->contiguous;
+	j->spread_job = (jd->bitflags & SPREAD_JOB) != 0;
+	j->req_switch = u32(jd->req_switch);
+	j->pn_min_cpus = u16(jd->pn_min_cpus);
+	j->ntasks_per_tres = u16(jd->ntasks_per_tres);
+	j->threads_per_core = u16(jd->threads_per_core);
+	j->ntasks_per_core = u16(jd->ntasks_per_core);
+	j->sockets_per_node = u16(jd->sockets_per_node);
+	j->cores_per_socket = u16(jd->cores_per_socket);
+	j->ntasks_per_socket = u16(jd->ntasks_per_socket);
+}
+
 static void copy_job(const job_desc_msg_t *jd, uint32_t uid, struct gt_job *j)
 {
 	memset(j, 0, sizeof(*j));
@@ -125,6 +165,7 @@ static void copy_job(const job_desc_msg_t *jd, uint32_t uid, struct gt_job *j)
 #if GT_SLURM_SEGMENT
 	j->segment_size = u16(jd->segment_size);
 #endif
+	copy_counting(jd, j);
 }
 
 /* replace sets *field to a Slurm-allocated copy of value ("" clears it). */

@@ -4,7 +4,8 @@
  * a call that outlives the shim's timeout (a job named
  * gangtopo-inject-hang stalls Go for a second), its late answer discarded
  * by the next call, gt_fini while a late answer is still being made, and
- * a second gt_init. Built with AddressSanitizer by make c-test: Go frees
+ * a second gt_init, and the ABI 6 fields that say how Slurm counts a
+ * job's resources reaching the decision. Built with AddressSanitizer by make c-test: Go frees
  * the job blocks and the shim the answers, so a block freed twice, used
  * after its free, or never freed fails the test.
  *
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../gangtopo_channel.h"
@@ -68,6 +70,81 @@ static int call_modify(const char *id, const char *features, char *log, size_t l
 	CHECK(!res || (res->action == GT_KEEP && !res->features), "update without a snapshot changed the job");
 	gt_result_release(res);
 	return rc;
+}
+
+/* write_idle_snapshot writes a snapshot of lab16 with every node idle, taken now. */
+static void write_idle_snapshot(const char *path)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	FILE *f = fopen(path, "w");
+
+	CHECK(f, "cannot write %s", path);
+	if (!f)
+		return;
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	fprintf(f, "{\"version\": \"v1\", \"cluster\": \"lab16\", \"generation\": 1, \"time\": \"%s\", \"nodes\": [", stamp);
+	for (int i = 1; i <= 16; i++)
+		fprintf(f, "%s{\"name\": \"node%02d\", \"state\": \"idle\"}", i > 1 ? ", " : "", i);
+	fprintf(f, "], \"jobs\": []}\n");
+	fclose(f);
+}
+
+/*
+ * decide_counting sends a CPU-only job of 65 one-CPU tasks on one 64-CPU
+ * node of lab16, edited by the caller, and returns the answer's action
+ * with its log line in log.
+ */
+static int decide_counting(void (*edit)(struct gt_job *), char *log, size_t len)
+{
+	struct gt_job j = { .user_id = 1000, .name = "count", .partition = "gpu", .min_nodes = 1, .max_nodes = 1,
+			    .num_tasks = 65, .min_cpus = 65 };
+	struct gt_result *res = NULL;
+	int action = -1;
+
+	if (edit)
+		edit(&j);
+	if (gt_channel_call(&ch, gt_job_pack(&j), 2000, &res) == GT_OK && res)
+		action = res->action;
+	snprintf(log, len, "%s", res && res->log ? res->log : "");
+	gt_result_release(res);
+	return action;
+}
+
+static void overcommit(struct gt_job *j) { j->overcommit = 1, j->min_cpus = 1; }
+static void user_exclusive(struct gt_job *j) { j->shared = GT_SHARED_USER, j->num_tasks = 1, j->min_cpus = 1; }
+static void two_threads(struct gt_job *j) { j->threads_per_core = 2, j->num_tasks = 1, j->min_cpus = 1; }
+static void per_node(struct gt_job *j) { j->pn_min_cpus = 65, j->num_tasks = 1, j->min_cpus = 1; }
+
+/*
+ * test_counting: the fields of ABI 6 reach the decision, under jobs: all:
+ * 65 tasks on one 64-CPU node are refused as Slurm refuses them, passed
+ * with --overcommit (issue 22), and so on.
+ */
+static void test_counting(const char *topology, const char *dir)
+{
+	char config[128], snap[128], log[512];
+	FILE *f;
+
+	snprintf(config, sizeof(config), "%s/counting.yaml", dir);
+	snprintf(snap, sizeof(snap), "%s/snapshot.json", dir);
+	write_idle_snapshot(snap);
+	f = fopen(config, "w");
+	fprintf(f, "version: v1\ntopology: %s\nsnapshot: %s\njobs: all\nmax_snapshot_age: 1h\ndeadline: 500ms\n", topology, snap);
+	fclose(f);
+	start(config);
+	CHECK(decide_counting(NULL, log, sizeof(log)) == GT_REJECT && strstr(log, "can ever hold a CPU-only job of 65 CPUs"),
+	      "-N 1 -n 65: %s", log);
+	CHECK(decide_counting(overcommit, log, sizeof(log)) == GT_MODIFY && strstr(log, "untouched cause=unsupported") &&
+	      strstr(log, "--overcommit"), "-N 1 -n 65 --overcommit: %s", log);
+	CHECK(decide_counting(user_exclusive, log, sizeof(log)) == GT_MODIFY && strstr(log, "--exclusive=user"),
+	      "--exclusive=user: %s", log);
+	CHECK(decide_counting(two_threads, log, sizeof(log)) == GT_MODIFY && strstr(log, "--threads-per-core"),
+	      "--threads-per-core=2: %s", log);
+	CHECK(decide_counting(per_node, log, sizeof(log)) == GT_REJECT, "--mincpus=65: %s", log);
+	stop();
+	unlink(config);
+	unlink(snap);
 }
 
 int main(int argc, char **argv)
@@ -129,6 +206,7 @@ int main(int argc, char **argv)
 		stop();
 	}
 
+	test_counting(argv[1], dir);
 	unlink(config);
 	rmdir(dir);
 	if (failures) {

@@ -167,7 +167,14 @@ func (dc *Decider) Prepare(j Job) Prepared {
 func (dc *Decider) Rewrite(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, gen uint64) (Result, error) {
 	j = j.withoutCPUTres()
 	switch pl.Status {
-	case place.Invalid, place.Impossible:
+	case place.Impossible:
+		if pl.Limit != "" && !dc.slurmNever(j, p.Request) {
+			// gangtopo's count is an upper bound of Slurm's (slurmcount.go)
+			return dc.untouched(j, p.Option.String(), p.Request.GPUs, CauseUnsupported,
+				pl.Message+", but "+slurmMay(j, p.Request, pl.Limit)), nil
+		}
+		return dc.refuse(j, p.Option.String(), pl.Message), nil
+	case place.Invalid:
 		return dc.refuse(j, p.Option.String(), pl.Message), nil
 	case place.NoFit:
 		return dc.waiting(j, p, pl.Result, s, gen), nil

@@ -56,6 +56,23 @@ type Job struct {
 	// (hetjob.go).
 	HetJob    bool
 	HetOffset uint32
+
+	// How Slurm counts the job's resources beyond tasks and CPUs per task
+	// (options.go says what gangtopo makes of each). Zero values mean "not
+	// given".
+	Overcommit     bool    // --overcommit: tasks may share CPUs
+	Shared         Sharing // --exclusive[=user|mcs|topo], --oversubscribe
+	MemWholeNode   bool    // --mem=0: all of each node's memory
+	Contiguous     bool    // --contiguous
+	SpreadJob      bool    // --spread-job
+	ReqSwitch      uint32  // --switches=N: at most N leaf switches
+	PnMinCPUs      uint16  // --mincpus: CPUs per node at least
+	NtasksPerTres  uint16  // --ntasks-per-gpu
+	ThreadsPerCore uint16  // --threads-per-core (--hint=nomultithread: 1)
+	NtasksPerCore  uint16  // --ntasks-per-core
+	// the socket and core layout: --sockets-per-node, --cores-per-socket,
+	// --ntasks-per-socket
+	SocketsPerNode, CoresPerSocket, NtasksPerSocket uint16
 }
 
 // memPerCPU is Slurm's MEM_PER_CPU flag in pn_min_memory.

@@ -48,7 +48,7 @@ func expandNodes(flag, expr string, limit int) ([]string, error) {
 	}
 	names, err := hostlist.ExpandAtMost(expr, limit)
 	if errors.Is(err, hostlist.ErrTooMany) {
-		return nil, &unsupportedError{fmt.Sprintf("a %s of more than %d nodes", flag, limit)}
+		return nil, &unsupportedError{what: fmt.Sprintf("a %s of more than %d nodes", flag, limit)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %v", flag, expr, err)

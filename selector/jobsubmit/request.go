@@ -10,10 +10,16 @@ import (
 )
 
 // unsupportedError marks a job shape gangtopo does not translate (GPUs per
-// socket, a node-count range): the job passes untouched, with a log line.
-type unsupportedError struct{ what string }
+// socket, a node-count range; options.go): the job passes untouched, with
+// a log line. why, when given, says what gangtopo would get wrong.
+type unsupportedError struct{ what, why string }
 
-func (e *unsupportedError) Error() string { return e.what + " is not handled by gangtopo" }
+func (e *unsupportedError) Error() string {
+	if e.why != "" {
+		return e.what + " is not handled by gangtopo (" + e.why + ")"
+	}
+	return e.what + " is not handled by gangtopo"
+}
 
 // buildRequest translates a job into an engine request.
 //
@@ -28,11 +34,8 @@ func (e *unsupportedError) Error() string { return e.what + " is not handled by 
 func (dc *Decider) buildRequest(j Job, o request.Option) (request.Request, error) {
 	var r request.Request
 	o.Apply(&r)
-	if j.TresPerSocket != "" {
-		return r, &unsupportedError{"--gpus-per-socket"}
-	}
-	if j.MaxNodes > j.MinNodes && j.MinNodes > 0 {
-		return r, &unsupportedError{fmt.Sprintf("a node count range (-N %d-%d)", j.MinNodes, j.MaxNodes)}
+	if err := dc.unmodelled(j); err != nil {
+		return r, err
 	}
 	var err error
 	switch {
@@ -48,6 +51,12 @@ func (dc *Decider) buildRequest(j Job, o request.Option) (request.Request, error
 	}
 	if len(r.Models) == 0 {
 		r.Models = dc.modelConstraint(j.Features)
+	}
+	if err := unevenSplit(r); err != nil {
+		return r, err
+	}
+	if err := unmodelledShape(j, r); err != nil {
+		return r, err
 	}
 	if err := resourcesOf(j, &r); err != nil {
 		return r, err
@@ -93,6 +102,9 @@ func gpusOf(j Job, r *request.Request) error {
 			return err
 		}
 		r.GPUs, r.Nodes = perTask.Count*tasks, nodes
+		if perTask.Count > 1 {
+			r.TaskGPUs = perTask.Count
+		}
 	}
 	for _, t := range []gpuTres{perJob, perNode, perTask} {
 		if t.Model != "" && (len(r.Models) == 0 || r.Models[0] != t.Model) {
@@ -103,7 +115,22 @@ func gpusOf(j Job, r *request.Request) error {
 		return fmt.Errorf("GPU models %q and %q differ between --gpus options", r.Models[0], r.Models[1])
 	}
 	if r.GPUs == 0 {
-		return &unsupportedError{"a GPU request of 0 GPUs"}
+		return &unsupportedError{what: "a GPU request of 0 GPUs"}
+	}
+	return nil
+}
+
+// unevenSplit passes a GPU total over a fixed node count that the engine
+// cannot split as Slurm does: Slurm runs -N 3 --gpus=7 as 3+2+2, and 3
+// tasks of 2 GPUs on -N 2 as 4+2; the engine places a fixed node count
+// only as equal whole tasks per node.
+func unevenSplit(r request.Request) error {
+	if r.Nodes <= 1 || r.GPUsPerNode > 0 || r.GPUs < r.Nodes {
+		return nil // (fewer GPUs than nodes: refused as Slurm does, Validate)
+	}
+	if per := r.GPUs / r.Nodes; r.GPUs%r.Nodes != 0 || per%max(r.TaskGPUs, 1) != 0 {
+		return &unsupportedError{what: fmt.Sprintf("%d GPUs over exactly %d nodes", r.GPUs, r.Nodes),
+			why: "Slurm splits them unevenly, the engine evenly"}
 	}
 	return nil
 }
@@ -124,7 +151,7 @@ func taskCount(j Job) (int, error) {
 	case j.MinNodes == 0 && j.NtasksPerNode == 0:
 		return 1, nil
 	}
-	return 0, &unsupportedError{"--gpus-per-task without -n/--ntasks (with -c or a node range Slurm's task count is not known at submit)"}
+	return 0, &unsupportedError{what: "--gpus-per-task without -n/--ntasks (with -c or a node range Slurm's task count is not known at submit)"}
 }
 
 // hasTres says whether the job asks for any GRES at all.
@@ -136,7 +163,7 @@ func hasTres(j Job) bool {
 // over several is left to Slurm).
 func cpuOnly(j Job, r *request.Request) error {
 	if j.MinNodes > 1 {
-		return &unsupportedError{fmt.Sprintf("a CPU-only job over %d nodes", j.MinNodes)}
+		return &unsupportedError{what: fmt.Sprintf("a CPU-only job over %d nodes", j.MinNodes)}
 	}
 	r.Nodes = 1
 	return nil
@@ -182,10 +209,10 @@ func shardsOf(j Job, perGPU int, r *request.Request) error {
 		n, _ = shardCount(j.TresPerJob)
 	}
 	if j.MinNodes > 1 {
-		return &unsupportedError{fmt.Sprintf("GPU shards on %d nodes", j.MinNodes)}
+		return &unsupportedError{what: fmt.Sprintf("GPU shards on %d nodes", j.MinNodes)}
 	}
 	if n > perGPU {
-		return &unsupportedError{fmt.Sprintf("%d shards, more than one GPU's %d", n, perGPU)}
+		return &unsupportedError{what: fmt.Sprintf("%d shards, more than one GPU's %d", n, perGPU)}
 	}
 	r.GPUs, r.Nodes, r.Milli = 1, 1, (n*1000+perGPU-1)/perGPU
 	return nil
@@ -212,36 +239,6 @@ func (dc *Decider) modelConstraint(features string) []string {
 		models = append(models, dc.cluster.ModelName(m))
 	}
 	return models
-}
-
-// resourcesOf fills CPUMilli and MemMiB (job totals).
-func resourcesOf(j Job, r *request.Request) error {
-	cpg, err := perGPU(j.CPUsPerTres)
-	if err != nil {
-		return err
-	}
-	mpg, err := perGPU(j.MemPerTres)
-	if err != nil {
-		return err
-	}
-	cpus := int64(max(j.MinCPUs, 1))
-	if j.NumTasks > 0 {
-		cpus = max(cpus, int64(j.NumTasks)*int64(max(j.CPUsPerTask, 1)))
-	}
-	if cpg > 0 {
-		cpus = cpg * int64(r.GPUs)
-	}
-	r.CPUMilli = cpus * 1000
-	nodes := int64(max(r.Nodes, 1))
-	switch {
-	case mpg > 0:
-		r.MemMiB = mpg * int64(r.GPUs)
-	case j.PnMinMemory&memPerCPU != 0:
-		r.MemMiB = int64(j.PnMinMemory&^memPerCPU) * cpus
-	case j.PnMinMemory > 0:
-		r.MemMiB = int64(j.PnMinMemory) * nodes
-	}
-	return nil
 }
 
 func tierList(c *topology.Cluster) string {

@@ -29,15 +29,16 @@ func TestBuildRequest(t *testing.T) {
 			request.Request{GPUs: 16, Nodes: 2, GPUsPerNode: 8, CPUMilli: 2000, Tier: topology.TierLeaf}},
 		{"--gres=gpu:4 (one node)", Job{TresPerNode: "gres:gpu:4", MinCPUs: 1},
 			request.Request{GPUs: 4, Nodes: 1, GPUsPerNode: 4, CPUMilli: 1000, Tier: topology.TierLeaf}},
+		// 4 tasks x 2 GPUs, each task's 2 on one node
 		{"--gpus-per-task=2 -n4", Job{TresPerTask: "gres:gpu:2", NumTasks: 4, MinCPUs: 4},
-			request.Request{GPUs: 8, CPUMilli: 4000, Tier: topology.TierLeaf}},
+			request.Request{GPUs: 8, CPUMilli: 4000, Tier: topology.TierLeaf, TaskGPUs: 2}},
 		// without -n Slurm sets the task count from the nodes
 		// (gres_job_state_validate): one task per node, or
 		// --ntasks-per-node per node, or one task without -N
 		{"--gpus-per-task=2", Job{TresPerTask: "gres:gpu:2", MinCPUs: 1},
-			request.Request{GPUs: 2, CPUMilli: 1000, Tier: topology.TierLeaf}},
+			request.Request{GPUs: 2, CPUMilli: 1000, Tier: topology.TierLeaf, TaskGPUs: 2}},
 		{"--gpus-per-task=2 -N3", Job{TresPerTask: "gres:gpu:2", MinNodes: 3, MaxNodes: 3, MinCPUs: 3},
-			request.Request{GPUs: 6, Nodes: 3, CPUMilli: 3000, Tier: topology.TierLeaf}},
+			request.Request{GPUs: 6, Nodes: 3, CPUMilli: 3000, Tier: topology.TierLeaf, TaskGPUs: 2}},
 		{"--gpus-per-task=1 -N2 --ntasks-per-node=4", Job{TresPerTask: "gres:gpu:1", MinNodes: 2, MaxNodes: 2, NtasksPerNode: 4, MinCPUs: 8},
 			// 2 nodes x 4 tasks x 1 GPU
 			request.Request{GPUs: 8, Nodes: 2, CPUMilli: 8000, Tier: topology.TierLeaf}},

@@ -179,7 +179,7 @@ func (dc *Decider) bind(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, 
 	if t == topology.TierCluster {
 		return nil
 	}
-	names := dc.rankedDomains(req, t, pl, s)
+	names := dc.rankedDomains(j, req, t, pl, s)
 	if len(names) > 0 {
 		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(names)))
 	}
@@ -210,13 +210,13 @@ func (dc *Decider) nvlinkBlocks(t topology.Tier) bool {
 // most maxAlternatives (Slurm's limit),
 // and only domains whose feature a node carries when the snapshot reports
 // features (Slurm refuses a job bound to a feature no node has).
-func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, pl Placement, s *occupancy.Snapshot) []string {
+func (dc *Decider) rankedDomains(j Job, req request.Request, t topology.Tier, pl Placement, s *occupancy.Snapshot) []string {
 	c := dc.cluster
 	seen := map[topology.DomainID]bool{}
 	var out []string
 	add := func(d topology.DomainID) {
 		if d == topology.NoDomain || seen[d] || c.Domains[d].Tier != t || len(out) >= maxAlternatives ||
-			!dc.couldHold(d, req) || !dc.carried(s, d) {
+			!dc.couldHold(d, req) || !dc.tasksFit(j, req.GPUs, domainNodes(c, d), false) || !dc.carried(s, d) {
 			return
 		}
 		seen[d] = true
@@ -233,6 +233,25 @@ func (dc *Decider) rankedDomains(req request.Request, t topology.Tier, pl Placem
 	}
 	for _, d := range mostFree(c, s, t) {
 		add(d)
+	}
+	return out
+}
+
+// allocNodes lists an allocation's nodes.
+func allocNodes(a occupancy.Allocation) []topology.NodeID {
+	out := make([]topology.NodeID, len(a.Nodes))
+	for i, na := range a.Nodes {
+		out[i] = na.Node
+	}
+	return out
+}
+
+// domainNodes lists domain d's nodes.
+func domainNodes(c *topology.Cluster, d topology.DomainID) []topology.NodeID {
+	dom := &c.Domains[d]
+	out := make([]topology.NodeID, 0, dom.NodeHi-dom.NodeLo)
+	for n := dom.NodeLo; n < dom.NodeHi; n++ {
+		out = append(out, n)
 	}
 	return out
 }
@@ -350,6 +369,9 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 			return "" // uneven: Slurm cannot express it without pinning
 		}
 	}
+	if !dc.tasksFit(j, req.GPUs, allocNodes(res.Alloc), true) {
+		return "" // Slurm could not lay the tasks out on n nodes
+	}
 	n := uint32(len(res.Alloc.Nodes))
 	gres := fmt.Sprintf("gres:gpu:%d", k)
 	if len(req.Models) == 1 {
@@ -372,7 +394,7 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 func (dc *Decider) keepWholeNodes(user []string, pl Placement, s *occupancy.Snapshot, out *Result) string {
 	c := dc.cluster
 	chosen := pl.Alloc.Nodes[0].Node
-	if s.IsWholeNodeFree(chosen) && s.FreeCPUMilli[chosen] == int32(min(c.Nodes[chosen].CPUs*1000, 1<<31-1)) {
+	if s.IsIdle(chosen) {
 		return "" // the engine itself opened a whole node: nothing to protect
 	}
 	excl := map[string]bool{}

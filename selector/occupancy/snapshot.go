@@ -172,6 +172,13 @@ func (s *Snapshot) IsWholeNodeFree(n topology.NodeID) bool {
 	return s.State[n].Usable() && int(s.wholeFree[n]) == s.Cluster.Nodes[n].NumGPUs()
 }
 
+// IsIdle reports whether nothing is allocated on the node (every GPU and
+// every CPU free) and it takes work: what a job that takes its nodes whole
+// (Slurm's --exclusive) needs.
+func (s *Snapshot) IsIdle(n topology.NodeID) bool {
+	return s.IsWholeNodeFree(n) && s.FreeCPUMilli[n] == int32(min(s.Cluster.Nodes[n].CPUs*1000, 1<<31-1))
+}
+
 // SetState changes a node's state.
 func (s *Snapshot) SetState(n topology.NodeID, st NodeState) {
 	s.State[n] = st

@@ -66,8 +66,8 @@ func (e *Engine) placeCPU(s *occupancy.Snapshot, r *request.Request) Result {
 	}
 	res.Rejected = p.rejected.toMap()
 	if len(p.top) == 0 {
-		if e.cpuNever(r) {
-			res.Status = Impossible
+		if never, limit := e.cpuNever(r); never {
+			res.Status, res.Limit = Impossible, limit
 			res.Message = fmt.Sprintf("no node of cluster %s can ever hold %s", e.c.Name, cpuJob(r))
 		} else {
 			res.Message = fmt.Sprintf("no node has room now for %s", cpuJob(r))
@@ -77,7 +77,16 @@ func (e *Engine) placeCPU(s *occupancy.Snapshot, r *request.Request) Result {
 	best := p.top[0]
 	n := best.Nodes[0].Node
 	res.Status, res.Tier, res.Domain = Placed, topology.TierNode, best.Domain
-	res.Alloc = occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: n, CPUMilli: cpu, MemMiB: r.MemMiB}}}
+	// Slurm gives an exclusive job every CPU of its node, and a --mem=0 job
+	// all its memory
+	mem := r.MemMiB
+	if r.WholeNodes {
+		cpu = s.FreeCPUMilli[n]
+	}
+	if r.WholeNodes || r.AllMemory {
+		mem = max(mem, s.FreeMemMiB[n])
+	}
+	res.Alloc = occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{Node: n, CPUMilli: cpu, MemMiB: mem}}}
 	res.Candidates = append([]Candidate(nil), p.top...)
 	for _, a := range p.top[1:] {
 		res.Alternatives = append(res.Alternatives, a.Domain)
@@ -86,22 +95,34 @@ func (e *Engine) placeCPU(s *occupancy.Snapshot, r *request.Request) Result {
 	return res
 }
 
-// cpuNever says whether no eligible node could hold the job even empty.
-func (e *Engine) cpuNever(r *request.Request) bool {
+// cpuNever says whether no eligible node could hold the job even empty,
+// and what rules it out when some node is eligible (Result.Limit):
+// ReasonCPU when no eligible node has the CPUs, else ReasonMemory.
+func (e *Engine) cpuNever(r *request.Request) (bool, Reason) {
 	p := &plan{e: e, s: e.empty, req: r, ignoreState: true}
 	if p.resolveFilters() != nil {
-		return true
+		return true, ""
 	}
 	p.filterNodes()
+	var limit Reason
+	anyCPU := false
 	for i := range e.c.Nodes {
 		n := &e.c.Nodes[i]
+		if !p.eligible[i] {
+			continue
+		}
 		cpuOK := n.CPUs == 0 || int64(n.CPUs)*1000 >= r.CPUMilli
 		memOK := n.MemoryMiB == 0 || n.MemoryMiB >= r.MemMiB
-		if p.eligible[i] && cpuOK && memOK {
-			return false
+		if cpuOK && memOK {
+			return false, ""
 		}
+		anyCPU = anyCPU || cpuOK
+		limit = ReasonCPU
 	}
-	return true
+	if anyCPU {
+		limit = ReasonMemory
+	}
+	return true, limit
 }
 
 func cpuJob(r *request.Request) string {

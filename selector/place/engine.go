@@ -166,6 +166,7 @@ func (e *Engine) Place(s *occupancy.Snapshot, r request.Request) Result {
 	if never := ep.run(); never.Status != Placed {
 		res.Status = Impossible
 		res.Message = e.impossibleMessage(&r, ep)
+		res.Limit = ep.limit(neverTier(&r))
 	}
 	return res
 }

@@ -32,12 +32,14 @@ func (p *plan) perNode() int {
 	return perNodeOf(*p.req)
 }
 
-// perNodeOf is the GPUs per node a request fixes, or 0.
+// perNodeOf is the GPUs per node a request fixes, or 0. A node count
+// alone fixes an even split only when it is whole tasks (TaskGPUs): Slurm
+// puts 3 tasks of 2 GPUs on 2 nodes as 4 + 2, not 3 + 3.
 func perNodeOf(r request.Request) int {
 	switch {
 	case r.GPUsPerNode > 0:
 		return r.GPUsPerNode
-	case r.Nodes > 0 && r.GPUs%r.Nodes == 0:
+	case r.Nodes > 0 && r.GPUs%r.Nodes == 0 && (r.GPUs/r.Nodes)%max(r.TaskGPUs, 1) == 0:
 		return r.GPUs / r.Nodes
 	}
 	return 0

@@ -46,7 +46,7 @@ func (p *plan) capacity(t topology.Tier, cpu, mem bool) (gpus, nodes int) {
 			if p.slice > 1 {
 				k = k / p.slice * p.slice
 			}
-			return k
+			return k / p.group * p.group
 		}
 		if t <= topology.TierNode && !(t == topology.TierNVLink && p.nvlinkBlocksOnly()) || p.req.Nodes == 1 {
 			for i := range c.Nodes {
@@ -69,6 +69,26 @@ func (p *plan) capacity(t topology.Tier, cpu, mem bool) (gpus, nodes int) {
 		}
 	}
 	return gpus, nodes
+}
+
+// limit names the resource that rules the request out of tier t on the
+// empty cluster when its GPUs alone would fit: ReasonCPU, else
+// ReasonMemory; "" when the GPUs, the shape or the tier do (Result.Limit).
+func (p *plan) limit(t topology.Tier) Reason {
+	r := p.req
+	short := func(cpu, mem bool) bool {
+		gpus, nodes := p.capacity(t, cpu, mem)
+		return gpus < r.GPUs || r.Nodes > 1 && p.perNode() > 0 && nodes < r.Nodes
+	}
+	switch {
+	case short(false, false):
+		return ""
+	case short(true, false):
+		return ReasonCPU
+	case short(false, true):
+		return ReasonMemory
+	}
+	return ""
 }
 
 // limitMessage says why the request can never fit tier t when GPUs alone

@@ -47,10 +47,7 @@ func (p *plan) gangWords() string {
 // impossibleMessage says why a request can never fit and what would. ep is
 // the plan run against the empty cluster.
 func (e *Engine) impossibleMessage(r *request.Request, ep *plan) string {
-	t := r.EffectiveTier()
-	if r.Nodes == 1 && t > topology.TierNode {
-		t = topology.TierNode // one node is the binding constraint
-	}
+	t := neverTier(r)
 	what := ep.gangWords()
 	filtered := 0
 	for _, v := range ep.eligible {
@@ -83,6 +80,16 @@ func (e *Engine) impossibleMessage(r *request.Request, ep *plan) string {
 	}
 	return fmt.Sprintf("%s can never fit %s: the largest (%s) holds %d; %s",
 		what, within(t), e.c.Domains[bestDomain].Name, best, hint)
+}
+
+// neverTier is the tier whose domains the "can never fit" answer
+// measures: the requested one, or the node for a one-node request.
+func neverTier(r *request.Request) topology.Tier {
+	t := r.EffectiveTier()
+	if r.Nodes == 1 && t > topology.TierNode {
+		t = topology.TierNode // one node is the binding constraint
+	}
+	return t
 }
 
 // largestSingle is the most GPUs one node or NVLink island can give this

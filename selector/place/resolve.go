@@ -26,6 +26,9 @@ type plan struct {
 	cpuPerGPU int64             // milli-CPUs per GPU (rounded up)
 	memPerGPU int64             // MiB per GPU (rounded up)
 	slice     int
+	// group is the request's TaskGPUs when above 1: every node takes a
+	// whole number of tasks' GPUs.
+	group int
 	// span is the nodes of one slice when slices span nodes of NVLink
 	// blocks, spanPer the GPUs each of them gives (span.go); 0 otherwise.
 	span, spanPer int
@@ -64,7 +67,7 @@ func (e *Engine) resolve(s *occupancy.Snapshot, r *request.Request) (*plan, erro
 		return nil, err
 	}
 	c := e.c
-	p := &plan{e: e, s: s, req: r, share: uint16(r.Share()), slice: r.Slice}
+	p := &plan{e: e, s: s, req: r, share: uint16(r.Share()), slice: r.Slice, group: max(r.TaskGPUs, 1)}
 	p.closest.domain = topology.NoDomain
 	if r.GPUs == 0 {
 		return nil, fmt.Errorf("gangtopo places GPU jobs; a CPU-only request is left to Slurm")
@@ -182,6 +185,8 @@ func (p *plan) filterNodes() {
 			why = ReasonExcluded
 		case p.allowed != 0 && n.Models&p.allowed == 0:
 			why = ReasonModel
+		case !p.ignoreState && !p.wholeEnough(topology.NodeID(i)):
+			why = ReasonBusy
 		}
 		if why != "" {
 			p.rejected.add(why)
@@ -189,6 +194,14 @@ func (p *plan) filterNodes() {
 		}
 		p.eligible[i] = true
 	}
+}
+
+// wholeEnough says whether node n is as free as the request needs whole:
+// nothing allocated for WholeNodes (--exclusive), all its memory free for
+// AllMemory (--mem=0).
+func (p *plan) wholeEnough(n topology.NodeID) bool {
+	r := p.req
+	return (!r.WholeNodes || p.s.IsIdle(n)) && (!r.AllMemory || p.s.FreeMemMiB[n] >= p.e.c.Nodes[n].MemoryMiB)
 }
 
 func inPartition(n *topology.Node, ok []bool) bool {
@@ -219,7 +232,7 @@ func (p *plan) usable(n topology.NodeID, ms topology.ModelSet) int {
 	if p.slice > 1 {
 		u = u / p.slice * p.slice
 	}
-	return u
+	return u / p.group * p.group
 }
 
 // gpuUsable counts GPUs ignoring CPU and memory, with a fast path for the

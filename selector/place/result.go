@@ -51,11 +51,12 @@ const (
 	ReasonCPU       Reason = "not enough free CPUs"
 	ReasonMemory    Reason = "not enough free memory"
 	ReasonDomain    Reason = "domain too small for the gang now"
+	ReasonBusy      Reason = "not wholly free (--exclusive, --mem=0)"
 )
 
 // reasons indexes the counters a plan keeps while scanning (a map
 // increment per node would cost more than the rest of the scan).
-var reasons = [...]Reason{ReasonState, ReasonPartition, ReasonExcluded, ReasonModel, ReasonGPUs, ReasonCPU, ReasonMemory, ReasonDomain}
+var reasons = [...]Reason{ReasonState, ReasonPartition, ReasonExcluded, ReasonModel, ReasonGPUs, ReasonCPU, ReasonMemory, ReasonDomain, ReasonBusy}
 
 type reasonCounts [len(reasons)]int
 
@@ -101,6 +102,12 @@ type Result struct {
 	// Candidates are the best candidates of the deciding tier with their
 	// scores, the winner first.
 	Candidates []Candidate
+	// Limit, for an Impossible request, names what rules it out when its
+	// GPUs alone would fit: ReasonCPU or ReasonMemory, the CPUs and memory
+	// the request counts, which only the caller knows to be exact (Slurm
+	// may count a job's CPUs otherwise: tasks on nodes without GPUs,
+	// --overcommit). "" when the GPUs, the shape or the tier rule it out.
+	Limit Reason
 }
 
 // Candidate is one possible placement with its score.

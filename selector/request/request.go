@@ -59,6 +59,16 @@ type Request struct {
 	// removes nodes.
 	Allowed  []string
 	Excluded []string
+	// TaskGPUs, when > 1, is the GPUs of one task (Slurm's
+	// --gpus-per-task): a task's GPUs are on one node, so every node takes
+	// a whole number of tasks' GPUs.
+	TaskGPUs int
+	// WholeNodes says the job takes each of its nodes whole (Slurm's
+	// --exclusive): only a node with nothing allocated can take it.
+	WholeNodes bool
+	// AllMemory says the job takes all of each node's memory (Slurm's
+	// --mem=0): only a node with all its memory free can take it.
+	AllMemory bool
 }
 
 // Share is the per-GPU share in milli-GPUs, with 0 read as a whole GPU.
@@ -103,6 +113,9 @@ func (r *Request) Validate() error {
 	if r.Slice < 0 {
 		return fmt.Errorf("slice=%d is negative", r.Slice)
 	}
+	if err := r.validateTasks(); err != nil {
+		return err
+	}
 	if r.Slice > 0 {
 		if r.GPUs%r.Slice != 0 {
 			return fmt.Errorf("slice=%d does not divide the %d GPUs of the gang", r.Slice, r.GPUs)
@@ -115,6 +128,19 @@ func (r *Request) Validate() error {
 	}
 	if r.Tier > topology.TierCluster {
 		return fmt.Errorf("unknown tier %d", r.Tier)
+	}
+	return nil
+}
+
+// validateTasks checks TaskGPUs against the gang and its shape.
+func (r *Request) validateTasks() error {
+	switch {
+	case r.TaskGPUs < 0:
+		return fmt.Errorf("GPUs per task %d is negative", r.TaskGPUs)
+	case r.TaskGPUs > 1 && r.GPUs%r.TaskGPUs != 0:
+		return fmt.Errorf("%d GPUs are not whole tasks of %d GPUs", r.GPUs, r.TaskGPUs)
+	case r.TaskGPUs > 1 && r.GPUsPerNode%r.TaskGPUs != 0:
+		return fmt.Errorf("%d GPUs per node are not whole tasks of %d GPUs", r.GPUsPerNode, r.TaskGPUs)
 	}
 	return nil
 }
@@ -142,6 +168,15 @@ func (r *Request) String() string {
 	s += ", " + r.EffectiveTier().String() + ":" + r.Mode.String()
 	if r.Slice > 0 {
 		s += fmt.Sprintf(", slice=%d", r.Slice)
+	}
+	if r.TaskGPUs > 1 {
+		s += fmt.Sprintf(", tasks of %d GPUs", r.TaskGPUs)
+	}
+	if r.WholeNodes {
+		s += ", whole nodes"
+	}
+	if r.AllMemory {
+		s += ", all memory"
 	}
 	return s
 }

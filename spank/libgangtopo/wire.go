@@ -43,7 +43,32 @@ func goJob(j *C.struct_gt_job) jobsubmit.Job {
 		MinCPUs: uint32(j.min_cpus), PnMinMemory: uint64(j.pn_min_memory),
 		ArrayInx: str(j.array_inx), HetJob: j.het_job != 0, HetOffset: uint32(j.het_job_offset),
 		SegmentSize: uint32(j.segment_size),
+		Overcommit:  j.overcommit != 0, Shared: sharing(j.shared), MemWholeNode: j.mem_whole_node != 0,
+		Contiguous: j.contiguous != 0, SpreadJob: j.spread_job != 0, ReqSwitch: uint32(j.req_switch),
+		PnMinCPUs: uint16(j.pn_min_cpus), NtasksPerTres: uint16(j.ntasks_per_tres),
+		ThreadsPerCore: uint16(j.threads_per_core), NtasksPerCore: uint16(j.ntasks_per_core),
+		SocketsPerNode: uint16(j.sockets_per_node), CoresPerSocket: uint16(j.cores_per_socket),
+		NtasksPerSocket: uint16(j.ntasks_per_socket),
 	}
+}
+
+// sharing reads the ABI's enum gt_shared.
+func sharing(v C.uint32_t) jobsubmit.Sharing {
+	switch v {
+	case C.GT_SHARED_DEFAULT:
+		return jobsubmit.SharedDefault
+	case C.GT_SHARED_EXCLUSIVE:
+		return jobsubmit.SharedExclusive
+	case C.GT_SHARED_OVERSUBSCRIBE:
+		return jobsubmit.SharedOversubscribe
+	case C.GT_SHARED_USER:
+		return jobsubmit.SharedUser
+	case C.GT_SHARED_MCS:
+		return jobsubmit.SharedMCS
+	case C.GT_SHARED_TOPO:
+		return jobsubmit.SharedTopo
+	}
+	return jobsubmit.SharedOther
 }
 
 // goModification copies an update out of the shim's block (GT_REQ_MODIFY):

@@ -61,7 +61,9 @@ func blockLab(t *testing.T) (l *slurmlab.Lab, cf, snap string) {
 	topo, err := os.ReadFile(tc)
 	must(t, err)
 	cfg := filepath.Join(dir, "gangtopo.yaml")
-	body := strings.Replace(fmt.Sprintf(labConfig, cf, snap), "partitions: [gpu, debug]", "partitions: [gpu]", 1) + "slurm_topology: block\n"
+	// jobs: all, like every lab that also runs stock Slurm's jobs
+	// (labConfigAll): here the partition stock, outside gangtopo's
+	body := strings.Replace(fmt.Sprintf(labConfigAll, cf, snap), "partitions: [gpu, debug]", "partitions: [gpu]", 1) + "slurm_topology: block\n"
 	must(t, os.WriteFile(cfg, []byte(body), 0o644))
 	l, err = slurmlab.Start(context.Background(), slurmlab.Options{Cluster: c, ClusterFile: cf, Owner: os.Getpid(),
 		Root: slurmRoot(), Expose: pluginDirs(), Topology: slurmlab.Topology{Plugin: "block", Conf: topo},

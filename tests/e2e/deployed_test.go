@@ -20,7 +20,7 @@ func init() {
 // their CPUs strand no GPU (the full nodes) and the tasks into leaf 2's
 // holes, so leaf 1 stays whole and the gang starts there.
 func testDeployedPathBeatsStockSlurm(t *testing.T) {
-	writeConfig(t, strings.Replace(labConfig, "jobs: gpu", "jobs: all", 1))
+	writeConfig(t, labConfigAll)
 	defer writeConfig(t, labConfig)
 	with := mixedSequence(t)
 	var stock mixedOutcome

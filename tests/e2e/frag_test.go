@@ -29,8 +29,11 @@ type fragOutcome struct {
 // (leaf1 and leaf2 tie at 4; the lower index wins) and the lowest node in
 // it: the small jobs break node01, and the gang waits for 4 whole nodes.
 // With gangtopo the small jobs fill leaf2's holes, leaf1 stays whole, and
-// the gang starts at once inside it.
+// the gang starts at once inside it. gangtopo runs under jobs: all, as for
+// every sequence this suite runs on stock Slurm (labConfigAll).
 func testSmallJobsKeepWholeNodesWhole(t *testing.T) {
+	writeConfig(t, labConfigAll)
+	defer writeConfig(t, labConfig)
 	with := fragSequence(t)
 	var stock fragOutcome
 	asStockSlurm(t, func() { stock = fragSequence(t) })

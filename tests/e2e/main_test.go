@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,14 @@ actions:
 // labConfig: every change it makes in Slurm, one JSON line before and one
 // after.
 func auditLog(snapshot string) string { return snapshot + ".audit.log" }
+
+// labConfigAll is labConfig under jobs: all: the plugins decide about
+// every job, CPU-only ones too. Every sequence a test runs on stock Slurm
+// for comparison runs with the plugins under it (issue 22: gangtopo must
+// take every job stock Slurm runs): DeployedPathBeatsStockSlurm,
+// SmallJobsKeepWholeNodesWhole, ResourceOptionsAsStockSlurm, the block
+// tests' stock partition.
+var labConfigAll = strings.Replace(labConfig, "jobs: gpu", "jobs: all", 1)
 
 // labPendingHold is labConfig's pending_hold, shorter than the default
 // (10 s): the tests publish snapshots themselves right after their jobs
