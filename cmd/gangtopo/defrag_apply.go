@@ -168,8 +168,6 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Reader, pf *
 		return nil, nil, usagef("defrag apply: job %s: Slurm knows no such job", o.job)
 	case state != "PENDING":
 		return nil, nil, usagef("defrag apply: job %s is %s: defrag apply makes room for a pending gang", o.job, state)
-	case !defragrun.Fixable(reason):
-		return nil, nil, fmt.Errorf("defrag apply: no plan for job %s: %s; nothing was changed", o.job, unfixable(reason))
 	}
 	v, err := l.observe(ctx)
 	if err != nil {
@@ -187,6 +185,9 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Reader, pf *
 	var bad *defragrun.BadInput
 	if errors.As(err, &bad) {
 		return nil, nil, usagef("defrag apply: %v", err)
+	}
+	if !defragrun.Fixable(reason) {
+		return nil, nil, fmt.Errorf("defrag apply: no plan for job %s: %s; nothing was changed", o.job, unfixable(reason))
 	}
 	var only []topology.DomainID
 	if pf != nil {

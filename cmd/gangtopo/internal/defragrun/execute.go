@@ -68,6 +68,9 @@ func (x *Executor) Carry(ctx context.Context, pr *Proposal, recheck Recheck) (*O
 	base.Reservation = name
 	out := &Outcome{Hold: name, Made: made}
 	now, ok, err := recheck(ctx)
+	if err == nil && x.Now().Sub(made) >= orphanGrace/2 {
+		err = fmt.Errorf("it took %s, past %s after the hold (slurmctld slow?)", x.Now().Sub(made).Round(time.Second), orphanGrace/2)
+	}
 	if why := stale(pr, now, ok, err); why != "" {
 		msg := "the plan is stale: " + why + "; nothing was requeued and " + x.endHold(ctx, gang, name, base, "abandon", why)
 		return nil, &StaleError{msg}

@@ -247,3 +247,25 @@ func TestCarryStopsWhenTheAuditLogCannotBeWritten(t *testing.T) {
 		t.Errorf("alarms %q, want one saying how to end the hold by hand", *alarms)
 	}
 }
+
+// A re-check that took half of orphanGrace gives the plan up: Tend, in
+// the controller, may by then take the hold for an orphan and end it, and
+// no job may be requeued without its hold.
+func TestCarryGivesUpAfterASlowRecheck(t *testing.T) {
+	f := &fakeSlurm{states: map[string]string{"40": "PENDING", "12": "RUNNING"}}
+	x, _ := testExecutor(t, f)
+	now := time.Now()
+	x.Now = func() time.Time { return now }
+	pr := proposal("12")
+	_, err := x.Carry(context.Background(), pr, func(context.Context) (*Proposal, bool, error) {
+		now = now.Add(orphanGrace / 2) // slurmctld is slow
+		return pr, true, nil
+	})
+	var se *StaleError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "took 30s") {
+		t.Fatalf("err %v, want a stale plan after a 30 s re-check", err)
+	}
+	if diff := cmp.Diff([]string{holdCmd, attachCmd, detachCmd, deleteCmd}, f.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}

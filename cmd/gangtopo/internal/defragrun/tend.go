@@ -29,8 +29,10 @@ import (
 
 // orphanGrace is how long a hold may wait for its first requeue: the
 // carrying process attaches the gang and reads the cluster again (a poll)
-// in between.
-const orphanGrace = 2 * time.Minute
+// in between, a few seconds; Carry gives a plan up whose re-check took
+// half of it, so that no requeue comes after Tend took its hold for an
+// orphan.
+const orphanGrace = time.Minute
 
 // Tend ends the holds that are done, and returns how many are kept. A
 // hold whose gang's state cannot be read is kept for the next round.

@@ -77,9 +77,9 @@ func TestTend(t *testing.T) {
 	}
 	states := map[string]string{"40": "RUNNING", "41": "PENDING", "42": "PENDING", "43": "COMPLETED",
 		"45": "PENDING", "46": "PENDING", "47": "PENDING", "48": "PENDING"}
-	holds := []Hold{hold("40", time.Minute, 5*time.Minute), hold("41", time.Minute, 5*time.Minute), hold("42", 9*time.Minute, 5*time.Second),
+	holds := []Hold{hold("40", time.Minute, 5*time.Minute), hold("41", 30*time.Second, 5*time.Minute), hold("42", 9*time.Minute, 5*time.Second),
 		hold("43", time.Minute, 5*time.Minute), hold("44", time.Minute, 5*time.Minute), hold("45", 3*time.Minute, 5*time.Minute),
-		hold("46", time.Minute, 5*time.Minute), hold("47", 3*time.Minute, 5*time.Minute), hold("48", time.Minute, 5*time.Minute)}
+		hold("46", time.Minute, 5*time.Minute), hold("47", 3*time.Minute, 5*time.Minute), hold("48", 30*time.Second, 5*time.Minute)}
 	ended := func(gangs ...string) []string {
 		var out []string
 		for _, g := range gangs {
@@ -97,12 +97,12 @@ func TestTend(t *testing.T) {
 		ended []string
 		kept  int
 	}{
-		// 40 runs: released; 41 waits with time left and was made a minute
-		// ago (its requeues may still come): kept; 42's hold runs out: given
+		// 40 runs: released; 41 waits with time left and was made 30 s ago
+		// (its requeues may still come): kept; 42's hold runs out: given
 		// up; 43 completed and 44 is gone; 45's plan requeued (an intent
 		// without outcome counts): kept; 46's requeue failed; 47's plan never
-		// requeued, 3 min after its hold: its process is gone; 48 was made a
-		// minute ago: kept
+		// requeued, 3 min after its hold: its process is gone; 48 was made
+		// 30 s ago: kept
 		{"each hold by its gang and its plan", false, true, ended("40", "42", "43", "44", "46", "47"), 3},
 		// without the log, the plan rules are skipped: 45, 46, 47, 48 kept
 		{"the audit log does not read", false, false, ended("40", "42", "43", "44"), 5},
