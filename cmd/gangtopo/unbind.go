@@ -88,25 +88,9 @@ func runUnbind(ctx context.Context, w io.Writer, ids []string, o unbindOptions) 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	args := []string{"--states=PENDING"}
-	if len(ids) > 0 {
-		args = []string{"--jobs=" + strings.Join(ids, ","), "--states=all"}
-	}
-	data, err := slurmstate.RunSqueueJSON(ctx, o.slurmBin, unbindTimeout, args...)
+	recs, pins, err := o.read(ctx, ids)
 	if err != nil {
 		return err
-	}
-	recs, err := slurmstate.ParseSqueueRecords(data, "squeue --json")
-	if err != nil {
-		return err
-	}
-	queued, err := slurmstate.ParseSqueuePending(data, "squeue --json")
-	if err != nil {
-		return err
-	}
-	pins := map[string]actuate.Pin{}
-	for _, p := range actuate.Pins(queued) {
-		pins[p.Job] = p
 	}
 	found := 0
 	for i := range recs {
@@ -130,6 +114,32 @@ func runUnbind(ctx context.Context, w io.Writer, ids []string, o unbindOptions) 
 		fmt.Fprintln(w, "gangtopo: no pending job carries a gangtopo binding or pin")
 	}
 	return nil
+}
+
+// read reads the jobs named (all pending ones: none named) and
+// gangtopo's pins among them, by update target, from one squeue --json.
+func (o *unbindOptions) read(ctx context.Context, ids []string) ([]slurmstate.Record, map[string]actuate.Pin, error) {
+	args := []string{"--states=PENDING"}
+	if len(ids) > 0 {
+		args = []string{"--jobs=" + strings.Join(ids, ","), "--states=all"}
+	}
+	data, err := slurmstate.RunSqueueJSON(ctx, o.slurmBin, unbindTimeout, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := slurmstate.ParseSqueueRecords(data, "squeue --json")
+	if err != nil {
+		return nil, nil, err
+	}
+	queued, err := slurmstate.ParseSqueuePending(data, "squeue --json")
+	if err != nil {
+		return nil, nil, err
+	}
+	pins := map[string]actuate.Pin{}
+	for _, p := range actuate.Pins(queued) {
+		pins[p.Job] = p
+	}
+	return recs, pins, nil
 }
 
 // unbindTimeout bounds each Slurm command of unbind.
