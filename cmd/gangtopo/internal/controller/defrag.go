@@ -338,7 +338,9 @@ func (d *defragDuty) pinOne(ctx context.Context, g defragrun.Gang, pr *defragrun
 	mark := actuate.Mark{By: "defrag", Nodes: pr.GangNode, Until: now.Add(d.cfg.Defrag.PinTimeout)}
 	e := actuate.Entry{Gang: g.Job.ID, GPUs: g.Request.GPUs, Domain: pr.Domain, Cost: pr.Plan.Cost, LostGPUHours: pr.Lost,
 		Duty: "defrag", Reason: "ReqNodeList: Slurm's preemption frees this domain at the least cost"}
-	_, err := d.door.Do(ctx, actuate.PinChange(e, target, g.Job.Facts.AdminComment, mark))
+	ch := actuate.PinChange(e, target, g.Job.Facts.AdminComment, mark)
+	ch.Timeout = d.cfg.Defrag.Timeout
+	_, err := d.door.Do(ctx, ch)
 	result := "pinned"
 	switch {
 	case err != nil && actuate.Refused(err):

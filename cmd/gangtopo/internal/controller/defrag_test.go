@@ -256,9 +256,9 @@ func TestDefragPinsPreemption(t *testing.T) {
 func TestDefragTendsHolds(t *testing.T) {
 	now := time.Now()
 	d, f, logs := newDefragLab(t, func(c *ctld.DefragConfig) { c.Scope = defrag.Scope{} })
-	f.holds = []defragrun.Hold{{Name: "gangtopo_defrag_40", Start: now.Add(-time.Minute), End: now.Add(9 * time.Minute)}}
+	f.holds = []defragrun.Hold{{Name: "gangtopo_defrag_40", Start: now.Add(-30 * time.Second), End: now.Add(9 * time.Minute)}}
 	d.tend(context.Background(), d.cfg, false, now)
-	// made a minute ago, its plan may still come: kept; looked at again
+	// made 30 s ago, its plan may still come: kept; looked at again
 	// only a minute later while the section is off
 	d.tend(context.Background(), d.cfg, true, now.Add(30*time.Second))
 	if len(f.calls) != 0 {

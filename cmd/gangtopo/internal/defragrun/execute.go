@@ -96,11 +96,11 @@ func (x *Executor) hold(ctx context.Context, pr *Proposal, name string, base act
 		user = fmt.Sprint(gang.Job.UserID)
 	}
 	made := x.Now()
-	if _, err := x.Door.Do(ctx, holdChange(e, name, pr.GangNode, user, x.Cfg.Hold)); err != nil {
+	if _, err := x.do(ctx, holdChange(e, name, pr.GangNode, user, x.Cfg.Hold)); err != nil {
 		return made, fmt.Errorf("holding %s for job %s: %w; nothing was requeued", pr.GangNode, gang.ID, err)
 	}
 	e.Reason = ""
-	if _, err := x.Door.Do(ctx, attachChange(e, gang.ID, name)); err != nil {
+	if _, err := x.do(ctx, attachChange(e, gang.ID, name)); err != nil {
 		base.Reservation = name
 		return made, fmt.Errorf("attaching job %s to hold %s: %w; nothing was requeued and %s", gang.ID, name, err,
 			x.endHold(ctx, gang.ID, name, base, "abandon", "the gang could not be attached"))
@@ -120,7 +120,7 @@ func (x *Executor) requeue(ctx context.Context, pr *Proposal, victims []Victim, 
 		e := base
 		e.GPUs, e.Nodes, e.LostGPUHours, e.Cost = v.GPUs, v.Nodes, v.Lost, v.Cost
 		e.Reason = fmt.Sprintf("for gang %s in %s %s", gang, pr.Gang.Request.EffectiveTier(), pr.Domain)
-		_, err := x.Door.Do(ctx, requeueChange(e, v.ID))
+		_, err := x.do(ctx, requeueChange(e, v.ID))
 		switch {
 		case err != nil && endedErr(err):
 			x.logf("requeue job %s: it ended before its requeue", v.ID)
@@ -194,7 +194,7 @@ func (x *Executor) expedite(ctx context.Context, ids []string, base actuate.Entr
 			x.logf("expedite job %s: %s", id, why)
 			continue
 		}
-		if _, err := x.Door.Do(ctx, expediteChange(base, id)); err != nil {
+		if _, err := x.do(ctx, expediteChange(base, id)); err != nil {
 			x.logf("expedite job %s: %v", id, err)
 			continue
 		}
@@ -215,6 +215,14 @@ func (x *Executor) waitPending(ctx context.Context, id string, deadline time.Tim
 		}
 		x.sleep(ctx)
 	}
+}
+
+// do makes one change through the door, its command bounded by
+// defrag.timeout (one that runs out of time ends the door's changes for
+// the cycle: slurmctld is slow).
+func (x *Executor) do(ctx context.Context, c actuate.Change) (string, error) {
+	c.Timeout = x.Cfg.Timeout
+	return x.Door.Do(ctx, c)
 }
 
 func (x *Executor) logf(format string, args ...any) {

@@ -21,10 +21,11 @@ import (
 // answered with the error of the first prefix of fail it starts with) and
 // for reading (Reader: jobs' states, holds).
 type fakeSlurm struct {
-	calls  []string
-	states map[string]string // job -> state; absent: unknown
-	fail   map[string]error  // command prefix -> error
-	holds  []Hold
+	calls    []string
+	timeouts map[time.Duration]int // each command's time limit, counted
+	states   map[string]string     // job -> state; absent: unknown
+	fail     map[string]error      // command prefix -> error
+	holds    []Hold
 	// onRequeue, when set, is the state a job has after its requeue;
 	// onRun, when set, is called with each command line before it is
 	// answered.
@@ -32,9 +33,13 @@ type fakeSlurm struct {
 	onRun     func(line string)
 }
 
-func (f *fakeSlurm) run(_ context.Context, _ time.Duration, cmd string, args ...string) (string, error) {
+func (f *fakeSlurm) run(_ context.Context, timeout time.Duration, cmd string, args ...string) (string, error) {
 	line := strings.Join(args, " ")
 	f.calls = append(f.calls, line)
+	if f.timeouts == nil {
+		f.timeouts = map[time.Duration]int{}
+	}
+	f.timeouts[timeout]++
 	if f.onRun != nil {
 		f.onRun(line)
 	}
@@ -107,6 +112,10 @@ func TestCarryHoldsThenRequeuesWhatBothPlansName(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"12"}, out.Requeued); diff != "" {
 		t.Errorf("requeued (-want +got):\n%s", diff)
+	}
+	// every command within defrag.timeout (50 ms here), not the door's 10 s
+	if diff := cmp.Diff(map[time.Duration]int{50 * time.Millisecond: 4}, f.timeouts); diff != "" {
+		t.Errorf("time limits (-want +got):\n%s", diff)
 	}
 	changes, _, err := x.Audit.Changes(time.Now(), time.Hour)
 	if err != nil {

@@ -73,11 +73,11 @@ func (x *Executor) endHold(ctx context.Context, gang, name string, base actuate.
 	var errs []string
 	state, _, ok, err := x.Slurm.Job(ctx, gang)
 	if err != nil || ok && (state == "PENDING" || state == "RUNNING") {
-		if _, err := x.Door.Do(ctx, detachChange(base, gang)); err != nil {
+		if _, err := x.do(ctx, detachChange(base, gang)); err != nil {
 			errs = append(errs, "taking job "+gang+" out: "+err.Error())
 		}
 	}
-	if _, err := x.Door.Do(ctx, endChange(base, action, name)); err != nil {
+	if _, err := x.do(ctx, endChange(base, action, name)); err != nil {
 		errs = append(errs, "deleting it: "+err.Error())
 		msg := fmt.Sprintf("the hold %s could not be ended (%s); Slurm ends it when it runs out, leaving job %s alone then (%s), or end it now by hand: scontrol update JobId=%s ReservationName= ; scontrol delete ReservationName=%s",
 			name, strings.Join(errs, "; "), gang, HoldFlags, gang, name)

@@ -147,6 +147,14 @@ func TestParseHolds(t *testing.T) {
 			"ReservationName=gangtopo_defrag_41 StartTime=2026-12-05T17:35:02 EndTime=2026-12-05T17:36:02 Duration=00:01:00 Nodes=node[01-04] NodeCnt=4 CoreCnt=256 Features=(null) PartitionName=(null) Flags=FLEX TRES=cpu=256 Users=bob Groups=(null) Accounts=(null) Licenses=(null) State=ACTIVE BurstBuffer=(null) MaxStartDelay=(null) Comment=moved Nodes=node16 Users=root EndTime=2099-01-01T00:00:00\n",
 			[]Hold{{Name: "gangtopo_defrag_41", Nodes: "node[01-04]", Users: "bob", Flags: "FLEX",
 				Start: time.Date(2026, 12, 5, 17, 35, 2, 0, time.Local), End: time.Date(2026, 12, 5, 17, 36, 2, 0, time.Local)}}},
+		// captured on the lab: 24.11.5 prints no Watts; 26.05.5 prints
+		// AllowedPartitions and QOS before Users
+		{"24.11.5", "ReservationName=gangtopo_defrag_2 StartTime=2026-12-05T18:38:29 EndTime=2026-12-05T18:48:29 Duration=00:10:00 Nodes=node[05-08] NodeCnt=4 CoreCnt=256 Features=(null) PartitionName=(null) Flags=FLEX,IGNORE_JOBS,SPEC_NODES,NO_HOLD_JOBS_AFTER_END TRES=cpu=256 Users=root Groups=(null) Accounts=(null) Licenses=(null) State=ACTIVE BurstBuffer=(null) MaxStartDelay=(null)" + "\n",
+			[]Hold{{Name: "gangtopo_defrag_2", Nodes: "node[05-08]", Users: "root", Flags: "FLEX,IGNORE_JOBS,SPEC_NODES,NO_HOLD_JOBS_AFTER_END",
+				Start: time.Date(2026, 12, 5, 18, 38, 29, 0, time.Local), End: time.Date(2026, 12, 5, 18, 48, 29, 0, time.Local)}}},
+		{"26.05.5", "ReservationName=gangtopo_defrag_2 StartTime=2026-12-05T18:38:36 EndTime=2026-12-05T18:48:36 Duration=00:10:00 Nodes=node[05-08] NodeCnt=4 CoreCnt=256 Features=(null) PartitionName=(null) Flags=FLEX,IGNORE_JOBS,SPEC_NODES,NO_HOLD_JOBS_AFTER_END TRES=cpu=256 AllowedPartitions=(null) QOS=(null) Users=root Groups=(null) Accounts=(null) Licenses=(null) State=ACTIVE BurstBuffer=(null) MaxStartDelay=(null)" + "\n",
+			[]Hold{{Name: "gangtopo_defrag_2", Nodes: "node[05-08]", Users: "root", Flags: "FLEX,IGNORE_JOBS,SPEC_NODES,NO_HOLD_JOBS_AFTER_END",
+				Start: time.Date(2026, 12, 5, 18, 38, 36, 0, time.Local), End: time.Date(2026, 12, 5, 18, 48, 36, 0, time.Local)}}},
 		{"none", "No reservations in the system\n", nil},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package slurmstate
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -93,7 +94,7 @@ func TestParseSqueueRecordsErrors(t *testing.T) {
 }
 
 func FuzzParseSqueueRecords(f *testing.F) {
-	for _, name := range []string{"slurm-22.05.8/squeue.json", "slurm-26.05.5/squeue.json", "lab16_pending_squeue.json"} {
+	for _, name := range []string{"slurm-22.05.8/squeue.json", "slurm-26.05.5/squeue.json", "lab16_pending_squeue.json", "slurm-24.11.5/squeue_forged_name.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -112,4 +113,34 @@ func FuzzParseSqueueRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestForgedJobName: a job named `x JobState=RUNNING` (captured on each
+// series: scontrol's text prints the name before the real state) reads as
+// the pending job it is from squeue --json.
+func TestForgedJobName(t *testing.T) {
+	for _, series := range []string{"slurm-22.05.8", "slurm-24.11.5", "slurm-26.05.5"} {
+		t.Run(series, func(t *testing.T) {
+			text, err := os.ReadFile(filepath.Join("testdata", series, "scontrol_forged_name.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the text's first JobState= is the name's
+			if i, j := bytes.Index(text, []byte("JobState=RUNNING")), bytes.Index(text, []byte("JobState=PENDING")); i < 0 || j < i {
+				t.Fatalf("capture %s does not show the forgery: %s", series, text)
+			}
+			data, err := os.ReadFile(filepath.Join("testdata", series, "squeue_forged_name.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, ok, err := FindRecord(data, series, "2")
+			if err != nil || !ok {
+				t.Fatalf("FindRecord: %v, found %v", err, ok)
+			}
+			got := [...]string{r.Name, r.State, r.Reason}
+			if diff := cmp.Diff([...]string{"x JobState=RUNNING", "PENDING", "JobHeldUser"}, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
 }
