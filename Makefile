@@ -83,7 +83,7 @@ e2e:
 # tests (tests/e2e/quota: slurmdbd over MariaDB from the host's packages) run
 # on the host's series only: the Debian roots carry no slurmdbd. -p 1: one
 # lab at a time (two labs starting together raced for the same ports).
-E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -p 1 -count=1 -timeout 15m -v
+E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -p 1 -count=1 -timeout 25m -v
 e2e-host: slurm-packages plugins plugins-fault build
 	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) ./tests/e2e/ ./tests/e2e/quota/ -run '$(call e2e_run,host)' -skip '$(E2E_SKIP_host)'
 

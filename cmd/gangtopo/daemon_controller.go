@@ -108,7 +108,7 @@ func defragSetup(rebind *controller.RebindSetup, slurm slurmFlags) *controller.D
 	if rebind == nil {
 		return nil
 	}
-	sc := defragrun.Scontrol{BinDir: slurm.binDir, Timeout: rebind.Config.Defrag.Timeout}
+	sc := defragrun.Clients{BinDir: slurm.binDir, Timeout: rebind.Config.Defrag.Timeout}
 	return &controller.DefragSetup{ConfigPath: rebind.ConfigPath, Config: rebind.Config, Slurm: sc, Preemption: sc.ReadPreemption}
 }
 

@@ -81,7 +81,7 @@ func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Com
 		return err
 	}
 	a := applyOptions{live: *l, job: o.job}
-	slurm := defragrun.Scontrol{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
+	slurm := defragrun.Clients{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
 	pr, p, err := a.propose(ctx, slurm, nil)
 	if err != nil {
 		return err

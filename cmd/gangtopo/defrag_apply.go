@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,16 +37,23 @@ Without --yes it is a dry run: the plan is printed, nothing is changed.
 With --yes: a Slurm reservation holds the nodes the plan frees for the gang
 (nothing else can start there), the gang is attached to it, the cluster is
 read again and the plan checked, and the jobs both plans name are requeued,
-one line each in the audit log (defrag.audit_log). Only jobs Slurm may
-requeue, in gangtopo.yaml's defrag: partitions/QOS/accounts, within its rate
-limit, lost-work budget and requeue window. Then it waits (--wait, default
-defrag.hold) for the gang to start and ends the hold; --wait 0 leaves that
-to the controller daemon. See docs/defrag.md.
+each change recorded in the audit log (actions.audit_log) before it is made.
+Only jobs Slurm may requeue, in gangtopo.yaml's defrag: partitions/QOS/accounts,
+within its rate limit, lost-work budget and requeue window, for a gang that
+waits for a reason a requeue can fix (Resources, Priority, ReqNodeNotAvail,
+NodeDown). Then it waits for the gang to start and ends the hold: --wait,
+counted from when the hold was made, at most (and by default) defrag.hold
+minus a margin (30 s), so the wait ends before the reservation does; --wait 0
+leaves the hold to the controller daemon. Interrupted (SIGINT, SIGTERM), it
+stops, ends the hold and says what was requeued; a second interrupt ends it
+at once. Should nothing end the hold, its own end leaves the gang alone
+(flags FLEX, NO_HOLD_JOBS_AFTER_END). See docs/defrag.md.
 
 Exit status: 0 done (or a dry run with a plan, or nothing to do), 1 no plan,
-a stale plan, a limit, a failure in Slurm, or a gang that did not start in
-time, 2 bad input (an unknown or running job, a gang that can never fit, a
-plan from another cluster, --job with --plan).`,
+a stale plan, a limit, a gang no requeue can start, a failure in Slurm, an
+interrupt, or a gang that did not start in time, 2 bad input (an unknown or
+running job, a gang that can never fit, a plan from another cluster, --job
+with --plan, a --wait longer than the hold).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
@@ -54,7 +63,7 @@ plan from another cluster, --job with --plan).`,
 	f.StringVar(&o.job, "job", "", "the pending gang to make room for (a job ID)")
 	f.StringVar(&o.plan, "plan", "", "a plan saved by gangtopo defrag --save")
 	f.BoolVar(&o.yes, "yes", false, "act: without it nothing is changed")
-	f.StringVar(&o.wait, "wait", "", "how long to wait for the gang to start before ending the hold (default: defrag.hold; 0: leave the hold to the controller)")
+	f.StringVar(&o.wait, "wait", "", "how long after the hold is made to wait for the gang to start before ending the hold (default and most: defrag.hold minus 30 s; 0: leave the hold to the controller)")
 	o.live.register(f, true)
 	return cmd
 }
@@ -63,22 +72,21 @@ func (o *applyOptions) run(ctx context.Context, w io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	switch {
 	case o.job != "" && o.plan != "":
 		return usagef("defrag apply: --job and --plan together: give one (--job plans now, --plan carries out a saved plan)")
 	case o.job == "" && o.plan == "":
 		return usagef("defrag apply: say which gang: --job ID, or --plan FILE")
 	}
-	wait, err := o.waitFor()
-	if err != nil {
-		return err
-	}
 	l := &o.live
 	if err := l.load(true); err != nil {
 		return err
 	}
-	if wait < 0 {
-		wait = l.cfg.Defrag.Hold
+	wait, err := o.waitFor(l.cfg.Defrag.Hold)
+	if err != nil {
+		return err
 	}
 	var pf *defragrun.PlanFile
 	if o.plan != "" {
@@ -89,10 +97,10 @@ func (o *applyOptions) run(ctx context.Context, w io.Writer) error {
 	}
 	if o.yes {
 		if err := l.audit().CheckWritable(); err != nil {
-			return usagef("defrag apply: %v", err)
+			return usagef("defrag apply: every change is recorded before it is made, and %v; nothing was changed", err)
 		}
 	}
-	slurm := defragrun.Scontrol{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
+	slurm := defragrun.Clients{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
 	pr, p, err := o.propose(ctx, slurm, pf)
 	if err != nil || pr == nil {
 		return err
@@ -112,17 +120,23 @@ func (o *applyOptions) run(ctx context.Context, w io.Writer) error {
 	return o.carry(ctx, w, slurm, p, pr, wait)
 }
 
-// waitFor reads --wait; -1 means the default (defrag.hold).
-func (o *applyOptions) waitFor() (time.Duration, error) {
+// waitFor reads --wait: at most, and by default, the hold less its
+// margin, so that the wait ends before the reservation does.
+func (o *applyOptions) waitFor(hold time.Duration) (time.Duration, error) {
+	most := hold - defragrun.HoldMargin(hold)
 	if o.wait == "" {
-		return -1, nil
+		return most, nil
 	}
 	d, err := time.ParseDuration(o.wait)
 	if o.wait == "0" {
 		d, err = 0, nil
 	}
-	if err != nil || d < 0 {
-		return 0, usagef("defrag apply: --wait %q: want a duration (e.g. 10m), or 0 to leave the hold to the controller", o.wait)
+	switch {
+	case err != nil || d < 0:
+		return 0, usagef("defrag apply: --wait %q: want a duration (e.g. 5m), or 0 to leave the hold to the controller", o.wait)
+	case d > most:
+		return 0, usagef("defrag apply: --wait %s: longer than defrag.hold (%s) minus %s, so the hold would run out first: give at most %s (or raise defrag.hold)",
+			d, hold, defragrun.HoldMargin(hold), most)
 	}
 	return d, nil
 }
@@ -144,9 +158,9 @@ func (o *applyOptions) loadPlan(c *topology.Cluster) (*defragrun.PlanFile, error
 
 // propose checks the gang and plans for it on the cluster as it is now;
 // with a saved plan, the plan made now must be the saved one.
-func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Slurm, pf *defragrun.PlanFile) (*defragrun.Proposal, *defragrun.Planner, error) {
+func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Reader, pf *defragrun.PlanFile) (*defragrun.Proposal, *defragrun.Planner, error) {
 	l := &o.live
-	state, _, known, err := slurm.Job(ctx, o.job)
+	state, reason, known, err := slurm.Job(ctx, o.job)
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -172,6 +186,9 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Slurm, pf *d
 	if errors.As(err, &bad) {
 		return nil, nil, usagef("defrag apply: %v", err)
 	}
+	if !defragrun.Fixable(reason) {
+		return nil, nil, fmt.Errorf("defrag apply: no plan for job %s: %s; nothing was changed", o.job, unfixable(reason))
+	}
 	var only []topology.DomainID
 	if pf != nil {
 		d, _ := l.cluster.DomainByName(pf.Domain) // checked by loadPlan
@@ -193,11 +210,13 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Slurm, pf *d
 	return pr, p, nil
 }
 
-// carry holds the room, re-checks, requeues, and waits for the gang.
-func (o *applyOptions) carry(ctx context.Context, w io.Writer, slurm defragrun.Slurm, p *defragrun.Planner, pr *defragrun.Proposal, wait time.Duration) error {
+// carry holds the room, re-checks, requeues, and waits for the gang, every
+// change through the command's door (audited first).
+func (o *applyOptions) carry(ctx context.Context, w io.Writer, slurm defragrun.Reader, p *defragrun.Planner, pr *defragrun.Proposal, wait time.Duration) error {
 	l := &o.live
-	x := &defragrun.Executor{Slurm: slurm, Audit: l.audit(), Cfg: l.cfg.Defrag, By: fmt.Sprintf("defrag apply (uid %d)", os.Getuid()),
-		Now: l.now, Logf: func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }}
+	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	x := &defragrun.Executor{Door: commandDoor(l.cfg, l.slurm.binDir, "defrag apply", w), Slurm: slurm, Audit: l.audit(),
+		Cfg: l.cfg.Defrag, Now: time.Now, Logf: say, Alarmf: func(format string, args ...any) { say("WARNING: "+format, args...) }}
 	domain := []topology.DomainID{pr.Plan.Domain}
 	recheck := func(ctx context.Context) (*defragrun.Proposal, bool, error) {
 		v, err := l.observe(ctx)
@@ -207,19 +226,22 @@ func (o *applyOptions) carry(ctx context.Context, w io.Writer, slurm defragrun.S
 		pr2, ok := p.Propose(v, pr.Gang, domain)
 		return pr2, ok, nil
 	}
+	gang := pr.Gang.Job.ID
 	out, err := x.Carry(ctx, pr, recheck)
 	if err != nil {
 		return fmt.Errorf("defrag apply: %w", err)
 	}
-	fmt.Fprintf(w, "requeued %d job(s); reservation %s holds %s for job %s\n", len(out.Requeued), out.Hold, pr.GangNode, pr.Gang.Job.ID)
+	say("requeued %d job(s); reservation %s holds %s for job %s until %s", len(out.Requeued), out.Hold, pr.GangNode, gang,
+		out.Made.Add(l.cfg.Defrag.Hold).Format(time.RFC3339))
 	if wait == 0 {
-		fmt.Fprintf(w, "not waiting (--wait 0): the controller daemon ends the hold once job %s runs (or when the hold runs out)\n", pr.Gang.Job.ID)
+		say("not waiting (--wait 0): the controller daemon ends the hold once job %s runs; without one, the hold runs out by itself and leaves the gang alone", gang)
 		return nil
 	}
-	fmt.Fprintf(w, "waiting up to %s for job %s to start\n", wait, pr.Gang.Job.ID)
-	if err := x.Release(ctx, pr.Gang.Job.ID, out.Hold, wait); err != nil {
+	deadline := out.Made.Add(wait)
+	say("waiting until %s (--wait %s from the hold) for job %s to start", deadline.Format(time.RFC3339), wait, gang)
+	if err := x.Release(ctx, gang, out.Hold, deadline); err != nil {
 		return fmt.Errorf("defrag apply: %w", err)
 	}
-	fmt.Fprintf(w, "job %s runs; the hold is ended\n", pr.Gang.Job.ID)
+	say("job %s runs; the hold is ended", gang)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -135,13 +136,13 @@ func (l *defragLive) poll(ctx context.Context) (*slurmstate.State, error) {
 	return st, err
 }
 
-// audit is the configured audit log.
-func (l *defragLive) audit() defragrun.Audit { return defragrun.Audit{Path: l.cfg.Defrag.AuditLog} }
+// audit is the configured audit log (actions.audit_log).
+func (l *defragLive) audit() actuate.Audit { return actuate.Audit{Path: l.cfg.Actions.AuditLog} }
 
 // planner makes a planner with the history of the audit log (an
 // unreadable log is an error: the limits could not be checked).
 func (l *defragLive) planner() (*defragrun.Planner, error) {
-	h, _, err := l.audit().History(l.now(), l.cfg.Defrag.Limits.Keep())
+	h, _, _, err := defragrun.ReadHistory(l.audit(), l.now(), l.cfg.Defrag.Limits.Keep())
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +211,8 @@ func (l *defragLive) writePendingPlans(w io.Writer, v *defragrun.View, p *defrag
 		head := fmt.Sprintf("  job %-8s %3d GPUs %-6s waiting %5.1f h: ", pj.ID, g.Request.GPUs, g.Request.EffectiveTier(), v.At.Sub(pj.Submit).Hours())
 		pr, ok := p.Propose(v, g, nil)
 		switch {
+		case !defragrun.Fixable(pj.Reason):
+			fmt.Fprintln(w, head+unfixable(pj.Reason))
 		case !ok:
 			fmt.Fprintln(w, head+noPlan(pr, l.cfgPath))
 		case pr.FitsNow:
@@ -222,6 +225,14 @@ func (l *defragLive) writePendingPlans(w io.Writer, v *defragrun.View, p *defrag
 	if n == 0 {
 		fmt.Fprintln(w, "  none (no pending gang gangtopo decided about)")
 	}
+}
+
+// unfixable says why no plan is made for a gang pending for reason.
+func unfixable(reason string) string {
+	if reason == "None" || reason == "" {
+		return "Slurm has not looked at it yet (reason None): a plan is made once Slurm says it waits for resources"
+	}
+	return fmt.Sprintf("it waits for %s, which no requeue fixes: a plan is made only for Resources, Priority, ReqNodeNotAvail or NodeDown", reason)
 }
 
 func limitNote(pr *defragrun.Proposal) string {

@@ -47,6 +47,8 @@ func TestGolden(t *testing.T) {
 		{"why-wider", []string{"why", "7", "--job-file", "testdata/job-wider.txt", "--topology", lab}},
 		{"why-untouched", []string{"why", "8", "--job-file", "testdata/job-untouched.txt"}},
 		{"why-no-such-job", []string{"why", "99", "--job-file", "testdata/job-placed.txt"}},
+		// saved squeue --json of job 2, named 'x JobState=RUNNING' (26.05.5): pending
+		{"why-forged-name-json", []string{"why", "2", "--job-file", "testdata/why-forged-name.json"}},
 		{"unknown-command", []string{"fragment"}},
 		// a fragmented lab16 with a pending 32-GPU leaf gang (job 24), saved
 		// from the e2e lab; two hours after the fillers started

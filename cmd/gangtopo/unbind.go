@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/spank/ctld"
 )
@@ -23,12 +22,15 @@ import (
 // file they came from is in force; after the topology is rebuilt (domains
 // renamed) or gangtopo is removed, a job bound to features no node carries
 // pends forever (BadConstraints). A rewritten shape (-N 4
-// --gpus-per-node=8) stays valid on any cluster and is left alone.
+// --gpus-per-node=8) stays valid on any cluster and is left alone. It also
+// lists, and takes out, the pins gangtopo's controller made (a node list
+// with its mark in the AdminComment, actuate.Pin: defrag's preemption pins,
+// quota's reclaim pins), which otherwise last until the controller undoes
+// them when they expire.
 //
-// The jobs are read one by one with `scontrol -o show job ID` for the IDs
-// `squeue` lists: a job's own text (its name, its comment) can hold lines
-// that read like another job's record, and reading all jobs in one listing
-// would let a user's text decide what is changed in someone else's job.
+// The jobs are read from `squeue --json` (one JSON string per value), never
+// from scontrol's text, where a job's name or comment can hold words that
+// read like another field, and so decide what is changed in a job.
 
 type unbindOptions struct {
 	clear    bool
@@ -43,7 +45,7 @@ func newUnbindCmd() *cobra.Command {
 	o := unbindOptions{}
 	cmd := &cobra.Command{
 		Use:   "unbind [JOBID...]",
-		Short: "List pending jobs gangtopo bound to domains (gt_* features, excluded nodes); --clear takes the binding out",
+		Short: "List pending jobs gangtopo bound to domains (gt_* features, excluded nodes) or pinned to nodes; --clear takes them out",
 		Long: `Unbind looks at pending jobs (the IDs given, or every pending job) and,
 for each one whose gangtopo decision (in AdminComment, or Comment with
 decision_field: comment) bound it, prints what gangtopo added: the matching OR
@@ -53,13 +55,18 @@ ExcNodeList=..." to put back what the job had without gangtopo: the user's
 own constraint and exclusions stay. Run it after rebuilding the topology with
 renamed domains, or after removing gangtopo, so no job waits for features no
 node carries. A rewritten shape (-N 4 --gpus-per-node=8) is valid anywhere and
-is kept. Needs Slurm's clients ($SLURM_CONF); --clear needs an operator.`,
+is kept. It also lists the pins gangtopo's controller made (ReqNodeList with
+a mark in the AdminComment: defrag's preemption pins, quota's reclaim pins),
+with their owner and expiry; --clear takes them out too (the node list
+cleared and the QOS put back, where the job still has what gangtopo set).
+Jobs are read with "squeue --json". Needs Slurm's clients ($SLURM_CONF);
+--clear needs an operator.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUnbind(cmd.Context(), cmd.OutOrStdout(), args, o)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&o.clear, "clear", false, "take the bindings out (scontrol update); without it, only list them")
+	f.BoolVar(&o.clear, "clear", false, "take the bindings and pins out (scontrol update); without it, only list them")
 	f.StringVar(&o.prefix, "feature-prefix", jobsubmit.DefaultFeaturePrefix, "gangtopo.yaml's feature_prefix")
 	f.StringVar(&o.slurmBin, "slurm-bin", "", "`directory` holding squeue and scontrol (default: $PATH)")
 	f.StringVar(&o.config, "config", "", "the plugin's gangtopo.yaml, whose actions.audit_log records each change --clear makes (default: $GANGTOPO_CONFIG, else "+ctld.DefaultConfigPath+")")
@@ -81,36 +88,74 @@ func runUnbind(ctx context.Context, w io.Writer, ids []string, o unbindOptions) 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if len(ids) == 0 {
-		out, err := o.slurm(ctx, "squeue", "-h", "-t", "PENDING", "-o", "%i")
-		if err != nil {
-			return err
-		}
-		ids = strings.Fields(out)
+	recs, pins, err := o.read(ctx, ids)
+	if err != nil {
+		return err
 	}
 	found := 0
-	for _, id := range ids {
-		text, err := o.slurm(ctx, "scontrol", "-o", "show", "job", id)
-		if err != nil {
-			return err
+	for i := range recs {
+		r := &recs[i]
+		if r.State != "PENDING" || !wanted(r, ids) {
+			continue
 		}
-		j, err := parseSlurmJob(text, id)
-		if err != nil {
-			return err
-		}
-		b, ok := bindingOf(j, o.prefix)
-		if !ok {
+		j := jobFromRecord(*r, r.Target())
+		b, bound := bindingOf(j, o.prefix)
+		p, pinned := pins[r.Target()]
+		if !bound && !pinned {
 			continue
 		}
 		found++
-		if err := o.report(ctx, w, b); err != nil {
+		fmt.Fprintf(w, "job %s: %s\n", j.id, j.stateLine())
+		if err := o.report(ctx, w, b, bound, p, pinned); err != nil {
 			return err
 		}
 	}
 	if found == 0 {
-		fmt.Fprintln(w, "gangtopo: no pending job carries a gangtopo binding")
+		fmt.Fprintln(w, "gangtopo: no pending job carries a gangtopo binding or pin")
 	}
 	return nil
+}
+
+// read reads the jobs named (all pending ones: none named) and
+// gangtopo's pins among them, by update target, from one squeue --json.
+func (o *unbindOptions) read(ctx context.Context, ids []string) ([]slurmstate.Record, map[string]actuate.Pin, error) {
+	args := []string{"--states=PENDING"}
+	if len(ids) > 0 {
+		args = []string{"--jobs=" + strings.Join(ids, ","), "--states=all"}
+	}
+	data, err := slurmstate.RunSqueueJSON(ctx, o.slurmBin, unbindTimeout, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := slurmstate.ParseSqueueRecords(data, "squeue --json")
+	if err != nil {
+		return nil, nil, err
+	}
+	queued, err := slurmstate.ParseSqueuePending(data, "squeue --json")
+	if err != nil {
+		return nil, nil, err
+	}
+	pins := map[string]actuate.Pin{}
+	for _, p := range actuate.Pins(queued) {
+		pins[p.Job] = p
+	}
+	return recs, pins, nil
+}
+
+// unbindTimeout bounds each Slurm command of unbind.
+const unbindTimeout = 30 * time.Second
+
+// wanted says whether a record is one of the jobs named (all: none named).
+func wanted(r *slurmstate.Record, ids []string) bool {
+	if len(ids) == 0 {
+		return true
+	}
+	for _, id := range ids {
+		if r.Is(id) || r.Target() == id {
+			return true
+		}
+	}
+	return false
 }
 
 // bindingOf works out gangtopo's part of a pending job's features and
@@ -143,14 +188,51 @@ func bindingOf(j slurmJob, prefix string) (binding, bool) {
 	return b, b.changeFeatures || b.changeExcl || b.note != ""
 }
 
-func (o *unbindOptions) report(ctx context.Context, w io.Writer, b binding) error {
+// report prints what gangtopo put into one job (its binding, its pin)
+// and, with --clear, takes it out.
+func (o *unbindOptions) report(ctx context.Context, w io.Writer, b binding, bound bool, p actuate.Pin, pinned bool) error {
+	if bound {
+		if err := o.reportBinding(ctx, w, b); err != nil {
+			return err
+		}
+	}
+	if !pinned {
+		return nil
+	}
+	ch := p.Undo("unbind", "unbind --clear: gangtopo's pin taken out")
+	fmt.Fprintf(w, "  pin:         ReqNodeList=%s by gangtopo's %s, until %s", orNoneWord(p.ReqNodes), p.By, p.Until.UTC().Format(time.RFC3339))
+	if p.Mark.QOS != "" {
+		fmt.Fprintf(w, ", QOS %s to put back", p.Mark.QOS)
+	}
+	fmt.Fprintln(w)
+	if !o.clear {
+		return nil
+	}
+	door, err := o.changes()
+	if err != nil {
+		return err
+	}
+	if _, err := door.Do(ctx, ch); err != nil {
+		return fmt.Errorf("unbind --clear: job %s: %w", p.Job, err)
+	}
+	fmt.Fprintln(w, "  pin taken out")
+	return nil
+}
+
+func orNoneWord(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func (o *unbindOptions) reportBinding(ctx context.Context, w io.Writer, b binding) error {
 	none := func(s string) string {
 		if s == "" {
 			return "(none)"
 		}
 		return s
 	}
-	fmt.Fprintf(w, "job %s: %s\n", b.job.id, b.job.stateLine())
 	var args []string
 	if b.changeFeatures {
 		fmt.Fprintf(w, "  Features:    %s -> %s\n", b.features, none(b.newFeatures))
@@ -199,20 +281,4 @@ func (o *unbindOptions) changes() (*actuate.Door, error) {
 	}
 	o.door = commandDoor(cfg, o.slurmBin, "unbind --clear", o.w)
 	return o.door, nil
-}
-
-// slurm runs a Slurm client command (each argument its own word: no
-// shell) and returns its output.
-func (o unbindOptions) slurm(ctx context.Context, name string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	bin := name
-	if o.slurmBin != "" {
-		bin = filepath.Join(o.slurmBin, name)
-	}
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return string(out), nil
 }

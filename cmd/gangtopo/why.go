@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,8 +28,8 @@ func newWhyCmd() *cobra.Command {
 		Short: "Explain what gangtopo decided for a job, and why it runs where it runs or still waits",
 		Long: `Explain what gangtopo decided for a job, and why it runs where it runs or still waits.
 
-It reads the job with "scontrol -d -o show job JOBID" (or from --job-file),
-finds the decision line the job_submit plugin wrote into its AdminComment
+It reads the job with "squeue --json --jobs=JOBID --states=all" (or from
+--job-file), finds the decision line the job_submit plugin wrote into its AdminComment
 (or Comment), and explains it next to what Slurm says. With --topology it
 also names the domain the job's nodes span; with --topology and --state, for
 a pending job, it asks the engine whether the gang would fit now.`,
@@ -43,14 +39,14 @@ a pending job, it asks the engine whether the gang would fit now.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.jobFile, "job-file", "", `read "scontrol -d -o show job" output from this file ("-": standard input) instead of running scontrol`)
+	f.StringVar(&o.jobFile, "job-file", "", `read the job from this file ("-": standard input) instead of asking Slurm: saved "squeue --json" output, or saved "scontrol -o show job" text`)
 	f.StringVar(&o.topology, "topology", "", "cluster file, to name the domain the job spans")
 	f.StringVar(&o.state, "state", "", "occupancy snapshot, to ask the engine whether a pending gang fits now")
 	o.live.register(f, false)
 	return cmd
 }
 
-// slurmJob is what why reads of `scontrol -d -o show job`.
+// slurmJob is what why and unbind read of a job (why_read.go).
 type slurmJob struct {
 	id, state, reason, nodes       string
 	features, prefer, comment, adm string
@@ -58,11 +54,7 @@ type slurmJob struct {
 }
 
 func runWhy(w io.Writer, id string, o whyOptions) error {
-	text, err := readJobText(id, o.jobFile)
-	if err != nil {
-		return err
-	}
-	j, err := parseSlurmJob(text, id)
+	j, err := readWhyJob(id, o.jobFile)
 	if err != nil {
 		return err
 	}
@@ -93,59 +85,6 @@ func runWhy(w io.Writer, id string, o whyOptions) error {
 		return whyNow(w, c, o.state, d)
 	}
 	return nil
-}
-
-func readJobText(id, file string) (string, error) {
-	switch file {
-	case "":
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, "scontrol", "-d", "-o", "show", "job", id).CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("scontrol show job %s: %v: %s", id, err, strings.TrimSpace(string(out)))
-		}
-		return string(out), nil
-	case "-":
-		data, err := io.ReadAll(os.Stdin)
-		return string(data), err
-	}
-	data, err := os.ReadFile(file)
-	return string(data), asUsage(err)
-}
-
-var whyKey = regexp.MustCompile(`^([A-Z][A-Za-z_/:]*)=(.*)$`)
-
-// parseSlurmJob reads the job's line; values with blanks (comments) are
-// glued back to their key, as scontrol's keys start with a capital letter
-// and the decision line's do not.
-func parseSlurmJob(text, id string) (slurmJob, error) {
-	for _, line := range strings.Split(text, "\n") {
-		f := map[string]string{}
-		key := ""
-		for _, tok := range strings.Fields(line) {
-			if m := whyKey.FindStringSubmatch(tok); m != nil {
-				key = m[1]
-				if _, dup := f[key]; !dup {
-					f[key] = m[2]
-				}
-			} else if key != "" {
-				f[key] += " " + tok
-			}
-		}
-		if f["JobId"] != id {
-			continue
-		}
-		null := func(k string) string {
-			if v := f[k]; v != "(null)" {
-				return v
-			}
-			return ""
-		}
-		return slurmJob{id: id, state: f["JobState"], reason: f["Reason"], nodes: null("NodeList"),
-			features: null("Features"), prefer: null("Prefer"), comment: null("Comment"), adm: null("AdminComment"),
-			excluded: null("ExcNodeList")}, nil
-	}
-	return slurmJob{}, fmt.Errorf("job %s: not found in scontrol's output", id)
 }
 
 // slurmReasons translates the pending reasons a gang meets most.

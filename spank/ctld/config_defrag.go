@@ -47,6 +47,11 @@ type DefragConfig struct {
 	// own preemption would start to the cheapest compact domain whose
 	// jobs Slurm may preempt (ReqNodeList).
 	PinPreemption bool
+	// PinTimeout is how long such a pin lasts: a gang that has not
+	// started by then is unpinned (by whichever controller acts then),
+	// so a pin to a node that went down, or to jobs Slurm will not
+	// preempt after all, costs the gang at most this wait.
+	PinTimeout time.Duration
 }
 
 // DefragAuto is the controller's policy: each cycle, a pending gang of at
@@ -75,7 +80,14 @@ func DefaultDefrag() DefragConfig {
 		Cost:     defrag.CostModel{RestartOverhead: 5 * time.Minute, RequeueWeight: 1, PriorityWeight: 0.5},
 		Hold:     10 * time.Minute,
 		Expedite: true,
-		Timeout:  10 * time.Second,
+		// Slurm preempts at its next scheduling pass (the main scheduler
+		// runs every sched_interval, 60 s by default; backfill every 30
+		// s), the victims get KillWait (30 s by default) to end, and the
+		// gang starts at the pass after that: a few minutes. 15 minutes
+		// is several times that, yet a pin gone wrong costs a gang no
+		// more than a quarter of an hour.
+		PinTimeout: 15 * time.Minute,
+		Timeout:    10 * time.Second,
 		Auto: DefragAuto{MinGPUs: 32, MinWait: 30 * time.Minute, MaxCost: 512, MaxPerCycle: 1, MaxTries: 8,
 			Retry: 10 * time.Minute},
 	}
@@ -100,6 +112,7 @@ func (p *configParser) defrag(v *yaml.Node, key string) {
 		"expedite":              func(v *yaml.Node, k string) { p.boolean(v, k, &c.Expedite) },
 		"timeout":               func(v *yaml.Node, k string) { p.duration(v, k, 100*time.Millisecond, time.Minute, &c.Timeout) },
 		"pin_preemption":        func(v *yaml.Node, k string) { p.boolean(v, k, &c.PinPreemption) },
+		"pin_timeout":           func(v *yaml.Node, k string) { p.duration(v, k, time.Minute, 24*time.Hour, &c.PinTimeout) },
 		"auto":                  p.defragAuto,
 	})
 }

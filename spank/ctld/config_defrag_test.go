@@ -29,6 +29,7 @@ defrag:
   expedite: false
   timeout: 3s
   pin_preemption: true
+  pin_timeout: 20m
   auto:
     enabled: true
     min_gpus: 64
@@ -51,6 +52,7 @@ defrag:
 		Hold:          5 * time.Minute,
 		Timeout:       3 * time.Second,
 		PinPreemption: true,
+		PinTimeout:    20 * time.Minute,
 		Auto:          DefragAuto{Enabled: true, MinGPUs: 64, MinWait: 2 * time.Hour, MaxCost: 100.5, MaxPerCycle: 2, MaxTries: 3, Retry: time.Minute},
 	}
 	if diff := cmp.Diff(want, got.Defrag); diff != "" {
@@ -74,6 +76,7 @@ func TestParseDefragErrors(t *testing.T) {
 		{"auto unknown key", base + "  auto:\n    min_gpu: 8\n", "g.yaml:6: defrag.auto.min_gpu: unknown key (want one of enabled, max_cost, max_per_cycle, max_tries, min_gpus, min_wait, retry)"},
 		{"auto bad bool", base + "  auto:\n    enabled: sometimes\n", `g.yaml:6: defrag.auto.enabled: "sometimes" is not true or false`},
 		{"given twice", base + "  hold: 1m\n  hold: 2m\n", "g.yaml:6: defrag.hold: given twice"},
+		{"pin timeout too short", base + "  pin_timeout: 10s\n", "g.yaml:5: defrag.pin_timeout: 10s out of range (want 1m0s..24h0m0s)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

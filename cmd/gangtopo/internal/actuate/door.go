@@ -143,6 +143,16 @@ func (d *Door) Begin(ctx context.Context) (lead bool, why string) {
 // Leads says what the last Begin found.
 func (d *Door) Leads() (bool, string) { return d.lead, d.why }
 
+// Room says how many more changes this cycle's limit allows (-1: no
+// limit), so that a duty does not start what it could not finish, or put
+// back, within the cycle (a plan's hold, requeues and release).
+func (d *Door) Room() int {
+	if d.cfg.MaxPerCycle <= 0 {
+		return -1
+	}
+	return max(d.cfg.MaxPerCycle-d.made, 0)
+}
+
 // Off says whether actions are switched off (only undoing is allowed).
 func (d *Door) Off() bool { return d.cfg.Off }
 

@@ -211,7 +211,7 @@ func (c *Controller) newDuties(cfg Config, d *daemon.Daemon) error {
 			Dur("job_interval", gt.Rebind.JobInterval).Msg("re-binding of stale pending jobs")
 	}
 	if cfg.Defrag != nil {
-		c.defrag = newDefragDuty(*cfg.Defrag, c.log, d.Registry, func() time.Time { return c.now() })
+		c.defrag = newDefragDuty(*cfg.Defrag, door, c.log, d.Registry, func() time.Time { return c.now() })
 	}
 	if cfg.Quota != nil {
 		c.quota = newQuotaDuty(*cfg.Quota, door, c.log, d.Registry, func() time.Time { return c.now() })

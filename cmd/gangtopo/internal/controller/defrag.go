@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 	"github.com/gangtopo/gangtopo/selector/defrag"
@@ -18,39 +19,49 @@ import (
 )
 
 // The controller's defragmentation duties (gangtopo.yaml's defrag:
-// section, docs/defrag.md), after each published snapshot:
+// section, docs/defrag.md), after each published snapshot, every change
+// through the door (actuate.Door: leader, audit line first, limits,
+// back-off):
 //
-//  1. Tend the holds: a reservation gangtopo made for a gang is ended once
-//     the gang runs (the gang is taken out of it first: a reservation that
-//     ends with a job inside ends the job), when the gang is gone, or when
-//     the hold is about to run out with the gang still waiting
-//     (defragrun.Executor.Tend). `defrag apply --wait 0` leaves its hold to
-//     this.
+//  1. Tend the holds (defragrun.Executor.Tend): a reservation gangtopo
+//     made for a gang, whoever made it, is ended once the gang runs (the
+//     gang is taken out of it first), is gone, when the hold is about to
+//     run out with the gang still waiting, when its plan did not go
+//     through whole or was never carried out (its process was killed
+//     between the hold and the requeues), and when actions are switched
+//     off. `defrag apply --wait 0` leaves its hold to this. While the
+//     section is off, holds are looked for once a minute only.
 //  2. The policy (defrag.auto, off by default): each pending gang of at
-//     least min_gpus GPUs that has waited min_wait, oldest first (at most
-//     max_tries a cycle, a gang no plan passed for not again within retry),
-//     gets a plan (defragrun.Planner, the planner `defrag apply` uses); one
+//     least min_gpus GPUs that has waited min_wait, waits for a reason a
+//     requeue can fix (defragrun.Fixable), and is not backed off after an
+//     earlier plan (defragrun.Backoff), oldest first (at most max_tries a
+//     cycle, a gang no plan passed for not again within retry), gets a
+//     plan (defragrun.Planner, the planner `defrag apply` uses); one
 //     costing at most max_cost that the limits allow is carried out
 //     (defragrun.Executor.Carry: hold, re-check on a fresh poll, requeue),
 //     at most max_per_cycle a cycle. The controller does not wait for the
-//     gang: step 1 of a later cycle ends the hold.
+//     gang: step 1 of a later round ends the hold.
 //  3. Topology-aware preemption (defrag.pin_preemption): where Slurm
 //     preempts (PreemptType partition_prio or qos, PreemptMode REQUEUE or
 //     CANCEL), a pending gang that does not fit now is pinned
-//     (ReqNodeList) to the nodes of the cheapest compact domain whose jobs
-//     Slurm may preempt for it; Slurm then preempts there and nowhere else.
-//     A gang is pinned once per requeue_window.
+//     (ReqNodeList, with a mark in its AdminComment: actuate.Mark, by
+//     defrag, until now + defrag.pin_timeout) to the nodes of the cheapest
+//     compact domain whose jobs Slurm may preempt for it; Slurm then
+//     preempts there and nowhere else. The pin is undone when it expires
+//     (pins.go), by whichever controller acts then; the gang is backed off
+//     as after a plan.
 //
 // Nothing happens while the section names nothing that may be requeued
-// and pins nothing: no Slurm command is run for it.
+// and pins nothing, but the once-a-minute look for holds left from
+// before.
 
 // DefragSetup turns the duties on: gangtopo.yaml (re-read when it changes)
-// and how to reach Slurm.
+// and how to read Slurm.
 type DefragSetup struct {
 	ConfigPath string
 	Config     ctld.Config
-	Slurm      defragrun.Slurm
-	// Preemption reads Slurm's preemption rule (defragrun.Scontrol).
+	Slurm      defragrun.Reader
+	// Preemption reads Slurm's preemption rule (defragrun.Clients).
 	Preemption func(ctx context.Context) (defrag.Preemption, error)
 }
 
@@ -59,28 +70,29 @@ type observeFunc func(ctx context.Context) (*defragrun.View, error)
 
 type defragDuty struct {
 	setup DefragSetup
+	door  *actuate.Door
 	log   zerolog.Logger
 	m     *defragMetrics
 	now   func() time.Time
 
 	cfg     ctld.Config
 	refused map[string]time.Time // gang -> when no plan passed for it
-	pinned  map[string]time.Time // gang -> when it was pinned
+	eps     []defragrun.Episode  // the audit log's plans, read this cycle
 	rule    defrag.Preemption
 	ruleAt  time.Time
+	tendAt  time.Time // when the holds were last looked for
 }
 
-// ruleEvery is how often Slurm's preemption rule is read again.
-const ruleEvery = 5 * time.Minute
+// ruleEvery is how often Slurm's preemption rule is read again; idleTend
+// how often holds are looked for while the section is off.
+const (
+	ruleEvery = 5 * time.Minute
+	idleTend  = time.Minute
+)
 
-// holdMargin: a hold whose end is this close with its gang still waiting
-// is ended by the controller rather than by Slurm (which would leave the
-// gang bound to a reservation that is gone).
-const holdMargin = 30 * time.Second
-
-func newDefragDuty(setup DefragSetup, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *defragDuty {
-	return &defragDuty{setup: setup, log: log, m: newDefragMetrics(reg), now: now, cfg: setup.Config,
-		refused: map[string]time.Time{}, pinned: map[string]time.Time{}}
+func newDefragDuty(setup DefragSetup, door *actuate.Door, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *defragDuty {
+	return &defragDuty{setup: setup, door: door, log: log, m: newDefragMetrics(reg), now: now, cfg: setup.Config,
+		refused: map[string]time.Time{}}
 }
 
 // active says whether any duty is on.
@@ -90,36 +102,53 @@ func (d *defragDuty) active() bool {
 }
 
 func (d *defragDuty) executor() *defragrun.Executor {
-	return &defragrun.Executor{Slurm: d.setup.Slurm, Audit: defragrun.Audit{Path: d.cfg.Defrag.AuditLog}, Cfg: d.cfg.Defrag,
-		By: "controller", Now: d.now, Logf: func(format string, args ...any) {
-			d.log.Info().Str("duty", "defrag").Msgf(format, args...)
-		}}
+	return &defragrun.Executor{Door: d.door, Slurm: d.setup.Slurm, Audit: actuate.Audit{Path: d.cfg.Actions.AuditLog},
+		Cfg: d.cfg.Defrag, Now: d.now,
+		Logf:   func(format string, args ...any) { d.log.Info().Str("duty", "defrag").Msgf(format, args...) },
+		Alarmf: func(format string, args ...any) { d.log.Error().Str("duty", "defrag").Msgf(format, args...) }}
 }
 
-// cycle runs the duties on the view of this cycle.
+// tend ends the holds that are done (every round while a duty is on, once
+// a minute otherwise); off: actions are switched off, every hold is put
+// back.
+func (d *defragDuty) tend(ctx context.Context, cfg ctld.Config, off bool, now time.Time) {
+	d.cfg = cfg
+	if (!d.active() || off) && now.Sub(d.tendAt) < idleTend {
+		return
+	}
+	d.tendAt = now
+	kept, err := d.executor().Tend(ctx, defragrun.HoldMargin(d.cfg.Defrag.Hold), off)
+	if err != nil {
+		d.log.Error().Err(err).Msg("defrag: listing gangtopo's holds failed; they are tended next round")
+		return
+	}
+	d.m.holds.Set(float64(kept))
+}
+
+// cycle runs the policy and the pins on the view of this round (the holds
+// were tended before).
 func (d *defragDuty) cycle(ctx context.Context, cfg ctld.Config, v *defragrun.View, observe observeFunc) {
 	d.cfg = cfg
-	if !d.active() {
+	auto := d.cfg.Defrag.Auto.Enabled && !d.cfg.Defrag.Scope.Empty()
+	if !auto && !d.cfg.Defrag.PinPreemption {
+		return
+	}
+	p, err := d.planner(v)
+	if err != nil {
+		d.log.Error().Err(err).Msg("defrag: reading the audit log failed; no plan and no pin this round")
 		return
 	}
 	x := d.executor()
-	if !d.cfg.Defrag.Scope.Empty() {
-		kept, err := x.Tend(ctx, holdMargin)
-		if err != nil {
-			d.log.Error().Err(err).Msg("defrag: listing gangtopo's holds failed; they are tended next cycle")
-		}
-		d.m.holds.Set(float64(kept))
-	}
-	if d.cfg.Defrag.Auto.Enabled && !d.cfg.Defrag.Scope.Empty() {
-		d.auto(ctx, v, x, observe)
+	if auto {
+		d.auto(ctx, v, p, x, observe)
 	}
 	if d.cfg.Defrag.PinPreemption {
-		d.pin(ctx, v, x)
+		d.pin(ctx, v, p)
 	}
 	d.forget(v.At)
 }
 
-// candidates are the pending gangs the policy may plan for now, in the
+// candidates are the pending gangs that may be planned for now, in the
 // order Slurm starts them (priority, then submit time).
 func (d *defragDuty) candidates(v *defragrun.View, p *defragrun.Planner, minWait time.Duration, retry time.Duration) []defragrun.Gang {
 	pending := append([]slurmstate.PendingJob(nil), v.Pending...)
@@ -132,10 +161,7 @@ func (d *defragDuty) candidates(v *defragrun.View, p *defragrun.Planner, minWait
 	})
 	var out []defragrun.Gang
 	for _, pj := range pending {
-		if notYet[pj.Reason] || strings.HasPrefix(pj.Facts.Reservation, defragrun.HoldPrefix) || v.At.Sub(pj.Submit) < minWait {
-			continue
-		}
-		if t, ok := d.refused[pj.ID]; ok && v.At.Sub(t) < retry {
+		if !d.due(pj, v.At, minWait, retry) {
 			continue
 		}
 		g, err := p.Gang(pj)
@@ -147,14 +173,35 @@ func (d *defragDuty) candidates(v *defragrun.View, p *defragrun.Planner, minWait
 	return out
 }
 
-// auto is the policy: plan for the due gangs, carry out what passes.
-func (d *defragDuty) auto(ctx context.Context, v *defragrun.View, x *defragrun.Executor, observe observeFunc) {
-	a := d.cfg.Defrag.Auto
-	p, err := d.planner(v)
-	if err != nil {
-		d.log.Error().Err(err).Msg("defrag: reading the audit log failed; no plan this cycle")
-		return
+// due says whether a pending job may be planned for now: it waits for a
+// reason a requeue can fix, is not in a hold or pinned, has waited
+// minWait, no plan was refused for it within retry, and it is not backed
+// off after a plan carried out for it.
+func (d *defragDuty) due(pj slurmstate.PendingJob, now time.Time, minWait, retry time.Duration) bool {
+	if _, pinned := actuate.ParseMark(pj.Facts.AdminComment); pinned || !defragrun.Fixable(pj.Reason) ||
+		strings.HasPrefix(pj.Facts.Reservation, defragrun.HoldPrefix) || now.Sub(pj.Submit) < minWait {
+		return false
 	}
+	if t, ok := d.refused[pj.ID]; ok && now.Sub(t) < retry {
+		return false
+	}
+	base, cap := d.backoff()
+	return !now.Before(defragrun.Backoff(d.eps, pj.ID, base, cap, now))
+}
+
+// backoff is the back-off's base (defrag.auto.retry, else defrag.hold)
+// and cap (defrag.requeue_window, at least the base).
+func (d *defragDuty) backoff() (base, cap time.Duration) {
+	base = d.cfg.Defrag.Auto.Retry
+	if base <= 0 {
+		base = d.cfg.Defrag.Hold
+	}
+	return base, max(d.cfg.Defrag.Limits.Window, base)
+}
+
+// auto is the policy: plan for the due gangs, carry out what passes.
+func (d *defragDuty) auto(ctx context.Context, v *defragrun.View, p *defragrun.Planner, x *defragrun.Executor, observe observeFunc) {
+	a := d.cfg.Defrag.Auto
 	gangs := d.candidates(v, p, a.MinWait, a.Retry)
 	d.m.candidates.Set(float64(len(gangs)))
 	carried := 0
@@ -168,10 +215,14 @@ func (d *defragDuty) auto(ctx context.Context, v *defragrun.View, x *defragrun.E
 			d.m.refused.WithLabelValues(reason).Inc()
 			continue
 		}
-		if d.carry(ctx, p, pr, x, observe) {
+		done, stop := d.carry(ctx, p, pr, x, observe)
+		if stop {
+			return
+		}
+		if done {
 			carried++
-			v, err = observe(ctx) // the cluster changed: plan the next gang on it
-			if err != nil {
+			var err error
+			if v, err = observe(ctx); err != nil { // the cluster changed: plan the next gang on it
 				return
 			}
 		}
@@ -194,8 +245,9 @@ func (d *defragDuty) refusal(pr *defragrun.Proposal, ok bool) string {
 	return ""
 }
 
-// carry carries one proposal out, re-checking on a fresh poll.
-func (d *defragDuty) carry(ctx context.Context, p *defragrun.Planner, pr *defragrun.Proposal, x *defragrun.Executor, observe observeFunc) bool {
+// carry carries one proposal out, re-checking on a fresh poll; stop says
+// the door refuses more this round (busy, limit, audit log, off).
+func (d *defragDuty) carry(ctx context.Context, p *defragrun.Planner, pr *defragrun.Proposal, x *defragrun.Executor, observe observeFunc) (done, stop bool) {
 	d.log.Info().Str("gang", pr.Gang.Job.ID).Str("domain", pr.Domain).Int("victims", len(pr.Victims)).
 		Float64("cost", pr.Plan.Cost).Float64("lost_gpu_hours", pr.Lost).Msg("defrag: carrying a plan out for a waiting gang")
 	domain := pr.Plan.Domain
@@ -208,32 +260,40 @@ func (d *defragDuty) carry(ctx context.Context, p *defragrun.Planner, pr *defrag
 		return pr2, ok, nil
 	}
 	out, err := x.Carry(ctx, pr, recheck)
-	if err != nil {
-		result := "failed"
-		var se *defragrun.StaleError
-		if errors.As(err, &se) {
-			result = "stale"
-		}
-		d.m.plans.WithLabelValues(result).Inc()
-		d.refused[pr.Gang.Job.ID] = d.now()
-		d.log.Warn().Err(err).Str("gang", pr.Gang.Job.ID).Msg("defrag: a plan was not carried out")
-		return false
+	var se *defragrun.StaleError
+	switch {
+	case err == nil:
+		d.m.plans.WithLabelValues("carried").Inc()
+		d.m.requeues.Add(float64(len(out.Requeued)))
+		d.m.lost.Add(pr.Lost)
+		return true, false
+	case errors.Is(err, defragrun.ErrNoRoom) || out == nil && actuate.Refused(err):
+		d.m.plans.WithLabelValues("refused").Inc()
+		d.log.Warn().Err(err).Str("gang", pr.Gang.Job.ID).Msg("defrag: the door refused a change of the plan (busy, a limit, the audit log, switched off); nothing was requeued, and a hold made for it was ended")
+		return false, true
+	case errors.As(err, &se):
+		d.m.plans.WithLabelValues("stale").Inc()
+	default:
+		d.m.plans.WithLabelValues("failed").Inc()
+		d.m.requeues.Add(float64(len(out.Requeued)))
 	}
-	d.m.plans.WithLabelValues("carried").Inc()
-	d.m.requeues.Add(float64(len(out.Requeued)))
-	d.m.lost.Add(pr.Lost)
-	return true
+	d.refused[pr.Gang.Job.ID] = d.now()
+	d.log.Warn().Err(err).Str("gang", pr.Gang.Job.ID).Msg("defrag: a plan was not carried out")
+	return false, actuate.Refused(err)
 }
 
-// planner is the planner of this cycle, with the audit log's history.
+// planner is the planner of this cycle, with the audit log's history; the
+// log's plans are kept for the back-off (d.eps).
 func (d *defragDuty) planner(v *defragrun.View) (*defragrun.Planner, error) {
-	h, bad, err := defragrun.Audit{Path: d.cfg.Defrag.AuditLog}.History(v.At, d.cfg.Defrag.Limits.Keep())
+	audit := actuate.Audit{Path: d.cfg.Actions.AuditLog}
+	h, eps, bad, err := defragrun.ReadHistory(audit, v.At, d.cfg.Defrag.Limits.Keep())
 	if err != nil {
 		return nil, err
 	}
 	if bad > 0 {
-		d.log.Warn().Int("lines", bad).Str("audit_log", d.cfg.Defrag.AuditLog).Msg("defrag: audit log lines that do not read were skipped")
+		d.log.Warn().Int("lines", bad).Str("audit_log", audit.Path).Msg("defrag: audit log lines that do not read were skipped")
 	}
+	d.eps = eps
 	_, spent := h.Spent(v.At, d.cfg.Defrag.Limits)
 	if budget := d.cfg.Defrag.Limits.Budget(v.Snapshot.Cluster.NumGPUs()); budget > 0 {
 		d.m.budget.Set(spent / budget)
@@ -242,7 +302,7 @@ func (d *defragDuty) planner(v *defragrun.View) (*defragrun.Planner, error) {
 }
 
 // pin pins pending gangs to the domain Slurm's preemption should free.
-func (d *defragDuty) pin(ctx context.Context, v *defragrun.View, x *defragrun.Executor) {
+func (d *defragDuty) pin(ctx context.Context, v *defragrun.View, p *defragrun.Planner) {
 	if v.At.Sub(d.ruleAt) >= ruleEvery {
 		rule, err := d.setup.Preemption(ctx)
 		if err != nil {
@@ -254,47 +314,54 @@ func (d *defragDuty) pin(ctx context.Context, v *defragrun.View, x *defragrun.Ex
 	if !d.rule.Active() {
 		return
 	}
-	p, err := defragrun.NewPlanner(d.cfg, v.Snapshot.Cluster, nil)
-	if err != nil {
-		return
-	}
 	for _, g := range d.candidates(v, p, 0, 0) {
-		if g.Job.Job.ReqNodes != "" || !d.pinned[g.Job.ID].IsZero() {
-			continue
+		if g.Job.Job.ReqNodes != "" {
+			continue // the user's own node list: not gangtopo's to replace
 		}
 		pr, ok := p.ProposePreemption(v, g, d.rule)
 		if !ok || pr.FitsNow {
-			continue
+			continue // nothing to preempt: Slurm starts it where it fits
 		}
-		d.pinned[g.Job.ID] = v.At
-		err := d.setup.Slurm.Pin(ctx, g.Job.ID, pr.GangNode)
-		e := defragrun.Entry{Time: v.At.UTC(), Action: "pin", Job: g.Job.ID, Gang: g.Job.ID, GPUs: g.Request.GPUs, Nodes: pr.GangNode,
-			Domain: pr.Domain, Cost: pr.Plan.Cost, LostGPUHours: pr.Lost, By: "controller", Result: "ok",
-			Reason: "ReqNodeList: Slurm's preemption frees this domain at the least cost"}
-		if err != nil {
-			e.Result = err.Error()
-			d.m.pins.WithLabelValues("failed").Inc()
-		} else {
-			d.m.pins.WithLabelValues("pinned").Inc()
+		if d.pinOne(ctx, g, pr, v.At) {
+			return
 		}
-		if aerr := x.Audit.Append(e); aerr != nil {
-			d.log.Error().Err(aerr).Msg("defrag: audit log")
-		}
-		d.log.Info().Str("gang", g.Job.ID).Str("nodes", pr.GangNode).Str("domain", pr.Domain).Str("result", e.Result).
-			Msg("defrag: pinned a preempting gang to the domain whose preemption costs least")
 	}
 }
 
-// forget drops refusals older than retry and pins older than the window.
+// pinOne pins gang g to the proposal's nodes until now + pin_timeout;
+// stop says the door takes no more changes this round.
+func (d *defragDuty) pinOne(ctx context.Context, g defragrun.Gang, pr *defragrun.Proposal, now time.Time) (stop bool) {
+	target := g.Job.Target
+	if target == "" {
+		target = g.Job.ID
+	}
+	mark := actuate.Mark{By: "defrag", Nodes: pr.GangNode, Until: now.Add(d.cfg.Defrag.PinTimeout)}
+	e := actuate.Entry{Gang: g.Job.ID, GPUs: g.Request.GPUs, Domain: pr.Domain, Cost: pr.Plan.Cost, LostGPUHours: pr.Lost,
+		Duty: "defrag", Reason: "ReqNodeList: Slurm's preemption frees this domain at the least cost"}
+	ch := actuate.PinChange(e, target, g.Job.Facts.AdminComment, mark)
+	ch.Timeout = d.cfg.Defrag.Timeout
+	_, err := d.door.Do(ctx, ch)
+	result := "pinned"
+	switch {
+	case err != nil && actuate.Refused(err):
+		result = "refused"
+	case err != nil:
+		result = "failed"
+	}
+	d.m.pins.WithLabelValues(result).Inc()
+	d.log.Info().Str("gang", g.Job.ID).Str("nodes", pr.GangNode).Str("domain", pr.Domain).Time("until", mark.Until).
+		Str("result", result).AnErr("error", err).Msg("defrag: pinned a preempting gang to the domain whose preemption costs least")
+	if err == nil {
+		d.eps = append(d.eps, defragrun.Episode{Gang: g.Job.ID, At: now, Pin: true})
+	}
+	return errors.Is(err, actuate.ErrBusy) || errors.Is(err, actuate.ErrLimit) || errors.Is(err, actuate.ErrAudit)
+}
+
+// forget drops refusals older than retry.
 func (d *defragDuty) forget(now time.Time) {
 	for id, t := range d.refused {
 		if now.Sub(t) >= d.cfg.Defrag.Auto.Retry {
 			delete(d.refused, id)
-		}
-	}
-	for id, t := range d.pinned {
-		if now.Sub(t) >= d.cfg.Defrag.Limits.Window {
-			delete(d.pinned, id)
 		}
 	}
 }
@@ -309,24 +376,27 @@ type defragMetrics struct {
 func newDefragMetrics(reg prometheus.Registerer) *defragMetrics {
 	m := &defragMetrics{
 		plans: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_defrag_plans_total",
-			Help: "Defragmentation plans the controller's policy acted on, by result: carried (room held, jobs requeued), stale (the re-check found the cluster changed; nothing requeued), failed."}, []string{"result"}),
+			Help: "Defragmentation plans the controller's policy acted on, by result: carried (room held, jobs requeued), stale (the re-check found the cluster changed; nothing requeued), failed (a change did not go through; the hold was ended), refused (the door did not let it start: busy, a limit, the audit log)."}, []string{"result"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_defrag_refused_total",
 			Help: "Waiting gangs the policy planned for and did not act on, by reason: no_plan, cost (over defrag.auto.max_cost), rate, budget."}, []string{"reason"}),
 		pins: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_defrag_pins_total",
-			Help: "Preempting gangs pinned (ReqNodeList) to the domain Slurm's preemption frees at the least cost, by result."}, []string{"result"}),
+			Help: "Preempting gangs pinned (ReqNodeList, until defrag.pin_timeout) to the domain Slurm's preemption frees at the least cost, by result: pinned, failed, refused (by the door)."}, []string{"result"}),
 		requeues: prometheus.NewCounter(prometheus.CounterOpts{Name: "gangtopo_defrag_requeues_total", Help: "Jobs the controller's policy requeued."}),
 		lost:     prometheus.NewCounter(prometheus.CounterOpts{Name: "gangtopo_defrag_lost_gpu_hours_total", Help: "GPU-hours of work the requeued jobs lost (the cost model's, restart overhead included)."}),
 		holds:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_defrag_holds", Help: "Reservations gangtopo keeps for gangs waiting to start."}),
 		budget:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_defrag_budget_used_ratio", Help: "GPU-hours lost within defrag.budget_window over the lost-work budget."}),
 		candidates: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_defrag_candidates",
-			Help: "Pending gangs the policy could plan for in the last cycle (big enough, waited long enough, not refused lately)."}),
+			Help: "Pending gangs the policy could plan for in the last cycle (big enough, waited long enough for a reason a requeue can fix, not refused or backed off lately)."}),
 	}
 	reg.MustRegister(m.plans, m.refused, m.pins, m.requeues, m.lost, m.holds, m.budget, m.candidates)
-	for _, r := range []string{"carried", "stale", "failed"} {
+	for _, r := range []string{"carried", "stale", "failed", "refused"} {
 		m.plans.WithLabelValues(r)
 	}
 	for _, r := range []string{"no_plan", "cost", "rate", "budget"} {
 		m.refused.WithLabelValues(r)
+	}
+	for _, r := range []string{"pinned", "failed", "refused"} {
+		m.pins.WithLabelValues(r)
 	}
 	return m
 }

@@ -42,7 +42,9 @@ import (
 //     controller that does not lead runs no duty (it publishes only), and
 //     says so once when that changes.
 //  4. The pins whose mark expired, or whose duty is off, are undone
-//     (pins.go); then each duty that is on runs, all through the door.
+//     (pins.go), and the defragmentation's holds that are done are ended
+//     (defrag.go; all of them while switched off); then each duty that is
+//     on runs, all through the door.
 //
 // Without the duty goroutine (daemon --once, tests) a cycle runs its
 // round itself, after publishing.
@@ -200,6 +202,9 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 		return
 	}
 	c.expirePins(ctx, s.st, cfg, start)
+	if c.defrag != nil {
+		c.defrag.tend(ctx, cfg, d.door.Off(), start)
+	}
 	if d.door.Off() {
 		return
 	}

@@ -8,19 +8,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
-// Executor carries proposals out through Slurm and writes the audit log
-// (the package comment gives the steps and why in that order).
+// Executor carries proposals out (the package comment gives the steps and
+// why in that order): every change through Door, whose audit log is also
+// what Tend reads back.
 type Executor struct {
-	Slurm Slurm
-	Audit Audit
+	Door  *actuate.Door
+	Slurm Reader
+	Audit actuate.Audit
 	Cfg   ctld.DefragConfig
-	By    string
 	Now   func() time.Time
-	// Logf, when set, gets one line per step (the command prints them).
-	Logf func(format string, args ...any)
+	// Logf, when set, gets one line per step (the command prints them);
+	// Alarmf what leaves something behind (a hold that could not be
+	// ended), Logf when not set.
+	Logf, Alarmf func(format string, args ...any)
 	// Poll is how often a state is polled while waiting; 0: one second.
 	Poll time.Duration
 }
@@ -36,41 +40,43 @@ func (e *StaleError) Error() string { return e.Msg }
 
 // Outcome is what Carry did.
 type Outcome struct {
-	Hold     string   // the reservation holding the room
-	Requeued []string // jobs requeued
+	Hold     string    // the reservation holding the room
+	Made     time.Time // when it was made: it ends defrag.hold later
+	Requeued []string  // jobs requeued
 }
 
+// ErrNoRoom says the door's per-cycle limit leaves too few changes for the
+// whole plan (hold, attach, the requeues and what ends the hold): it is
+// left for a later cycle, and nothing was changed.
+var ErrNoRoom = errors.New("too few changes left this cycle (actions.max_per_cycle) for the whole plan: left for a later cycle; nothing was changed")
+
 // Carry holds the room, checks the plan again, and requeues what both
-// plans name.
+// plans name. Any requeue that does not go through (Slurm refuses it, the
+// audit line cannot be written, the door's limits, an interrupt) stops
+// the plan: the hold is ended, and the error says what was requeued.
 func (x *Executor) Carry(ctx context.Context, pr *Proposal, recheck Recheck) (*Outcome, error) {
-	gang := pr.Gang.Job
-	name := HoldName(gang.ID)
-	out := &Outcome{Hold: name}
-	base := Entry{Gang: gang.ID, Domain: pr.Domain, Reservation: name}
-	if err := x.hold(ctx, pr, name, base); err != nil {
+	if room := x.Door.Room(); room >= 0 && room < 4+2*len(pr.Victims) {
+		return nil, ErrNoRoom
+	}
+	gang := pr.Gang.Job.ID
+	name := HoldName(gang)
+	base := actuate.Entry{Gang: gang, Domain: pr.Domain}
+	made, err := x.hold(ctx, pr, name, base)
+	if err != nil {
 		return nil, err
 	}
+	base.Reservation = name
+	out := &Outcome{Hold: name, Made: made}
 	now, ok, err := recheck(ctx)
-	if why := stale(pr, now, ok, err); why != "" {
-		x.endHold(ctx, gang.ID, name, base, "abandon", why)
-		return nil, &StaleError{"the plan is stale: " + why + "; nothing was requeued and the hold is ended"}
+	if err == nil && x.Now().Sub(made) >= orphanGrace/2 {
+		err = fmt.Errorf("it took %s, past %s after the hold (slurmctld slow?)", x.Now().Sub(made).Round(time.Second), orphanGrace/2)
 	}
-	for _, v := range now.Victims {
-		e := base
-		e.Action, e.Job, e.GPUs, e.Nodes, e.LostGPUHours, e.Cost = "requeue", v.ID, v.GPUs, v.Nodes, v.Lost, v.Cost
-		err := x.Slurm.Requeue(ctx, v.ID)
-		switch {
-		case err != nil && endedErr(err):
-			x.write(e, "ended before its requeue: "+err.Error(), "")
-			continue
-		case err != nil:
-			x.write(e, err.Error(), "")
-			x.endHold(ctx, gang.ID, name, base, "abandon", "job "+v.ID+" could not be requeued")
-			return out, fmt.Errorf("requeue of job %s failed (%v): the hold is ended; %d job(s) requeued before it: %s",
-				v.ID, err, len(out.Requeued), strings.Join(out.Requeued, ","))
-		}
-		x.write(e, "ok", fmt.Sprintf("for gang %s in %s %s", gang.ID, pr.Gang.Request.EffectiveTier(), pr.Domain))
-		out.Requeued = append(out.Requeued, v.ID)
+	if why := stale(pr, now, ok, err); why != "" {
+		msg := "the plan is stale: " + why + "; nothing was requeued and " + x.endHold(ctx, gang, name, base, "abandon", why)
+		return nil, &StaleError{msg}
+	}
+	if err := x.requeue(ctx, pr, now.Victims, base, out); err != nil {
+		return out, err
 	}
 	if x.Cfg.Expedite {
 		x.expedite(ctx, out.Requeued, base)
@@ -78,28 +84,69 @@ func (x *Executor) Carry(ctx context.Context, pr *Proposal, recheck Recheck) (*O
 	return out, nil
 }
 
-// hold makes the reservation and attaches the gang to it.
-func (x *Executor) hold(ctx context.Context, pr *Proposal, name string, base Entry) error {
+// hold makes the reservation and attaches the gang to it; it returns when
+// the reservation was made.
+func (x *Executor) hold(ctx context.Context, pr *Proposal, name string, base actuate.Entry) (time.Time, error) {
 	gang := pr.Gang.Job
 	e := base
-	e.Action, e.Job, e.GPUs, e.Nodes, e.Cost, e.LostGPUHours = "hold", gang.ID, pr.Gang.Request.GPUs, pr.GangNode, pr.Plan.Cost, pr.Lost
+	e.Job, e.GPUs, e.Nodes, e.Cost, e.LostGPUHours = gang.ID, pr.Gang.Request.GPUs, pr.GangNode, pr.Plan.Cost, pr.Lost
+	e.Reason = fmt.Sprintf("reservation %s on %s for %s", name, pr.GangNode, x.Cfg.Hold)
 	user := gang.User
 	if user == "" {
 		user = fmt.Sprint(gang.Job.UserID)
 	}
-	if err := x.Slurm.Hold(ctx, name, pr.GangNode, user, x.Cfg.Hold); err != nil {
-		x.write(e, err.Error(), "")
-		return fmt.Errorf("holding %s for job %s: %w; nothing was requeued", pr.GangNode, gang.ID, err)
+	made := x.Now()
+	if _, err := x.do(ctx, holdChange(e, name, pr.GangNode, user, x.Cfg.Hold)); err != nil {
+		return made, fmt.Errorf("holding %s for job %s: %w; nothing was requeued", pr.GangNode, gang.ID, err)
 	}
-	if err := x.Slurm.Attach(ctx, gang.ID, name); err != nil {
-		x.write(e, err.Error(), "")
-		if uerr := x.Slurm.Unhold(ctx, name); uerr != nil {
-			x.logf("ending hold %s: %v", name, uerr)
+	e.Reason = ""
+	if _, err := x.do(ctx, attachChange(e, gang.ID, name)); err != nil {
+		base.Reservation = name
+		return made, fmt.Errorf("attaching job %s to hold %s: %w; nothing was requeued and %s", gang.ID, name, err,
+			x.endHold(ctx, gang.ID, name, base, "abandon", "the gang could not be attached"))
+	}
+	x.logf("hold %s on %s for job %s: made", name, pr.GangNode, gang.ID)
+	return made, nil
+}
+
+// requeue requeues the victims one by one; the first that does not go
+// through, or an interrupt, ends the hold.
+func (x *Executor) requeue(ctx context.Context, pr *Proposal, victims []Victim, base actuate.Entry, out *Outcome) error {
+	gang := pr.Gang.Job.ID
+	for _, v := range victims {
+		if ctx.Err() != nil {
+			return x.stop(ctx, gang, out, base, "interrupted before job "+v.ID+" was requeued", ctx.Err())
 		}
-		return fmt.Errorf("attaching job %s to hold %s: %w; nothing was requeued", gang.ID, name, err)
+		e := base
+		e.GPUs, e.Nodes, e.LostGPUHours, e.Cost = v.GPUs, v.Nodes, v.Lost, v.Cost
+		e.Reason = fmt.Sprintf("for gang %s in %s %s", gang, pr.Gang.Request.EffectiveTier(), pr.Domain)
+		_, err := x.do(ctx, requeueChange(e, v.ID))
+		switch {
+		case err != nil && endedErr(err):
+			x.logf("requeue job %s: it ended before its requeue", v.ID)
+			continue
+		case err != nil:
+			return x.stop(ctx, gang, out, base, "the requeue of job "+v.ID+" did not go through", err)
+		}
+		x.logf("requeue job %s: ok", v.ID)
+		out.Requeued = append(out.Requeued, v.ID)
 	}
-	x.write(e, "ok", fmt.Sprintf("reservation %s on %s for %s", name, pr.GangNode, x.Cfg.Hold))
 	return nil
+}
+
+// stop gives the plan up part way: the hold is ended, and the error says
+// why (wrapping cause) and what was requeued before.
+func (x *Executor) stop(ctx context.Context, gang string, out *Outcome, base actuate.Entry, why string, cause error) error {
+	ended := x.endHold(ctx, gang, out.Hold, base, "abandon", fmt.Sprintf("%s (%v)", why, cause))
+	return fmt.Errorf("%s (%w): the plan is given up and %s; %d job(s) requeued before: %s", why, cause, ended,
+		len(out.Requeued), orNone(strings.Join(out.Requeued, ",")))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // stale compares the plan being carried out with the plan made again
@@ -130,28 +177,28 @@ func stale(pr, now *Proposal, ok bool, err error) string {
 }
 
 // endedErr says a requeue failed because the job ended meanwhile.
-func endedErr(err error) bool {
-	m := err.Error()
+func endedErr(err error) bool { return !actuate.Refused(err) && endedMsg(err.Error()) }
+
+// endedMsg says a requeue's outcome is that the job had ended.
+func endedMsg(m string) bool {
 	return strings.Contains(m, "Invalid job id") || strings.Contains(m, "already completed") || strings.Contains(m, "Job is pending execution")
 }
 
 // expedite makes each requeued job eligible at once, once Slurm has it
 // pending again (an update before the requeue has finished is undone by
 // the requeue's own begin time).
-func (x *Executor) expedite(ctx context.Context, ids []string, base Entry) {
+func (x *Executor) expedite(ctx context.Context, ids []string, base actuate.Entry) {
 	deadline := x.Now().Add(x.Cfg.Timeout)
 	for _, id := range ids {
-		e := base
-		e.Action, e.Job = "expedite", id
 		if why := x.waitPending(ctx, id, deadline); why != "" {
-			x.write(e, why, "")
+			x.logf("expedite job %s: %s", id, why)
 			continue
 		}
-		if err := x.Slurm.Eligible(ctx, id); err != nil {
-			x.write(e, err.Error(), "")
+		if _, err := x.do(ctx, expediteChange(base, id)); err != nil {
+			x.logf("expedite job %s: %v", id, err)
 			continue
 		}
-		x.write(e, "ok", "StartTime=now")
+		x.logf("expedite job %s: ok", id)
 	}
 }
 
@@ -170,78 +217,12 @@ func (x *Executor) waitPending(ctx context.Context, id string, deadline time.Tim
 	}
 }
 
-// ErrNotStarted says the gang did not start within the wait.
-var ErrNotStarted = errors.New("the gang did not start in time")
-
-// Release waits up to wait for the gang to run, then ends its hold: the
-// gang is taken out of the reservation first, then it is deleted (a
-// reservation that ends while the gang runs inside it would end the gang).
-func (x *Executor) Release(ctx context.Context, gang, name string, wait time.Duration) error {
-	deadline := x.Now().Add(wait)
-	base := Entry{Gang: gang, Reservation: name}
-	for {
-		state, reason, ok, err := x.Slurm.Job(ctx, gang)
-		switch {
-		case err == nil && ok && state == "RUNNING":
-			x.endHold(ctx, gang, name, base, "release", "the gang runs")
-			return nil
-		case err == nil && (!ok || state != "PENDING"):
-			x.endHold(ctx, gang, name, base, "release", fmt.Sprintf("the gang is %s, not pending", orGone(state, ok)))
-			return fmt.Errorf("job %s is %s: %w", gang, orGone(state, ok), ErrNotStarted)
-		case x.Now().After(deadline) || ctx.Err() != nil:
-			x.endHold(ctx, gang, name, base, "release", fmt.Sprintf("the gang did not start within %s (%s, %s)", wait, state, reason))
-			return fmt.Errorf("job %s still %s (%s) after %s: %w; the hold is ended, the gang keeps waiting", gang, state, reason, wait, ErrNotStarted)
-		}
-		x.sleep(ctx)
-	}
-}
-
-func orGone(state string, ok bool) string {
-	if !ok {
-		return "gone"
-	}
-	return state
-}
-
-// endHold takes the gang out of the reservation and deletes it, writing
-// one line under action.
-func (x *Executor) endHold(ctx context.Context, gang, name string, base Entry, action, why string) {
-	e := base
-	e.Action, e.Job = action, gang
-	var errs []string
-	if state, _, ok, err := x.Slurm.Job(ctx, gang); err == nil && ok && (state == "PENDING" || state == "RUNNING") {
-		if err := x.Slurm.Detach(ctx, gang); err != nil {
-			errs = append(errs, err.Error())
-		}
-	}
-	if err := x.Slurm.Unhold(ctx, name); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if len(errs) > 0 {
-		x.write(e, strings.Join(errs, "; "), why)
-		return
-	}
-	x.write(e, "ok", why)
-}
-
-// write appends an audit line (logging it); an audit log that cannot be
-// written is logged, never fatal to what is already under way.
-func (x *Executor) write(e Entry, result, reason string) {
-	e.Time, e.By, e.Result = x.Now().UTC(), x.By, result
-	if reason != "" {
-		e.Reason = reason
-	}
-	if err := x.Audit.Append(e); err != nil {
-		x.logf("audit log: %v", err)
-	}
-	x.logf("%s job %s: %s%s", e.Action, e.Job, result, suffix(reason))
-}
-
-func suffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " (" + s + ")"
+// do makes one change through the door, its command bounded by
+// defrag.timeout (one that runs out of time ends the door's changes for
+// the cycle: slurmctld is slow).
+func (x *Executor) do(ctx context.Context, c actuate.Change) (string, error) {
+	c.Timeout = x.Cfg.Timeout
+	return x.Door.Do(ctx, c)
 }
 
 func (x *Executor) logf(format string, args ...any) {

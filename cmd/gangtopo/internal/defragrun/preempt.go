@@ -123,7 +123,7 @@ func slurmDuration(v string) (time.Duration, error) {
 
 // ReadPreemption reads the rule from the running cluster; sacctmgr only
 // when PreemptType is preempt/qos.
-func (s Scontrol) ReadPreemption(ctx context.Context) (defrag.Preemption, error) {
+func (s Clients) ReadPreemption(ctx context.Context) (defrag.Preemption, error) {
 	var p defrag.Preemption
 	out, err := s.run(ctx, "show", "config")
 	if err != nil {
@@ -153,4 +153,22 @@ func (s Scontrol) ReadPreemption(ctx context.Context) (defrag.Preemption, error)
 	}
 	p.QOS, err = ParseQOS(string(qos))
 	return p, err
+}
+
+// keyValues reads the Key=Value words of one `scontrol -o show partition`
+// line (the first occurrence of a key wins; a value with blanks keeps
+// only its first word, enough for the keys read here). A partition's
+// fields are slurm.conf's, written by the site's administrators.
+func keyValues(line string) map[string]string {
+	f := map[string]string{}
+	for _, w := range strings.Fields(line) {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok {
+			continue
+		}
+		if _, dup := f[k]; !dup {
+			f[k] = v
+		}
+	}
+	return f
 }
