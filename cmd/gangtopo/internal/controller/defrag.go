@@ -67,9 +67,15 @@ type defragDuty struct {
 	cfg     ctld.Config
 	stamp   time.Time
 	refused map[string]time.Time // gang -> when no plan passed for it
-	pinned  map[string]time.Time // gang -> when it was pinned
+	pinned  map[string]pin       // gang -> its pin
 	rule    defrag.Preemption
 	ruleAt  time.Time
+}
+
+// pin is a preempting gang's pin: when, and the node list it was given.
+type pin struct {
+	at    time.Time
+	nodes string
 }
 
 // ruleEvery is how often Slurm's preemption rule is read again.
@@ -82,7 +88,7 @@ const holdMargin = 30 * time.Second
 
 func newDefragDuty(setup DefragSetup, log zerolog.Logger, reg prometheus.Registerer, now func() time.Time) *defragDuty {
 	d := &defragDuty{setup: setup, log: log, m: newDefragMetrics(reg), now: now, cfg: setup.Config,
-		refused: map[string]time.Time{}, pinned: map[string]time.Time{}}
+		refused: map[string]time.Time{}, pinned: map[string]pin{}}
 	if fi, err := os.Stat(setup.ConfigPath); err == nil {
 		d.stamp = fi.ModTime()
 	}
@@ -265,14 +271,14 @@ func (d *defragDuty) pin(ctx context.Context, v *defragrun.View, x *defragrun.Ex
 		return
 	}
 	for _, g := range d.candidates(v, p, 0, 0) {
-		if g.Job.Job.ReqNodes != "" || !d.pinned[g.Job.ID].IsZero() {
+		if g.Job.Job.ReqNodes != "" || !d.pinned[g.Job.ID].at.IsZero() {
 			continue
 		}
 		pr, ok := p.ProposePreemption(v, g, d.rule)
 		if !ok || pr.FitsNow {
 			continue
 		}
-		d.pinned[g.Job.ID] = v.At
+		d.pinned[g.Job.ID] = pin{at: v.At, nodes: pr.GangNode}
 		err := d.setup.Slurm.Pin(ctx, g.Job.ID, pr.GangNode)
 		e := defragrun.Entry{Time: v.At.UTC(), Action: "pin", Job: g.Job.ID, Gang: g.Job.ID, GPUs: g.Request.GPUs, Nodes: pr.GangNode,
 			Domain: pr.Domain, Cost: pr.Plan.Cost, LostGPUHours: pr.Lost, By: "controller", Result: "ok",
@@ -298,8 +304,8 @@ func (d *defragDuty) forget(now time.Time) {
 			delete(d.refused, id)
 		}
 	}
-	for id, t := range d.pinned {
-		if now.Sub(t) >= d.cfg.Defrag.Limits.Window {
+	for id, p := range d.pinned {
+		if now.Sub(p.at) >= d.cfg.Defrag.Limits.Window {
 			delete(d.pinned, id)
 		}
 	}

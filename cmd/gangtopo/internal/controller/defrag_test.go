@@ -40,8 +40,17 @@ func (f *fakeSlurm) Hold(_ context.Context, name, nodes, user string, d time.Dur
 func (f *fakeSlurm) Attach(_ context.Context, id, name string) error {
 	return f.do("attach %s %s", id, name)
 }
-func (f *fakeSlurm) Detach(_ context.Context, id string) error   { return f.do("detach %s", id) }
-func (f *fakeSlurm) Unhold(_ context.Context, name string) error { return f.do("unhold %s", name) }
+func (f *fakeSlurm) Detach(_ context.Context, id string) error { return f.do("detach %s", id) }
+func (f *fakeSlurm) Unhold(_ context.Context, name string) error {
+	var kept []defragrun.Hold // a new slice: a caller may be ranging over the old one
+	for _, h := range f.holds {
+		if h.Name != name {
+			kept = append(kept, h)
+		}
+	}
+	f.holds = kept
+	return f.do("unhold %s", name)
+}
 func (f *fakeSlurm) Requeue(_ context.Context, id string) error {
 	f.states[id] = "PENDING"
 	return f.do("requeue %s", id)

@@ -216,22 +216,32 @@ func (q *quotaDuty) release(ctx context.Context, st *slurmstate.State, now time.
 			continue
 		}
 		done++
-		own := cfg.QOSOf(pj.Facts.Account)
-		if err := q.setup.Update(ctx, pj.Target, "QOS="+own, "ReqNodeList="); err != nil {
-			q.fail("release", err, "releasing a stale reclaim pin failed; the job stays pinned")
+		if q.unpin(ctx, pj, now, "quota: reclaim pin released; the job is planned again") != nil {
 			continue
 		}
-		delete(q.pinned, pj.Target)
 		q.moved[pj.Target] = now
-		q.m.changes.WithLabelValues("release").Inc()
-		q.log.Info().Str("job", pj.Target).Str("account", pj.Facts.Account).Str("nodes", pj.Job.ReqNodes).
-			Str("qos", own).Dur("pinned_for", now.Sub(since)).Msg("quota: reclaim pin released; the job is planned again")
 	}
 	for j := range q.pinned {
 		if !seen[j] {
 			delete(q.pinned, j) // started, or left the reclaim QOS
 		}
 	}
+}
+
+// unpin puts a job pinned to a reclaim plan back in its account's own QOS
+// with its node list cleared, logging msg.
+func (q *quotaDuty) unpin(ctx context.Context, pj slurmstate.PendingJob, now time.Time, msg string) error {
+	own := q.cfg.Quota.QOSOf(pj.Facts.Account)
+	if err := q.setup.Update(ctx, pj.Target, "QOS="+own, "ReqNodeList="); err != nil {
+		q.fail("release", err, "releasing a reclaim pin failed; the job stays pinned")
+		return err
+	}
+	since := q.pinned[pj.Target]
+	delete(q.pinned, pj.Target)
+	q.m.changes.WithLabelValues("release").Inc()
+	q.log.Info().Str("job", pj.Target).Str("account", pj.Facts.Account).Str("nodes", pj.Job.ReqNodes).
+		Str("qos", own).Dur("pinned_for", now.Sub(since)).Msg(msg)
+	return nil
 }
 
 func (q *quotaDuty) fail(what string, err error, msg string) {

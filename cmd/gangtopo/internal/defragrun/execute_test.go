@@ -44,7 +44,17 @@ func (f *fakeSlurm) Attach(_ context.Context, id, name string) error {
 }
 func (f *fakeSlurm) Detach(_ context.Context, id string) error { return f.do("detach " + id) }
 func (f *fakeSlurm) Unhold(_ context.Context, name string) error {
-	return f.do("unhold " + name)
+	err := f.do("unhold " + name)
+	if err == nil {
+		var kept []Hold // a new slice: a caller may be ranging over the old one
+		for _, h := range f.holds {
+			if h.Name != name {
+				kept = append(kept, h)
+			}
+		}
+		f.holds = kept
+	}
+	return err
 }
 func (f *fakeSlurm) Requeue(_ context.Context, id string) error {
 	err := f.do("requeue " + id)
@@ -182,6 +192,38 @@ func TestTend(t *testing.T) {
 	want := []string{"detach 40", "unhold gangtopo_defrag_40", "detach 42", "unhold gangtopo_defrag_42", "unhold gangtopo_defrag_43", "unhold gangtopo_defrag_44"}
 	if diff := cmp.Diff(want, f.calls); diff != "" || kept != 1 {
 		t.Errorf("kept %d (want 1), calls (-want +got):\n%s", kept, diff)
+	}
+}
+
+// EndAll ends every hold whatever its gang does (a controller stopping for
+// good), each gang taken out first, and says which holds are still there.
+func TestEndAll(t *testing.T) {
+	f := &fakeSlurm{states: map[string]string{"40": "RUNNING", "41": "PENDING"},
+		holds: []Hold{{Name: "gangtopo_defrag_40"}, {Name: "gangtopo_defrag_41"}, {Name: "gangtopo_defrag_45"}},
+		fail:  map[string]error{"unhold gangtopo_defrag_41": errors.New("Reservation request busy")}}
+	x, log := testExecutor(t, f)
+	left, err := x.EndAll(context.Background(), "gangtopo was removed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 40 runs and 41 waits: both taken out first; 45 is gone: only its
+	// reservation; 41's delete fails, so its hold is left
+	want := []string{"detach 40", "unhold gangtopo_defrag_40", "detach 41", "unhold gangtopo_defrag_41", "unhold gangtopo_defrag_45"}
+	if diff := cmp.Diff(want, f.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"gangtopo_defrag_41"}, left); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
+	}
+	data, _ := os.ReadFile(log)
+	if n := strings.Count(string(data), `"reason":"gangtopo was removed"`); n != 3 {
+		t.Errorf("%d audit lines give the reason, want 3:\n%s", n, data)
+	}
+
+	none := &fakeSlurm{}
+	x, _ = testExecutor(t, none)
+	if left, err := x.EndAll(context.Background(), "gone"); err != nil || left != nil || len(none.calls) != 0 {
+		t.Errorf("no holds: left %v, err %v, calls %v; want nothing done", left, err, none.calls)
 	}
 }
 

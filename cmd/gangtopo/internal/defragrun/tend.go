@@ -36,3 +36,30 @@ func (x *Executor) Tend(ctx context.Context, margin time.Duration) (kept int, er
 	}
 	return kept, nil
 }
+
+// EndAll ends every hold, whatever its gang does, for a controller that
+// stops for good (its package removed) and will not tend them again: a
+// hold left behind ends at its end time, and a gang still inside it then
+// ends with it, while a gang still waiting stays bound to a reservation
+// that is gone. Each gang is taken out first and keeps its place in the
+// queue. It returns the holds still there afterwards (none when all went).
+func (x *Executor) EndAll(ctx context.Context, why string) (left []string, err error) {
+	holds, err := x.Slurm.Holds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range holds {
+		x.endHold(ctx, h.Gang(), h.Name, Entry{Gang: h.Gang(), Reservation: h.Name, Nodes: h.Nodes}, "release", why)
+	}
+	if len(holds) == 0 {
+		return nil, nil
+	}
+	after, err := x.Slurm.Holds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range after {
+		left = append(left, h.Name)
+	}
+	return left, nil
+}
