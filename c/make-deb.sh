@@ -60,9 +60,10 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root$p
 glibc=$(objdump -T "$root/usr/bin/gangtopo" "$root$plugindir"/*.so | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n 1)
 for unit in docs/systemd/*.service; do
 	# the units as docs/systemd has them, for the package's paths
-	install -d "$root/lib/systemd/system"
+	# (in /usr/lib: /lib is /usr/lib on a merged /usr, bookworm's default)
+	install -d "$root/usr/lib/systemd/system"
 	sed -e 's#/usr/local/bin/gangtopo#/usr/bin/gangtopo#g' -e 's#/usr/local/share/doc/gangtopo#/usr/share/doc/gangtopo#g' \
-		"$unit" >"$root/lib/systemd/system/$(basename "$unit")"
+		"$unit" >"$root/usr/lib/systemd/system/$(basename "$unit")"
 done
 doc=$root/usr/share/doc/gangtopo
 install -D -m 0644 docs/examples/gangtopo.yaml "$doc/examples/gangtopo.yaml"
