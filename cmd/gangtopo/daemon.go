@@ -103,11 +103,7 @@ func runDaemon(cmd *cobra.Command, shared *daemonFlags, roles map[string]daemonR
 	restartedFrom := os.Getenv(restartedFromEnv)
 	os.Unsetenv(restartedFromEnv) // not for the Slurm commands it runs
 	if !shared.opts.Once {
-		bin, err := daemon.OwnBinary()
-		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "gangtopo: daemon: %v; an upgrade or removal of the package goes unnoticed until the daemon is restarted\n", err)
-		}
-		shared.opts.Binary = bin
+		shared.opts.Binary = ownBinary(cmd)
 	}
 	d, err := daemon.New(shared.opts, cmd.ErrOrStderr())
 	if err != nil {
@@ -132,6 +128,16 @@ func runDaemon(cmd *cobra.Command, shared *daemonFlags, roles map[string]daemonR
 	}
 	stopForGood(d, run, gone)
 	return nil
+}
+
+// ownBinary is the file the daemon watches (daemon.OwnBinary); nil, with
+// a warning, where it cannot be found.
+func ownBinary(cmd *cobra.Command) *daemon.Binary {
+	bin, err := daemon.OwnBinary()
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "gangtopo: daemon: %v; an upgrade or removal of the package goes unnoticed until the daemon is restarted\n", err)
+	}
+	return bin
 }
 
 // restartedFromEnv carries the version a daemon restarted from into the
