@@ -63,11 +63,11 @@ E2E_SLURM ?= host trixie sid
 E2E_RUN ?=
 E2E_RUN_host   ?= .
 E2E_RUN_sid    ?= .
-# left out on the host's series: the package test installs into a Debian root
+# left out on the host's series: the package tests install into a Debian root
 # (on the host it would change the host's own plugin directory); the block
 # tests need topology/block (23.11+), --segment (24.05+), topology.yaml (25.05+;
 # not in E2E_RUN_trixie)
-E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockTopologyYAMLLoads)$$
+E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|DebianPackageUpgradeAsDocumented|DebianPackageRemoveAsDocumented|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockTopologyYAMLLoads)$$
 E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting)$$
 e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
@@ -93,12 +93,17 @@ e2e-trixie: slurm-packages build
 	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-trixie-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,trixie)'
 
 # (on sid also the Debian packages for sid's release and for the host's, which
-# DebianPackageInstallsAndPlaces installs into the root)
+# DebianPackageInstallsAndPlaces installs into the root, and a later version
+# of sid's, built apart in $(BUILD)/next, which the upgrade tests install
+# over it)
 e2e-sid: slurm-packages build
 	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/sid/usr/include PLUGIN_BUILD=$(BUILD)/plugins-sid
 	rm -rf $(BUILD)/deb-e2e && $(MAKE) --no-print-directory deb DEB_OUT=$(BUILD)/deb-e2e SLURM_INCLUDE=$(ROOTS)/sid/usr/include \
 	  PLUGIN_BUILD=$(BUILD)/plugins-sid && $(MAKE) --no-print-directory deb DEB_OUT=$(BUILD)/deb-e2e
-	GANGTOPO_DEB_DIR=$(abspath $(BUILD)/deb-e2e) GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/sid) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-sid) \
+	rm -rf $(BUILD)/deb-e2e-next && $(MAKE) --no-print-directory deb BUILD=$(BUILD)/next VERSION=$(VERSION)-next DEB_VERSION=$(DEB_VERSION).1 \
+	  DEB_OUT=$(abspath $(BUILD)/deb-e2e-next) SLURM_INCLUDE=$(ROOTS)/sid/usr/include PLUGIN_BUILD=$(abspath $(BUILD)/plugins-sid)
+	GANGTOPO_DEB_DIR=$(abspath $(BUILD)/deb-e2e) GANGTOPO_DEB_NEXT_DIR=$(abspath $(BUILD)/deb-e2e-next) \
+	  GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/sid) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-sid) \
 	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-sid-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,sid)'
 
 # ---- Debian roots with newer Slurm series (tests only) ----------------------

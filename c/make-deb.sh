@@ -14,6 +14,11 @@
 #   - a preinst that refuses, before anything is unpacked, a host whose
 #     Slurm daemons or clients report another release (dpkg -i alone does
 #     not stop at unmet Depends: it unpacks first).
+# Its maintainer scripts (c/deb: preinst, prerm, postinst, postrm; each
+# says what it does and why) refuse a removal while slurm.conf or
+# plugstack.conf still load the plugins, stop the units on removal once the
+# files are gone, restart those that run on an upgrade, and never start or
+# enable one on a fresh install.
 # It installs the plugins into Debian's PluginDir, the CLI as
 # /usr/bin/gangtopo, the systemd units (not enabled) and the example files
 # under /usr/share/doc/gangtopo: nothing under /etc, so no site's
@@ -39,6 +44,7 @@ arch=amd64
 multiarch=x86_64-linux-gnu
 plugindir=/usr/lib/$multiarch/slurm-wlm
 name=gangtopo_${version}+slurm${release}_$arch
+maintainer="gangtopo <gangtopo@localhost>"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/$name
@@ -47,11 +53,17 @@ install -D -m 0755 "$build/job_submit_gangtopo.so" "$root$plugindir/job_submit_g
 install -D -m 0755 "$build/spank_gangtopo.so" "$root$plugindir/spank_gangtopo.so"
 install -D -m 0755 "$build/libgangtopo.so" "$root$plugindir/libgangtopo.so"
 install -D -m 0755 "$bin" "$root/usr/bin/gangtopo"
+# stripped as dh_strip strips (the builds keep their debug information)
+strip --remove-section=.comment --remove-section=.note "$root/usr/bin/gangtopo"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root$plugindir"/*.so
+# the C library: the newest symbol version the binaries name
+glibc=$(objdump -T "$root/usr/bin/gangtopo" "$root$plugindir"/*.so | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n 1)
 for unit in docs/systemd/*.service; do
 	# the units as docs/systemd has them, for the package's paths
-	install -d "$root/lib/systemd/system"
+	# (in /usr/lib: /lib is /usr/lib on a merged /usr, bookworm's default)
+	install -d "$root/usr/lib/systemd/system"
 	sed -e 's#/usr/local/bin/gangtopo#/usr/bin/gangtopo#g' -e 's#/usr/local/share/doc/gangtopo#/usr/share/doc/gangtopo#g' \
-		"$unit" >"$root/lib/systemd/system/$(basename "$unit")"
+		"$unit" >"$root/usr/lib/systemd/system/$(basename "$unit")"
 done
 doc=$root/usr/share/doc/gangtopo
 install -D -m 0644 docs/examples/gangtopo.yaml "$doc/examples/gangtopo.yaml"
@@ -61,6 +73,8 @@ for md in admin user controller defrag quota; do
 done
 printf 'gangtopo %s, built for Slurm %s (%s).\nSee admin.md, "Installing the Debian package".\n' \
 	"$version" "$release" "$(date -u +%Y-%m-%d)" >"$doc/README.Debian"
+printf 'gangtopo (%s+slurm%s) unstable; urgency=medium\n\n  * Built by make deb for Slurm %s.\n\n -- %s  %s\n' \
+	"$version" "$release" "$release" "$maintainer" "$(date -u -R)" | gzip -9n >"$doc/changelog.gz"
 
 install -d "$root/DEBIAN"
 size=$(du -sk "$root" | cut -f1)
@@ -68,9 +82,9 @@ cat >"$root/DEBIAN/control" <<EOF
 Package: gangtopo
 Version: ${version}+slurm${release}
 Architecture: $arch
-Maintainer: gangtopo <gangtopo@localhost>
+Maintainer: $maintainer
 Installed-Size: $size
-Depends: slurm-wlm-basic-plugins (>= ${release}), slurm-wlm-basic-plugins (<< ${next})
+Depends: libc6 (>= ${glibc}), slurm-wlm-basic-plugins (>= ${release}), slurm-wlm-basic-plugins (<< ${next})
 Section: admin
 Priority: optional
 Description: topology-aware, defragmenting GPU placement for Slurm ${release}
@@ -81,27 +95,12 @@ Description: topology-aware, defragmenting GPU placement for Slurm ${release}
  (JobSubmitPlugins=gangtopo) and plugstack.conf; see
  /usr/share/doc/gangtopo/admin.md.
 EOF
-cat >"$root/DEBIAN/preinst" <<EOF
-#!/bin/sh
-# refuses a host whose Slurm is another release than the one this package
-# was built for, before anything is unpacked
-set -e
-[ "\$1" = install ] || [ "\$1" = upgrade ] || exit 0
-for cmd in slurmctld slurmd scontrol; do
-	p=\$(PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v \$cmd) || continue
-	set -- \$("\$p" -V 2>/dev/null) || continue
-	[ \$# -eq 2 ] || continue
-	if [ "\$2" != "${release}" ]; then
-		echo "gangtopo: this package is built for Slurm ${release}, but this host runs Slurm \$2 (\$p -V)," >&2
-		echo "gangtopo: whose slurmctld would refuse its job_submit plugin: install the gangtopo package built" >&2
-		echo "gangtopo: for \$2 (make deb with its headers: SLURM_INCLUDE=<dir holding slurm/slurm.h>)" >&2
-		exit 1
-	fi
-	exit 0
+# the maintainer scripts of c/deb, for this release and these units
+units=$(for unit in docs/systemd/*.service; do basename "$unit"; done | tr '\n' ' ' | sed 's/ $//')
+for script in preinst prerm postinst postrm; do
+	sed -e "s#@RELEASE@#${release}#g" -e "s#@UNITS@#${units}#g" "c/deb/$script" >"$root/DEBIAN/$script"
+	chmod 0755 "$root/DEBIAN/$script"
 done
-exit 0
-EOF
-chmod 0755 "$root/DEBIAN/preinst"
 mkdir -p "$out"
 fakeroot dpkg-deb --root-owner-group -Zxz --build "$root" "$out/$name.deb" >/dev/null
 echo "$out/$name.deb"

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"os/signal"
 	"sort"
 	"strings"
@@ -15,12 +18,20 @@ import (
 
 // daemonRole is one role of `gangtopo daemon`. addFlags registers the
 // role's own flags; start builds the role on the shared core (logger,
-// metrics registry, interval) and returns the cycle the core's loop runs.
+// metrics registry, interval) and returns what the core's loop runs.
 // Errors from start are the user's to fix (bad flags, unreadable files).
 type daemonRole struct {
 	interval time.Duration // default --interval
 	addFlags func(cmd *cobra.Command)
-	start    func(d *daemon.Daemon) (cycle func(context.Context) error, err error)
+	start    func(d *daemon.Daemon) (roleRun, error)
+}
+
+// roleRun is a started role: the cycle the loop runs, and what the role
+// puts back before it stops for good (nil: it holds nothing), with the
+// reason; it returns what it could not put back.
+type roleRun struct {
+	cycle    func(context.Context) error
+	withdraw func(ctx context.Context, why string) (left []string)
 }
 
 // daemonFlags are the flags every role shares.
@@ -89,15 +100,81 @@ func runDaemon(cmd *cobra.Command, shared *daemonFlags, roles map[string]daemonR
 	if !cmd.Flags().Changed("interval") {
 		shared.opts.Interval = role.interval
 	}
+	restartedFrom := os.Getenv(restartedFromEnv)
+	os.Unsetenv(restartedFromEnv) // not for the Slurm commands it runs
+	if !shared.opts.Once {
+		shared.opts.Binary = ownBinary(cmd)
+	}
 	d, err := daemon.New(shared.opts, cmd.ErrOrStderr())
 	if err != nil {
 		return asUsage(err)
 	}
-	cycle, err := role.start(d)
+	if restartedFrom != "" {
+		d.Log.Info().Str("from", restartedFrom).Str("version", version).Msg("restarted on the new binary")
+	}
+	run, err := role.start(d)
 	if err != nil {
 		return asUsage(err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return d.Run(ctx, cycle)
+	err = d.Run(ctx, run.cycle)
+	var gone *daemon.BinaryGone
+	switch {
+	case !errors.As(err, &gone):
+		return err
+	case gone.Replaced:
+		return restartOn(d, gone)
+	}
+	stopForGood(d, run, gone)
+	return nil
+}
+
+// ownBinary is the file the daemon watches (daemon.OwnBinary); nil, with
+// a warning, where it cannot be found.
+func ownBinary(cmd *cobra.Command) *daemon.Binary {
+	bin, err := daemon.OwnBinary()
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "gangtopo: daemon: %v; an upgrade or removal of the package goes unnoticed until the daemon is restarted\n", err)
+	}
+	return bin
+}
+
+// restartedFromEnv carries the version a daemon restarted from into the
+// new binary's process, for its first log line.
+const restartedFromEnv = "GANGTOPO_RESTARTED_FROM"
+
+// restartOn runs the new binary in place of this process (exec: the same
+// PID, arguments and environment), so that whatever started the daemon,
+// systemd or an admin, still has it, now as the version installed. The
+// loop has stopped and its metrics endpoint is closed, for the new
+// process to listen on. It returns only when the exec fails.
+func restartOn(d *daemon.Daemon, gone *daemon.BinaryGone) error {
+	d.Log.Warn().Str("binary", gone.Path).Str("version", version).Msg(gone.Error() + ": restarting on it")
+	env := append(os.Environ(), restartedFromEnv+"="+version)
+	err := syscall.Exec(gone.Path, os.Args, env)
+	return fmt.Errorf("daemon: restarting on the new %s: %w", gone.Path, err)
+}
+
+// withdrawTimeout bounds what a daemon stopping for good does in Slurm,
+// below systemd's default stop timeout (90 s).
+const withdrawTimeout = time.Minute
+
+// stopForGood is the end of a daemon whose binary was removed: it says so,
+// has the role put back what it holds, and says what is left. The process
+// then exits with status 0, which systemd's Restart=on-failure leaves be.
+func stopForGood(d *daemon.Daemon, run roleRun, gone *daemon.BinaryGone) {
+	why := gone.Error()
+	if run.withdraw == nil {
+		d.Log.Error().Str("binary", gone.Path).Msg(why + ": this daemon stops for good")
+		return
+	}
+	d.Log.Error().Str("binary", gone.Path).Msg(why + ": this daemon stops for good, after putting back what it holds in Slurm")
+	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
+	defer cancel()
+	if left := run.withdraw(ctx, why); len(left) > 0 {
+		d.Log.Error().Strs("left", left).Msg("stopped for good; left in Slurm, to be put back by hand: " + strings.Join(left, "; "))
+		return
+	}
+	d.Log.Warn().Msg("stopped for good; nothing gangtopo held is left in Slurm")
 }

@@ -35,18 +35,18 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			fs.StringVar(&config, "config", "", "controller: the plugin's gangtopo.yaml, whose policy and rebind: section the re-binding of stale pending jobs follows (default: $GANGTOPO_CONFIG, else "+ctld.DefaultConfigPath+" when it exists; without one, no re-binding)")
 			slurm.register(fs)
 		},
-		start: func(d *daemon.Daemon) (func(context.Context) error, error) {
+		start: func(d *daemon.Daemon) (roleRun, error) {
 			topology := shared.topology
 			if topology == "" || output == "" {
-				return nil, usagef("daemon --role controller: --topology and -o are required")
+				return roleRun{}, usagef("daemon --role controller: --topology and -o are required")
 			}
 			poll, err := slurm.config()
 			if err != nil {
-				return nil, err
+				return roleRun{}, err
 			}
 			rebind, err := rebindSetup(config, slurm, d)
 			if err != nil {
-				return nil, err
+				return roleRun{}, err
 			}
 			prefix := slurm.featurePrefix
 			if rebind != nil && !slurm.fs.Changed("feature-prefix") {
@@ -59,9 +59,9 @@ func controllerRole(shared *daemonFlags) daemonRole {
 				Quota: quotaSetup(rebind, slurm), Actions: actionsSetup(slurm), AsyncDuties: !d.Once(),
 			}, d)
 			if err != nil {
-				return nil, err
+				return roleRun{}, err
 			}
-			return c.Cycle, nil
+			return roleRun{cycle: c.Cycle, withdraw: c.Withdraw}, nil
 		},
 	}
 }

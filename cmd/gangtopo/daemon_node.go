@@ -29,12 +29,12 @@ func nodeRole(shared *daemonFlags) daemonRole {
 			f.StringVar(&mapDir, "node-map-dir", "", "node: directory the node map is published to as <node>.json, for `topology build` (optional; its failure does not stop the node file)")
 			f.StringVar(&nodeFileDir, "node-file-dir", "/var/lib/gangtopo/nodes", "node: local directory of the node file for the SPANK plugin (its nodefile_dir; \"\" writes none)")
 		},
-		start: func(d *daemon.Daemon) (func(context.Context) error, error) {
+		start: func(d *daemon.Daemon) (roleRun, error) {
 			if mapDir == "" && nodeFileDir == "" {
-				return nil, usagef("daemon --role node: nothing to publish: --node-file-dir is empty and no --node-map-dir given")
+				return roleRun{}, usagef("daemon --role node: nothing to publish: --node-file-dir is empty and no --node-map-dir given")
 			}
 			if d.Interval() < time.Second {
-				return nil, usagef("daemon --role node: --interval %v: want at least 1s", d.Interval())
+				return roleRun{}, usagef("daemon --role node: --interval %v: want at least 1s", d.Interval())
 			}
 			opts := o.discoverOpts()
 			cfg := nodeagent.Config{
@@ -47,9 +47,9 @@ func nodeRole(shared *daemonFlags) daemonRole {
 			}
 			a, err := nodeagent.New(cfg, d.Log)
 			if err != nil {
-				return nil, err
+				return roleRun{}, err
 			}
-			return func(context.Context) error { return a.Once() }, nil
+			return roleRun{cycle: func(context.Context) error { return a.Once() }}, nil
 		},
 	}
 }

@@ -186,19 +186,21 @@ func runShell(t *testing.T, line string, repo bool, scratch string) string {
 
 // documentedCommands returns the command lines of the ```sh blocks in the
 // section of a Markdown file that starts with heading (up to the next
-// heading of its level), comments after " # " left out.
+// heading of its level or above: "## X" ends at the next "## ", "### X"
+// at the next "### " or "## "), comments after " # " left out.
 func documentedCommands(t *testing.T, path, heading string) []string {
 	t.Helper()
 	f, err := os.Open(path)
 	must(t, err)
 	defer f.Close()
+	level := headingLevel(heading)
 	var out []string
 	in, block := false, false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		switch {
-		case strings.HasPrefix(line, "## "):
+		case !block && headingLevel(line) > 0 && headingLevel(line) <= level:
 			in = line == heading
 		case !in:
 		case strings.HasPrefix(line, "```"):
@@ -212,4 +214,14 @@ func documentedCommands(t *testing.T, path, heading string) []string {
 	}
 	must(t, sc.Err())
 	return out
+}
+
+// headingLevel is the level of a Markdown heading line ("## X": 2), 0 for
+// any other line.
+func headingLevel(line string) int {
+	n := len(line) - len(strings.TrimLeft(line, "#"))
+	if n == 0 || !strings.HasPrefix(line[n:], " ") {
+		return 0
+	}
+	return n
 }

@@ -80,7 +80,7 @@ func testDebianPackageInstallsAndPlaces(t *testing.T) {
 	}
 	for _, f := range []string{installed, filepath.Join(root, slurmlab.StockPluginDir, "spank_gangtopo.so"),
 		filepath.Join(root, slurmlab.StockPluginDir, "libgangtopo.so"), filepath.Join(root, "usr/bin/gangtopo"),
-		filepath.Join(root, "lib/systemd/system/gangtopo-controller.service")} {
+		filepath.Join(root, "usr/lib/systemd/system/gangtopo-controller.service")} {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("installed file: %v", err)
 		}

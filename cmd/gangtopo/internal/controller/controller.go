@@ -72,6 +72,7 @@ type Controller struct {
 	duties        *duties
 	dutyPoll      *slurmstate.Poller // the duties' own polls (a Poller is not shared between goroutines)
 	dutiesStarted atomic.Bool        // the duty loop was started (Config.AsyncDuties)
+	stopDuties    context.CancelFunc // ends the duty loop (Withdraw), once started
 	uncovered     bool               // most decided jobs were not covered by the cluster file
 	mix           *mixLearner
 	now           func() time.Time
@@ -171,7 +172,9 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	if c.duties != nil { // after publishing: the plugin never waits for them
 		ds := dutyState{s: s, st: st, at: start, cluster: c.topo.Cluster, meter: c.meter}
 		if c.cfg.AsyncDuties && c.dutiesStarted.CompareAndSwap(false, true) {
-			go c.RunDuties(ctx)
+			dctx, stop := context.WithCancel(ctx)
+			c.stopDuties = stop
+			go c.RunDuties(dctx)
 		}
 		if c.cfg.AsyncDuties {
 			c.duties.offer(ds)

@@ -25,6 +25,9 @@ type Options struct {
 	LogLevel    string // debug, info, warn, error
 	Once        bool   // run one cycle and return its error
 	Version     string
+	// Binary, when set, is watched before every cycle and at the stop:
+	// Run returns a *BinaryGone once it is removed or replaced (binary.go).
+	Binary *Binary
 }
 
 // Validate checks the options.
@@ -92,7 +95,10 @@ func (d *Daemon) Interval() time.Duration { return d.opts.Interval }
 
 // Run calls cycle now and then every interval until ctx ends. With
 // Options.Once it runs one cycle and returns its error. The metrics
-// endpoint (if configured) serves while Run runs.
+// endpoint (if configured) serves while Run runs, and is closed when Run
+// returns. With Options.Binary, Run returns a *BinaryGone before the first
+// cycle that finds the binary removed or replaced, and when ctx ends with
+// the binary removed (a stop for good, told apart from a restart).
 func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) error {
 	if d.opts.Once {
 		return d.runCycle(ctx, cycle)
@@ -102,18 +108,41 @@ func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) err
 		return err
 	}
 	defer stop()
-	d.Log.Info().Dur("interval", d.opts.Interval).Str("metrics_addr", d.opts.MetricsAddr).Msg("daemon started")
+	d.Log.Info().Str("version", d.opts.Version).Dur("interval", d.opts.Interval).Str("metrics_addr", d.opts.MetricsAddr).Msg("daemon started")
 	tick := time.NewTicker(d.opts.Interval)
 	defer tick.Stop()
 	for {
+		if gone := d.binaryGone(); gone != nil {
+			return gone
+		}
 		_ = d.runCycle(ctx, cycle) // logged and counted; the loop goes on
 		select {
 		case <-ctx.Done():
 			d.Log.Info().Msg("daemon stopping")
+			if gone := d.binaryGone(); gone != nil && !gone.Replaced {
+				return gone
+			}
 			return nil
 		case <-tick.C:
 		}
 	}
+}
+
+// binaryGone checks Options.Binary. A check that fails for another
+// reason is logged and ignored: the file may well be there.
+func (d *Daemon) binaryGone() *BinaryGone {
+	if d.opts.Binary == nil {
+		return nil
+	}
+	err := d.opts.Binary.Check()
+	var gone *BinaryGone
+	if errors.As(err, &gone) {
+		return gone
+	}
+	if err != nil {
+		d.Log.Warn().Err(err).Msg("checking the daemon's own binary failed; going on")
+	}
+	return nil
 }
 
 func (d *Daemon) runCycle(ctx context.Context, cycle func(context.Context) error) error {
