@@ -39,6 +39,11 @@ func TestGolden(t *testing.T) {
 		{"place-bad-gpus", []string{"place", "--topology", lab, "--gpus", "-3"}},
 		{"place-missing-topology", []string{"place", "--gpus", "8"}},
 		{"place-bad-state", []string{"place", "--topology", lab, "--state", "testdata/nonexistent.json", "--gpus", "8"}},
+		// exactly what was asked, or a refusal naming the real reason (issue 25)
+		{"place-per-node-not-whole", []string{"place", "--topology", lab, "--gpus", "16", "--gpus-per-node", "3"}},
+		{"place-per-node-fixes-nodes", []string{"place", "--topology", lab, "--gpus", "6", "--gpus-per-node", "3"}},
+		{"place-uneven-nodes", []string{"place", "--topology", lab, "--state", busy, "--gpus", "8", "-N", "3"}},
+		{"place-nodes-at-node-tier", []string{"place", "--topology", lab, "--gpus", "8", "-N", "3", "--gang-topology", "node"}},
 		{"defrag-spine", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine"}},
 		{"defrag-protected", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine", "--protect", "102"}},
 		{"defrag-fits", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "8"}},
