@@ -53,11 +53,11 @@ Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad inp
 	f.StringVar(&o.place.gpus, "gpus", "", "GPUs of the gang: N or MODEL:N")
 	f.IntVarP(&o.place.nodes, "nodes", "N", 0, "exact number of nodes")
 	f.IntVar(&o.place.perNode, "gpus-per-node", 0, "GPUs on each node (with --nodes)")
-	f.StringVar(&o.place.gangTopology, "gang-topology", "leaf", "TIER[,slice=S] the gang must fit in")
+	f.StringVar(&o.place.gangTopology, "gang-topology", defaultGangTopology, gangTopologyHelp)
 	f.StringVar(&o.protect, "protect", "", "job ids that must not be evicted, comma-separated")
 	f.StringVar(&o.job, "job", "", "plan for this pending gang, on Slurm's state now")
 	f.StringVar(&o.save, "save", "", "with --job: write the plan to this file, for gangtopo defrag apply --plan")
-	o.live.register(f, false)
+	o.live.register(f, false, configForDefrag)
 	cmd.AddCommand(newDefragApplyCmd())
 	return cmd
 }

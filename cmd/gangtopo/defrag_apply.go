@@ -55,7 +55,7 @@ plan from another cluster, --job with --plan).`,
 	f.StringVar(&o.plan, "plan", "", "a plan saved by gangtopo defrag --save")
 	f.BoolVar(&o.yes, "yes", false, "act: without it nothing is changed")
 	f.StringVar(&o.wait, "wait", "", "how long to wait for the gang to start before ending the hold (default: defrag.hold; 0: leave the hold to the controller)")
-	o.live.register(f, true)
+	o.live.register(f, true, configForDefrag)
 	return cmd
 }
 

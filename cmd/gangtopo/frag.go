@@ -36,18 +36,21 @@ func newFragCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.topology, "topology", "", "cluster file (YAML, version v1)")
 	f.StringVar(&o.state, "state", "", "occupancy snapshot (JSON, version v1); empty cluster if omitted")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json"))
 	f.BoolVar(&o.noColor, "no-color", false, "no ANSI colours in the cluster picture (default when not a terminal or NO_COLOR is set)")
 	f.BoolVar(&o.noPicture, "no-picture", false, "omit the cluster picture")
 	f.IntVar(&o.width, "width", 0, "picture width in columns (default: $COLUMNS or 100)")
 	f.BoolVar(&o.pending, "pending", false, "list the pending gangs a defragmentation plan could start, and what it costs (reads Slurm: sinfo and squeue --json, or their saved outputs; the cluster as Slurm has it replaces --state)")
-	o.live.register(f, false)
+	o.live.register(f, false, configForFrag)
 	return cmd
 }
 
 func runFrag(w io.Writer, o fragOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return usagef("--output %q: want table or json", o.output)
+	if err := checkOutput(o.output, "table", "json"); err != nil {
+		return err
+	}
+	if o.width < 0 || o.width > 0 && o.width < minPictureWidth {
+		return usagef("--width %d: want at least %d columns (0: $COLUMNS, else 100)", o.width, minPictureWidth)
 	}
 	if o.pending {
 		return runFragPending(w, o)
@@ -128,12 +131,15 @@ func useColor(w io.Writer, noColor bool) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// minPictureWidth is the narrowest picture a node's name and GPUs fit.
+const minPictureWidth = 20
+
 func pictureWidth(flag int) int {
 	if flag > 0 {
 		return flag
 	}
 	var cols int
-	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &cols); err == nil && cols > 20 {
+	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &cols); err == nil && cols >= minPictureWidth {
 		return cols
 	}
 	return 100

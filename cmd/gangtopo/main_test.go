@@ -12,6 +12,8 @@ import (
 // TestGolden runs command lines and compares their output (stdout, then
 // stderr, then the exit code) with testdata/golden/<name>.txt.
 func TestGolden(t *testing.T) {
+	t.Setenv("GANGTOPO_CONFIG", "") // quota-no-config: the default path
+	t.Setenv("COLUMNS", "")
 	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
 	nvl := filepath.Join("..", "..", "docs", "examples", "gb200-nvl72.yaml")
 	busy := filepath.Join("testdata", "lab16-busy.json")
@@ -60,6 +62,26 @@ func TestGolden(t *testing.T) {
 		{"why-defrag-nothing-preemptible", []string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab,
 			"--squeue-json", "testdata/defrag/squeue.json", "--sinfo-json", "testdata/defrag/sinfo.json", "--config", "testdata/defrag/no-defrag.yaml", "--now", "2026-12-03T22:07:53Z"}},
 		{"frag-pending-with-state", []string{"frag", "--pending", "--topology", lab, "--state", busy}},
+		// help and messages a newcomer meets (issue 25)
+		{"quota-no-config", []string{"quota", "--topology", lab}},
+		{"quota-sync-help", []string{"quota", "sync", "--help"}},
+		{"why-help", []string{"why", "--help"}},
+		{"frag-help", []string{"frag", "--help"}},
+		{"replay-help", []string{"replay", "--help"}},
+		{"snapshot-help", []string{"snapshot", "--help"}},
+		{"daemon-help", []string{"daemon", "--help"}},
+		{"gen-features-help", []string{"gen", "features", "--help"}},
+		{"place-help", []string{"place", "--help"}},
+		{"gen-unknown", []string{"gen", "bogus"}},
+		{"topology-unknown", []string{"topology", "bogus"}},
+		{"version-flag", []string{"--version"}},
+		// values that were accepted silently
+		{"gen-gres-negative-threads", []string{"gen", "gres", "--topology", lab, "--threads-per-core", "-2"}},
+		{"gen-gres-negative-numa", []string{"gen", "gres", "--topology", lab, "--numa-nodes", "-1"}},
+		{"frag-negative-width", []string{"frag", "--topology", lab, "--width", "-1"}},
+		{"place-memory-overflow", []string{"place", "--topology", lab, "--gpus", "2", "--mem-per-gpu", "9223372036854775807"}},
+		{"place-negative-cpus", []string{"place", "--topology", lab, "--gpus", "2", "--cpus-per-gpu", "-1"}},
+		{"simulate-unwritable-svg", []string{"simulate", "--svg", "/nonexistent/dir/x.svg"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

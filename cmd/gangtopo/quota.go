@@ -33,8 +33,8 @@ func newQuotaCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
-	o.live.register(f, true)
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json"))
+	o.live.register(f, true, configForQuota)
 	sync := &cobra.Command{
 		Use:   "sync [--yes]",
 		Short: "Make Slurm's QOS and associations match gangtopo.yaml's quota: section (dry run without --yes)",
@@ -44,7 +44,7 @@ func newQuotaCmd() *cobra.Command {
 		},
 	}
 	sync.Flags().BoolVar(&o.yes, "yes", false, "run the sacctmgr commands (default: print them)")
-	sync.Flags().StringVar(&o.live.config, "config", "", "the plugin's gangtopo.yaml (default: $GANGTOPO_CONFIG, else /etc/gangtopo/gangtopo.yaml)")
+	sync.Flags().StringVar(&o.live.config, "config", "", configHelp(configForQuota))
 	sync.Flags().StringVar(&o.live.slurm.binDir, "slurm-bin", "", "`directory` holding sacctmgr (default: $PATH)")
 	cmd.AddCommand(sync)
 	return cmd
@@ -83,8 +83,8 @@ type quotaMoveJS struct {
 }
 
 func runQuota(ctx context.Context, w io.Writer, o quotaOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return usagef("--output %q: want table or json", o.output)
+	if err := checkOutput(o.output, "table", "json"); err != nil {
+		return err
 	}
 	if err := o.live.load(true); err != nil {
 		return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
@@ -68,15 +67,19 @@ func (sw *replaySweep) writeMarkdown(w io.Writer) {
 
 // writeCSV writes the full figures of every (load, policy) pair.
 func (sw *replaySweep) writeCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(replayCSVHeader()); err != nil {
-		return err
-	}
+	return writeCSVRows(w, sw.rows())
+}
+
+// writeJSON writes the CSV's rows as objects (-o json).
+func (sw *replaySweep) writeJSON(w io.Writer) error {
+	return writeRowsJSON(w, sw.rows())
+}
+
+// rows is the CSV: its header, then every (load, policy) pair.
+func (sw *replaySweep) rows() [][]string {
+	rows := [][]string{replayCSVHeader()}
 	for _, run := range sw.set.runs {
-		if err := newReplayReport(sw.set, run).csvRows(cw); err != nil {
-			return err
-		}
+		rows = append(rows, newReplayReport(sw.set, run).csvRows()...)
 	}
-	cw.Flush()
-	return cw.Error()
+	return rows
 }

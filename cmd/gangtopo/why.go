@@ -46,7 +46,7 @@ a pending job, it asks the engine whether the gang would fit now.`,
 	f.StringVar(&o.jobFile, "job-file", "", `read "scontrol -d -o show job" output from this file ("-": standard input) instead of running scontrol`)
 	f.StringVar(&o.topology, "topology", "", "cluster file, to name the domain the job spans")
 	f.StringVar(&o.state, "state", "", "occupancy snapshot, to ask the engine whether a pending gang fits now")
-	o.live.register(f, false)
+	o.live.register(f, false, configForWhy)
 	return cmd
 }
 
