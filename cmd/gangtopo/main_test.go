@@ -78,6 +78,7 @@ func TestGolden(t *testing.T) {
 		// values that were accepted silently
 		{"gen-gres-negative-threads", []string{"gen", "gres", "--topology", lab, "--threads-per-core", "-2"}},
 		{"gen-gres-negative-numa", []string{"gen", "gres", "--topology", lab, "--numa-nodes", "-1"}},
+		{"frag-hetero-empty", []string{"frag", "--topology", filepath.Join("..", "..", "docs", "examples", "hetero.yaml"), "--no-picture"}},
 		{"frag-negative-width", []string{"frag", "--topology", lab, "--width", "-1"}},
 		{"place-memory-overflow", []string{"place", "--topology", lab, "--gpus", "2", "--mem-per-gpu", "9223372036854775807"}},
 		{"place-negative-cpus", []string{"place", "--topology", lab, "--gpus", "2", "--cpus-per-gpu", "-1"}},
