@@ -19,6 +19,7 @@ type defragOptions struct {
 	place     placeOptions
 	protect   string
 	job, save string
+	jobFile   string
 	live      defragLive
 }
 
@@ -41,7 +42,7 @@ listed as moves.
 Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.job != "" || o.save != "" {
+			if o.job != "" || o.save != "" || o.jobFile != "" {
 				return o.runLive(cmd.Context(), cmd.OutOrStdout(), cmd)
 			}
 			return runDefrag(cmd.OutOrStdout(), o.place, o.protect)
@@ -57,6 +58,7 @@ Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad inp
 	f.StringVar(&o.protect, "protect", "", "job ids that must not be evicted, comma-separated")
 	f.StringVar(&o.job, "job", "", "plan for this pending gang, on Slurm's state now")
 	f.StringVar(&o.save, "save", "", "with --job: write the plan to this file, for gangtopo defrag apply --plan")
+	f.StringVar(&o.jobFile, "job-file", "", "with --job: "+jobFileHelp+"; with saved outputs of sinfo and squeue --json nothing asks Slurm")
 	o.live.register(f, false, configForDefrag)
 	cmd.AddCommand(newDefragApplyCmd())
 	return cmd
@@ -65,7 +67,7 @@ Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad inp
 // runLive plans for a pending gang on Slurm's state now.
 func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Command) error {
 	if o.job == "" {
-		return usagef("defrag: --save needs --job (a plan is for one pending gang)")
+		return usagef("defrag: --save and --job-file need --job (a plan is for one pending gang)")
 	}
 	for _, name := range []string{"state", "gpus", "nodes", "gpus-per-node", "gang-topology", "protect"} {
 		if cmd.Flags().Changed(name) {
@@ -80,9 +82,14 @@ func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Com
 	if err := l.load(false); err != nil {
 		return err
 	}
-	a := applyOptions{live: *l, job: o.job}
-	slurm := defragrun.Scontrol{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
-	pr, p, err := a.propose(ctx, slurm, nil)
+	a := applyOptions{live: *l, job: o.job, command: "defrag"}
+	state := defragrun.Scontrol{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}.Job
+	if o.jobFile != "" || l.slurm.saved() {
+		// planned on saved outputs: the job's state comes from them too,
+		// and nothing asks scontrol
+		state = o.savedJobState
+	}
+	pr, p, err := a.propose(ctx, state, nil)
 	if err != nil {
 		return err
 	}
@@ -106,6 +113,37 @@ func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Com
 	}
 	fmt.Fprintf(w, "plan saved to %s: carry it out with gangtopo defrag apply --plan %s --yes\n", o.save, o.save)
 	return nil
+}
+
+// savedJobState is scontrol's word on the job from --job-file, else from
+// the saved squeue --json output.
+func (o *defragOptions) savedJobState(ctx context.Context, id string) (string, string, bool, error) {
+	if o.jobFile != "" {
+		text, err := readJobText(id, o.jobFile)
+		if err != nil {
+			return "", "", false, err
+		}
+		j, err := parseSlurmJob(text, id)
+		if err != nil {
+			return "", "", false, nil
+		}
+		return j.state, j.reason, true, nil
+	}
+	st, err := o.live.poll(ctx)
+	if err != nil {
+		return "", "", false, err
+	}
+	for _, j := range st.Queued {
+		if j.ID == id || j.TaskID == id {
+			return "PENDING", "", true, nil
+		}
+	}
+	for _, j := range st.Jobs {
+		if j.ID == id {
+			return j.State, "", true, nil
+		}
+	}
+	return "", "", false, nil
 }
 
 func runDefrag(w io.Writer, o placeOptions, protect string) error {

@@ -20,6 +20,17 @@ type applyOptions struct {
 	job, plan string
 	yes       bool
 	wait      string
+	// command names the command in propose's messages: "defrag apply",
+	// or "defrag" (defrag --job, which only plans); "" reads as the first
+	command string
+}
+
+// name is the command propose speaks for.
+func (o *applyOptions) name() string {
+	if o.command == "" {
+		return "defrag apply"
+	}
+	return o.command
 }
 
 func newDefragApplyCmd() *cobra.Command {
@@ -93,7 +104,7 @@ func (o *applyOptions) run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	slurm := defragrun.Scontrol{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
-	pr, p, err := o.propose(ctx, slurm, pf)
+	pr, p, err := o.propose(ctx, slurm.Job, pf)
 	if err != nil || pr == nil {
 		return err
 	}
@@ -142,18 +153,22 @@ func (o *applyOptions) loadPlan(c *topology.Cluster) (*defragrun.PlanFile, error
 	return &pf, nil
 }
 
+// jobStateFunc says a job's state and reason as scontrol would (known
+// false: no such job): defragrun.Slurm's Job, or saved outputs.
+type jobStateFunc func(ctx context.Context, id string) (state, reason string, known bool, err error)
+
 // propose checks the gang and plans for it on the cluster as it is now;
 // with a saved plan, the plan made now must be the saved one.
-func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Slurm, pf *defragrun.PlanFile) (*defragrun.Proposal, *defragrun.Planner, error) {
+func (o *applyOptions) propose(ctx context.Context, jobState jobStateFunc, pf *defragrun.PlanFile) (*defragrun.Proposal, *defragrun.Planner, error) {
 	l := &o.live
-	state, _, known, err := slurm.Job(ctx, o.job)
+	state, _, known, err := jobState(ctx, o.job)
 	switch {
 	case err != nil:
 		return nil, nil, err
 	case !known:
-		return nil, nil, usagef("defrag apply: job %s: Slurm knows no such job", o.job)
+		return nil, nil, usagef("%s: job %s: Slurm knows no such job", o.name(), o.job)
 	case state != "PENDING":
-		return nil, nil, usagef("defrag apply: job %s is %s: defrag apply makes room for a pending gang", o.job, state)
+		return nil, nil, usagef("%s: job %s is %s: %s makes room for a pending gang", o.name(), o.job, state, o.name())
 	}
 	v, err := l.observe(ctx)
 	if err != nil {
@@ -161,7 +176,7 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Slurm, pf *d
 	}
 	pj, ok := v.PendingByID(o.job)
 	if !ok {
-		return nil, nil, usagef("defrag apply: job %s has no gangtopo decision in its AdminComment: defragmentation plans for gangs the plugin decided about", o.job)
+		return nil, nil, usagef("%s: job %s has no gangtopo decision in its AdminComment: defragmentation plans for gangs the plugin decided about", o.name(), o.job)
 	}
 	p, err := l.planner()
 	if err != nil {
@@ -170,7 +185,7 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Slurm, pf *d
 	g, err := p.Gang(pj)
 	var bad *defragrun.BadInput
 	if errors.As(err, &bad) {
-		return nil, nil, usagef("defrag apply: %v", err)
+		return nil, nil, usagef("%s: %v", o.name(), err)
 	}
 	var only []topology.DomainID
 	if pf != nil {
@@ -182,7 +197,7 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Slurm, pf *d
 		if pf != nil {
 			return nil, nil, fmt.Errorf("defrag apply: the saved plan is stale: %s; nothing was changed", noPlan(pr, l.cfgPath))
 		}
-		return nil, nil, fmt.Errorf("defrag apply: %s", noPlan(pr, l.cfgPath))
+		return nil, nil, fmt.Errorf("%s: %s", o.name(), noPlan(pr, l.cfgPath))
 	}
 	if pf != nil && !pr.FitsNow {
 		if diffs := pf.Differences(pr); len(diffs) > 0 {

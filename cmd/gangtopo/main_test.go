@@ -54,10 +54,17 @@ func TestGolden(t *testing.T) {
 		{"why-wider", []string{"why", "7", "--job-file", "testdata/job-wider.txt", "--topology", lab}},
 		{"why-untouched", []string{"why", "8", "--job-file", "testdata/job-untouched.txt"}},
 		{"why-no-such-job", []string{"why", "99", "--job-file", "testdata/job-placed.txt"}},
+		// scontrol show job without -o: the same job over several lines
+		// (it printed a blank state, exit 0)
+		{"why-waiting-multiline", []string{"why", "5", "--job-file", "testdata/job-waiting-multiline.txt", "--topology", lab, "--state", busy}},
 		{"unknown-command", []string{"fragment"}},
 		// a fragmented lab16 with a pending 32-GPU leaf gang (job 24), saved
 		// from the e2e lab; two hours after the fillers started
 		{"frag-pending", append([]string{"frag", "--pending", "--topology", lab, "--no-picture"}, savedLab...)},
+		// defrag --job on saved outputs asks Slurm nothing (it ran scontrol)
+		{"defrag-job-saved", append([]string{"defrag", "--job", "24", "--topology", lab}, savedLab...)},
+		{"defrag-job-file", append([]string{"defrag", "--job", "24", "--topology", lab, "--job-file", "testdata/defrag/job-24.txt"}, savedLab...)},
+		{"defrag-job-not-pending", append([]string{"defrag", "--job", "19", "--topology", lab}, savedLab...)},
 		{"why-defrag", append([]string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab}, savedLab...)},
 		{"why-defrag-nothing-preemptible", []string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab,
 			"--squeue-json", "testdata/defrag/squeue.json", "--sinfo-json", "testdata/defrag/sinfo.json", "--config", "testdata/defrag/no-defrag.yaml", "--now", "2026-12-03T22:07:53Z"}},

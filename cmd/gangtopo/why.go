@@ -43,12 +43,14 @@ a pending job, it asks the engine whether the gang would fit now.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.jobFile, "job-file", "", `read "scontrol -d -o show job" output from this file ("-": standard input) instead of running scontrol`)
+	f.StringVar(&o.jobFile, "job-file", "", jobFileHelp)
 	f.StringVar(&o.topology, "topology", "", "cluster file, to name the domain the job spans")
 	f.StringVar(&o.state, "state", "", "occupancy snapshot, to ask the engine whether a pending gang fits now")
 	o.live.register(f, false, configForWhy)
 	return cmd
 }
+
+const jobFileHelp = `read "scontrol -d show job" output (with or without -o) from this file ("-": standard input) instead of running scontrol`
 
 // slurmJob is what why reads of `scontrol -d -o show job`.
 type slurmJob struct {
@@ -115,11 +117,27 @@ func readJobText(id, file string) (string, error) {
 
 var whyKey = regexp.MustCompile(`^([A-Z][A-Za-z_/:]*)=(.*)$`)
 
-// parseSlurmJob reads the job's line; values with blanks (comments) are
+// jobRecords splits scontrol's output into one line per job: -o prints
+// each job on a line; without it a job is a JobId= line followed by
+// indented lines, and jobs are separated by blank lines.
+func jobRecords(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(line), "JobId="):
+			out = append(out, line)
+		case strings.TrimSpace(line) != "" && len(out) > 0:
+			out[len(out)-1] += " " + strings.TrimSpace(line)
+		}
+	}
+	return out
+}
+
+// parseSlurmJob reads the job's record; values with blanks (comments) are
 // glued back to their key, as scontrol's keys start with a capital letter
 // and the decision line's do not.
 func parseSlurmJob(text, id string) (slurmJob, error) {
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range jobRecords(text) {
 		f := map[string]string{}
 		key := ""
 		for _, tok := range strings.Fields(line) {
