@@ -20,6 +20,8 @@ type defragOptions struct {
 	protect   string
 	job, save string
 	jobFile   string
+	svg       string
+	width     int
 	live      defragLive
 }
 
@@ -45,7 +47,7 @@ Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad inp
 			if o.job != "" || o.save != "" || o.jobFile != "" {
 				return o.runLive(cmd.Context(), cmd.OutOrStdout(), cmd)
 			}
-			return runDefrag(cmd.OutOrStdout(), o.place, o.protect)
+			return runDefrag(cmd.OutOrStdout(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -58,6 +60,8 @@ Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad inp
 	f.StringVar(&o.protect, "protect", "", "job ids that must not be evicted, comma-separated")
 	f.StringVar(&o.job, "job", "", "plan for this pending gang, on Slurm's state now")
 	f.StringVar(&o.save, "save", "", "with --job: write the plan to this file, for gangtopo defrag apply --plan")
+	f.StringVar(&o.svg, "svg", "", "also draw the cluster before and after the plan into this `file` (SVG)")
+	f.IntVar(&o.width, "width", 0, "width of the before and after pictures in columns (default: $COLUMNS or 100)")
 	f.StringVar(&o.jobFile, "job-file", "", "with --job: "+jobFileHelp+"; with saved outputs of sinfo and squeue --json nothing asks Slurm")
 	o.live.register(f, false, configForDefrag)
 	cmd.AddCommand(newDefragApplyCmd())
@@ -89,6 +93,9 @@ func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Com
 		// and nothing asks scontrol
 		state = o.savedJobState
 	}
+	if err := o.checkPictures(); err != nil {
+		return err
+	}
 	pr, p, err := a.propose(ctx, state, nil)
 	if err != nil {
 		return err
@@ -98,6 +105,9 @@ func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Com
 		return nil
 	}
 	l.writeProposal(w, pr, p)
+	if err := writePlanPictures(w, l.cluster, a.view.Snapshot, pr.Plan, o.svg, pictureWidth(o.width)); err != nil {
+		return err
+	}
 	if pr.Limit != nil {
 		fmt.Fprintf(w, "the limits refuse it now: %v\n", pr.Limit)
 	}
@@ -146,7 +156,11 @@ func (o *defragOptions) savedJobState(ctx context.Context, id string) (string, s
 	return "", "", false, nil
 }
 
-func runDefrag(w io.Writer, o placeOptions, protect string) error {
+func runDefrag(w io.Writer, do *defragOptions) error {
+	o, protect := do.place, do.protect
+	if err := do.checkPictures(); err != nil {
+		return err
+	}
 	c, err := loadCluster(o.topology)
 	if err != nil {
 		return err
@@ -193,5 +207,13 @@ func runDefrag(w io.Writer, o placeOptions, protect string) error {
 	for _, j := range p.Requeued {
 		fmt.Fprintf(w, "  requeue job %s (no room elsewhere now)\n", s.Jobs[j].ID)
 	}
-	return nil
+	return writePlanPictures(w, c, s, p, do.svg, pictureWidth(do.width))
+}
+
+// checkPictures checks --svg and --width before any work.
+func (o *defragOptions) checkPictures() error {
+	if o.width < 0 || o.width > 0 && o.width < minPictureWidth {
+		return usagef("--width %d: want at least %d columns (0: $COLUMNS, else 100)", o.width, minPictureWidth)
+	}
+	return checkWritable("--svg", o.svg)
 }

@@ -23,6 +23,8 @@ type applyOptions struct {
 	// command names the command in propose's messages: "defrag apply",
 	// or "defrag" (defrag --job, which only plans); "" reads as the first
 	command string
+	// view is the cluster propose planned on
+	view *defragrun.View
 }
 
 // name is the command propose speaks for.
@@ -174,6 +176,7 @@ func (o *applyOptions) propose(ctx context.Context, jobState jobStateFunc, pf *d
 	if err != nil {
 		return nil, nil, err
 	}
+	o.view = v
 	pj, ok := v.PendingByID(o.job)
 	if !ok {
 		return nil, nil, usagef("%s: job %s has no gangtopo decision in its AdminComment: defragmentation plans for gangs the plugin decided about", o.name(), o.job)

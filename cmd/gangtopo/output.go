@@ -106,6 +106,23 @@ func checkWritable(flag, path string) error {
 	return os.Remove(tmp.Name())
 }
 
+// writeFile writes a file through write (nothing for an empty path: the
+// flag was not given).
+func writeFile(path string, write func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // clusterTiers names the tiers a cluster has, for messages.
 func clusterTiers(c *topology.Cluster) string {
 	var names []string

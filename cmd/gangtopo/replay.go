@@ -46,6 +46,7 @@ type replayOptions struct {
 	slurmSeries             string
 	output                  string
 	compressSet             bool // --compress given (0 then is bad input, not "unset")
+	svg                     string
 }
 
 func newReplayCmd() *cobra.Command {
@@ -94,6 +95,7 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 	f.StringVar(&o.slurmSeries, "slurm-series", stockslurm.DefaultSeries, "the Slurm series the slurm policy models, named in the report: "+
 		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
 	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json", "csv", "markdown"))
+	f.StringVar(&o.svg, "svg", "", "with several --peak-load values: also draw each policy's waits and utilisation against the load into this `file` (SVG)")
 	return cmd
 }
 
@@ -147,6 +149,9 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 	}
 	if len(set.runs) > 1 {
 		sw := &replaySweep{set: set}
+		if err := writeFile(o.svg, sw.writeSVG); err != nil {
+			return err
+		}
 		switch o.output {
 		case "csv":
 			if err := sw.writeCSV(w); err != nil {
@@ -204,6 +209,12 @@ func (set *replaySetup) allRejected() error {
 // problem here is the user's to fix (exit status 2).
 func (o *replayOptions) setup() (*replaySetup, error) {
 	if err := checkOutput(o.output, "table", "json", "csv", "markdown"); err != nil {
+		return nil, err
+	}
+	if o.svg != "" && !strings.Contains(o.peakLoad, ",") {
+		return nil, usagef("--svg draws waits against load: give --peak-load several loads (e.g. 1,1.1,1.2)")
+	}
+	if err := checkWritable("--svg", o.svg); err != nil {
 		return nil, err
 	}
 	pols, err := parseReplayPolicies(o.policies)

@@ -280,15 +280,3 @@ func parseSeeds(s string) ([]int64, error) {
 	}
 	return out, nil
 }
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
