@@ -18,7 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid e2e-check e2e-prepare roots roots-clean deb record-reference series-check series-plugins
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
 
 all: build
 
@@ -45,8 +45,9 @@ E2E_STEPS = $(addprefix e2e-,$(E2E_SLURM))
 test:
 	@$(STEPS) -title "make test" packages lint unit c-test e2e-check e2e-prepare $(E2E_STEPS)
 
-# test-partial: what runs without root, and says that it is not `make test`.
-test-partial: lint unit c-test
+# test-partial: what runs without root, and says that it is not `make test`
+# (it needs a C compiler: cgo, the C tests; as root it installs one).
+test-partial: build-packages lint unit c-test
 	@echo "make test-partial: PARTIAL: lint, unit and c-test passed; e2e was NOT run (needs root). This is not a pass of make test."
 
 # ---- packages (root; installs only what is missing) ------------------------
@@ -64,6 +65,11 @@ DB_PACKAGES    = mariadb-server mariadb-client slurmdbd
 TOOL_PACKAGES  = debootstrap fakeroot
 packages:
 	@tests/tools/packages.sh $(SLURM_PACKAGES) $(DB_PACKAGES) $(TOOL_PACKAGES)
+
+# what lint, unit and c-test need (cgo and the C tests: a C compiler)
+BUILD_PACKAGES = gcc libc6-dev
+build-packages:
+	@tests/tools/packages.sh $(BUILD_PACKAGES)
 
 # end-to-end tests on real Slurm (tests/slurmlab): needs root; installs what
 # it needs first (make packages). For a user who is not root it fails
