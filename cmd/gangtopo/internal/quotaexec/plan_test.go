@@ -62,7 +62,7 @@ func TestPlanMoves(t *testing.T) {
 		// its share: job 2 borrows a's 8 (8 <= 8), job 3 does not fit and
 		// stays. Under the old rule a lent nothing and both stayed.
 		name: "a waiting lender keeps back what its jobs need and lends the rest",
-		run: []RunJob{{ID: "1", Account: "a", QOS: "gt-a", GPUs: 4}, {ID: "9", Account: "b", QOS: "gt-b", GPUs: 8}},
+		run:  []RunJob{{ID: "1", Account: "a", QOS: "gt-a", GPUs: 4}, {ID: "9", Account: "b", QOS: "gt-b", GPUs: 8}},
 		wait: []WaitJob{{Target: "5", Account: "a", QOS: "gt-a", GPUs: 4},
 			{Target: "2", Account: "b", QOS: "gt-b", GPUs: 8}, {Target: "3", Account: "b", QOS: "gt-b", GPUs: 8}},
 		// borrow QOS: 0 running there + pool 8 - borrowed 0 = 8; a's job 5,
