@@ -18,6 +18,9 @@ func Reason(out string) string {
 	if r := failedTests(lines); r != "" {
 		return r
 	}
+	if r := failedPackage(lines); r != "" {
+		return r
+	}
 	for _, l := range lines {
 		if strings.HasPrefix(l, "panic: ") {
 			return strings.TrimSpace(l)
@@ -33,6 +36,7 @@ func Reason(out string) string {
 
 var (
 	failLine     = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
+	saysWhy      = regexp.MustCompile(`^[a-z][\w /.-]*: \S`)
 	compileError = regexp.MustCompile(`^\S+\.(go|c|h):\d+(:\d+)?: `)
 	makeError    = regexp.MustCompile(`^make(\[\d+\])?: (\*\*\*|Leaving|Entering)`)
 	// goTestNoise are go test's summary lines, which name a package, not
@@ -79,6 +83,28 @@ func failedTests(lines []string) string {
 		s += ": " + msg
 	}
 	return s
+}
+
+// failedPackage is why a test binary failed without a failed test (its
+// TestMain could not start the lab, say): the last line before its
+// "FAIL\tpackage" line that reads "who: what" (a wrapped message's first
+// line, not its continuation), within that package's output.
+func failedPackage(lines []string) string {
+	from := 0
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "ok  \t"):
+			from = i + 1
+		case strings.HasPrefix(l, "FAIL\t"):
+			for j := i - 1; j >= from; j-- {
+				if saysWhy.MatchString(lines[j]) {
+					return strings.TrimSpace(lines[j])
+				}
+			}
+			from = i + 1
+		}
+	}
+	return ""
 }
 
 // lastWords is the last line the step printed itself.

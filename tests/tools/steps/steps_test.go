@@ -37,6 +37,14 @@ make: *** [Makefile:88: e2e-sid] Error 1`,
 		{"the script's own last words", "roots: making the sid root (debootstrap, about 2 minutes)\nroots: debootstrap sid failed (log: build/roots/sid.log)\nmake[1]: *** [Makefile:120: build/roots/sid/.gangtopo-root] Error 1\nmake: *** [Makefile:117: roots] Error 1\n",
 			"roots: debootstrap sid failed (log: build/roots/sid.log)"},
 		{"gofmt", "lint: gofmt needed: cmd/gangtopo/x.go selector/y.go\nmake: *** [Makefile:31: lint] Error 1\n", "lint: gofmt needed: cmd/gangtopo/x.go selector/y.go"},
+		// the lab did not start: TestMain failed, no test ran; the quota
+		// package failed too, with a message wrapped over lines
+		{"a package whose TestMain failed", "plugins: building for Slurm 22.05.8 (headers in /usr/include)\ncp build/plugins/slurm-release build/plugins-fault/\n" +
+			"e2e: slurmlab: timed out after 30s waiting for all nodes idle (logs in /tmp/x/log)\nFAIL\tgithub.com/gangtopo/gangtopo/tests/e2e\t31.813s\n" +
+			"slurmlab: stopping stale lab /tmp/x\ne2e quota: slurmlab: mariadb-install-db: exit status 1: Neither host 'vm' nor 'localhost' could be looked up with\n" +
+			"'/usr/bin/resolveip'\nPlease configure the 'hostname' command to return a correct\nhttps://mariadb.com/kb/en/x (logs in /tmp/y/log)\n" +
+			"FAIL\tgithub.com/gangtopo/gangtopo/tests/e2e/quota\t0.427s\nFAIL\nmake[1]: *** [Makefile:124: e2e-host] Error 1\n",
+			"e2e: slurmlab: timed out after 30s waiting for all nodes idle (logs in /tmp/x/log)"},
 		{"nothing printed", "", ""},
 	}
 	for _, tt := range tests {
