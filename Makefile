@@ -17,8 +17,8 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 # warnings say nothing about gangtopo, so they are silenced.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean deb record-reference series-check series-plugins
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
+.PHONY: e2e-host e2e-trixie e2e-sid e2e-check e2e-prepare roots roots-clean deb record-reference series-check series-plugins
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
 
 all: build
 
@@ -31,19 +31,52 @@ unit:
 	$(GO) test ./...
 
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "lint: gofmt needed:" $$out; exit 1; fi
 	$(GO) vet ./...
 
-test: lint unit c-test e2e
+# make test runs its steps one after another through tests/tools/steps,
+# which prints which step runs and how long each took, and ends, on
+# failure, with one line naming the step (a Slurm series is a step of its
+# own) and why, with the log of each step in $(BUILD)/test-logs. The
+# packages come first, once (nothing installs later, or in parallel).
+STEPS = mkdir -p $(BUILD) && CGO_ENABLED=0 $(GO) build -o $(BUILD)/steps ./tests/tools/steps && \
+	$(BUILD)/steps -make "$(MAKE)" -logs $(BUILD)/test-logs -each "$(E2E_STEPS)"
+E2E_STEPS = $(addprefix e2e-,$(E2E_SLURM))
+test:
+	@$(STEPS) -title "make test" packages lint unit c-test e2e-check e2e-prepare $(E2E_STEPS)
 
-# test-partial: what runs without root, and says that it is not `make test`.
-test-partial: lint unit c-test
+# test-partial: what runs without root, and says that it is not `make test`
+# (it needs a C compiler: cgo, the C tests; as root it installs one).
+test-partial: build-packages lint unit c-test
 	@echo "make test-partial: PARTIAL: lint, unit and c-test passed; e2e was NOT run (needs root). This is not a pass of make test."
 
+# ---- packages (root; installs only what is missing) ------------------------
+# Every apt-get of make goes through tests/tools/packages.sh, which installs
+# what is missing and holds a lock around apt-get; `make packages` installs
+# all that make test needs, once, before anything runs in parallel (two
+# apt-get at once fail on apt's lock: the two Debian roots, made in
+# parallel, each installed debootstrap on a fresh machine). The end-to-end
+# tests' Go code installs the same lists when run on their own
+# (tests/slurmlab: Packages, DBPackages; TestPackageListsAgree).
+SLURM_PACKAGES = slurmctld slurmd slurm-client libslurm-dev munge gcc libc6-dev
+# the quota tests' accounting (slurmdbd over MariaDB)
+DB_PACKAGES    = mariadb-server mariadb-client slurmdbd
+# make roots (debootstrap), make deb (fakeroot)
+TOOL_PACKAGES  = debootstrap fakeroot
+packages:
+	@tests/tools/packages.sh $(SLURM_PACKAGES) $(DB_PACKAGES) $(TOOL_PACKAGES)
+
+# what lint, unit and c-test need (cgo and the C tests: a C compiler)
+BUILD_PACKAGES = gcc libc6-dev
+build-packages:
+	@tests/tools/packages.sh $(BUILD_PACKAGES)
+
 # end-to-end tests on real Slurm (tests/slurmlab): needs root; installs what
-# it needs with apt-get when missing. For a user who is not root it fails,
-# saying so, so that `make test` never looks like a pass without them (`make
-# test-partial` runs the rest). E2E_UID is for tests/tools/makecheck.
+# it needs first (make packages). For a user who is not root it fails
+# (e2e-check), saying so, so that `make test` never looks like a pass
+# without them (`make test-partial` runs the rest). E2E_UID is for
+# tests/tools/makecheck. Each series is a step of its own (E2E_STEPS), timed
+# and named in the last line when it fails.
 #
 # The suite runs once per Slurm series of E2E_SLURM: host = the host's own
 # packages (Debian bookworm: 22.05.8), trixie = 24.11.5 and sid = 26.05.5,
@@ -71,13 +104,16 @@ E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|DebianPackage
 E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting)$$
 e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
+	@$(STEPS) -title "make e2e" e2e-check packages e2e-prepare $(E2E_STEPS)
+
+e2e-check:
 	@if [ "$(E2E_UID)" != 0 ]; then echo "e2e: NOT RUN: it needs root (a real slurmctld and slurmd). This is not a pass:" \
 	  "run make test as root (CI does), or make test-partial for what runs without root (it says it is partial)." >&2; exit 1; fi
+
+# what every series needs: gangtopo, and the Debian roots of the series
+# other than the host's
+e2e-prepare:
 	@$(MAKE) --no-print-directory build $(if $(filter-out host,$(E2E_SLURM)),roots ROOT_SUITES="$(filter-out host,$(E2E_SLURM))")
-	@fail=; for s in $(E2E_SLURM); do t0=$$(date +%s); \
-	  $(MAKE) --no-print-directory e2e-$$s || fail="$$fail $$s"; \
-	  echo "e2e: series $$s: $$(( $$(date +%s) - t0 )) s$${fail:+ (failed so far:$$fail)}"; done; \
-	  if [ -n "$$fail" ]; then echo "e2e: FAILED on:$$fail" >&2; exit 1; fi
 
 # one series: the plugins for it, then the suite against its lab. The quota
 # tests (tests/e2e/quota: slurmdbd over MariaDB from the host's packages) run
@@ -113,21 +149,33 @@ e2e-sid: slurm-packages build
 # an interrupted debootstrap may leave /proc mounted in its directory.
 ROOTS         ?= $(BUILD)/roots
 ROOT_SUITES   ?= trixie sid
-DEBIAN_MIRROR ?= http://deb.debian.org/debian
 ROOT_PACKAGES  = slurmctld,slurmd,munge,slurm-client,libslurm-dev
+# The Debian mirror the roots come from: the one this machine's apt sources
+# name for its own release (tests/tools/debian-mirror.sh), so that a site
+# with its own mirror or behind a proxy needs no setting; DEBIAN_MIRROR=URL
+# overrides. An HTTP proxy set in apt's configuration (Acquire::http::Proxy)
+# serves debootstrap too, unless http_proxy is set. (Expanded once, on
+# first use.)
+DEBIAN_MIRROR ?= $(eval DEBIAN_MIRROR := $(shell tests/tools/debian-mirror.sh))$(DEBIAN_MIRROR)
 
+# debootstrap is installed here, once, before the roots are made in parallel
 roots:
-	@pids=; for s in $(ROOT_SUITES); do $(MAKE) --no-print-directory $(ROOTS)/$$s/.gangtopo-root & pids="$$pids $$!"; done; \
+	@tests/tools/packages.sh debootstrap
+	@test -n "$(DEBIAN_MIRROR)" || { echo "roots: no Debian mirror: this machine's apt sources name none for its release" \
+	  "(tests/tools/debian-mirror.sh); give one: make roots DEBIAN_MIRROR=http://<your Debian mirror>/debian" >&2; exit 2; }
+	@pids=; for s in $(ROOT_SUITES); do $(MAKE) --no-print-directory $(ROOTS)/$$s/.gangtopo-root DEBIAN_MIRROR="$(DEBIAN_MIRROR)" & pids="$$pids $$!"; done; \
 	  rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
 
 $(ROOTS)/%/.gangtopo-root:
-	@command -v debootstrap >/dev/null || { echo "installing debootstrap"; apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
-	@echo "roots: making the $* root (debootstrap, about 2 minutes)"; mkdir -p $(ROOTS)
+	@command -v debootstrap >/dev/null || { echo "roots: debootstrap is not installed (make roots installs it first)" >&2; exit 2; }
+	@echo "roots: making the $* root from $(DEBIAN_MIRROR) (debootstrap, about 2 minutes)"; mkdir -p $(ROOTS)
 	@for m in $$(awk '{print $$2}' /proc/mounts | grep "^$(abspath $(ROOTS))/$*.tmp/" | sort -r); do umount -l "$$m"; done; \
 	  rm -rf --one-file-system $(ROOTS)/$*.tmp
-	@t0=$$(date +%s); debootstrap --variant=minbase --include=$(ROOT_PACKAGES) $* $(ROOTS)/$*.tmp $(DEBIAN_MIRROR) \
-	  > $(ROOTS)/$*.log 2>&1 || { tail -20 $(ROOTS)/$*.log; echo "roots: debootstrap $* failed (log: $(ROOTS)/$*.log)" >&2; exit 1; }; \
+	@t0=$$(date +%s); eval "$$(apt-config shell APT_PROXY Acquire::http::Proxy 2>/dev/null)"; \
+	  if [ -z "$${http_proxy:-}" ] && [ -n "$${APT_PROXY:-}" ]; then export http_proxy="$$APT_PROXY"; fi; \
+	  debootstrap --variant=minbase --include=$(ROOT_PACKAGES) $* $(ROOTS)/$*.tmp $(DEBIAN_MIRROR) \
+	  > $(ROOTS)/$*.log 2>&1 || { tail -20 $(ROOTS)/$*.log; echo "roots: debootstrap $* from $(DEBIAN_MIRROR) failed (log: $(ROOTS)/$*.log;" \
+	    "another mirror: make roots DEBIAN_MIRROR=URL)" >&2; exit 1; }; \
 	  echo "127.0.0.1 localhost" > $(ROOTS)/$*.tmp/etc/hosts; \
 	  rm -rf --one-file-system $(ROOTS)/$*; mv $(ROOTS)/$*.tmp $(ROOTS)/$*; \
 	  echo "$(ROOT_PACKAGES)" > $@; echo "roots: $* made in $$(( $$(date +%s) - t0 )) s: Slurm $$(c/slurm-release.sh header $(ROOTS)/$*/usr/include)"
@@ -217,11 +265,10 @@ c-test: $(PLUGIN_BUILD)-fault/libgangtopo.so
 	  -L$(PLUGIN_BUILD)-fault -lgangtopo -Wl,-rpath,$(abspath $(PLUGIN_BUILD)-fault)
 	$(BUILD)/test_lib docs/examples/lab16.yaml
 
-# the Slurm packages the plugins build against (root; only when missing)
+# the Slurm packages the plugins build against and the lab runs (root; only
+# what is missing)
 slurm-packages:
-	@test -f $(SLURM_INCLUDE)/slurm/spank.h || { echo "installing Slurm packages"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	  slurmctld slurmd slurm-client libslurm-dev munge gcc libc6-dev; }
+	@tests/tools/packages.sh $(SLURM_PACKAGES)
 
 # the plugins: libgangtopo.so goes next to job_submit_gangtopo.so (found
 # through its $$ORIGIN run path). install(1) replaces each file by a new one
@@ -414,8 +461,7 @@ demo-stop:
 DEB_VERSION ?= $(shell printf '0.%s.g%s' "$$(git rev-list --count HEAD 2>/dev/null || echo 0)" "$$(git rev-parse --short HEAD 2>/dev/null || echo 0)")
 DEB_OUT     ?= $(BUILD)/deb
 deb: plugins build
-	@command -v fakeroot >/dev/null || { echo "installing fakeroot"; apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fakeroot >/dev/null; }
+	@tests/tools/packages.sh fakeroot
 	@c/make-deb.sh $(PLUGIN_BUILD) $(BUILD)/gangtopo $(DEB_OUT) $(DEB_VERSION)
 
 install: build install-plugins

@@ -26,7 +26,7 @@ func nodeRole(shared *daemonFlags) daemonRole {
 		addFlags: func(cmd *cobra.Command) {
 			o.addFlags(cmd)
 			f := cmd.Flags()
-			f.StringVar(&mapDir, "node-map-dir", "", "node: directory the node map is published to as <node>.json, for `topology build` (optional; its failure does not stop the node file)")
+			f.StringVar(&mapDir, "node-map-dir", "", "node: `directory` the node map is published to as <node>.json, for gangtopo topology build (optional; its failure does not stop the node file)")
 			f.StringVar(&nodeFileDir, "node-file-dir", "/var/lib/gangtopo/nodes", "node: local directory of the node file for the SPANK plugin (its nodefile_dir; \"\" writes none)")
 		},
 		start: func(d *daemon.Daemon) (roleRun, error) {

@@ -19,6 +19,9 @@ type defragOptions struct {
 	place     placeOptions
 	protect   string
 	job, save string
+	jobFile   string
+	svg       string
+	width     int
 	live      defragLive
 }
 
@@ -41,10 +44,10 @@ listed as moves.
 Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.job != "" || o.save != "" {
+			if o.job != "" || o.save != "" || o.jobFile != "" {
 				return o.runLive(cmd.Context(), cmd.OutOrStdout(), cmd)
 			}
-			return runDefrag(cmd.OutOrStdout(), o.place, o.protect)
+			return runDefrag(cmd.OutOrStdout(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -53,11 +56,14 @@ Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad inp
 	f.StringVar(&o.place.gpus, "gpus", "", "GPUs of the gang: N or MODEL:N")
 	f.IntVarP(&o.place.nodes, "nodes", "N", 0, "exact number of nodes")
 	f.IntVar(&o.place.perNode, "gpus-per-node", 0, "GPUs on each node (with --nodes)")
-	f.StringVar(&o.place.gangTopology, "gang-topology", "leaf", "TIER[,slice=S] the gang must fit in")
+	f.StringVar(&o.place.gangTopology, "gang-topology", defaultGangTopology, gangTopologyHelp)
 	f.StringVar(&o.protect, "protect", "", "job ids that must not be evicted, comma-separated")
 	f.StringVar(&o.job, "job", "", "plan for this pending gang, on Slurm's state now")
 	f.StringVar(&o.save, "save", "", "with --job: write the plan to this file, for gangtopo defrag apply --plan")
-	o.live.register(f, false)
+	f.StringVar(&o.svg, "svg", "", "also draw the cluster before and after the plan into this `file` (SVG)")
+	f.IntVar(&o.width, "width", 0, "width of the before and after pictures in columns (default: $COLUMNS or 100)")
+	f.StringVar(&o.jobFile, "job-file", "", "with --job: "+jobFileHelp+"; with saved outputs of sinfo and squeue --json nothing asks Slurm")
+	o.live.register(f, false, configForDefrag)
 	cmd.AddCommand(newDefragApplyCmd())
 	return cmd
 }
@@ -65,7 +71,7 @@ Exit status: 0 a plan was found (or the gang fits already), 1 no plan, 2 bad inp
 // runLive plans for a pending gang on Slurm's state now.
 func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Command) error {
 	if o.job == "" {
-		return usagef("defrag: --save needs --job (a plan is for one pending gang)")
+		return usagef("defrag: --save and --job-file need --job (a plan is for one pending gang)")
 	}
 	for _, name := range []string{"state", "gpus", "nodes", "gpus-per-node", "gang-topology", "protect"} {
 		if cmd.Flags().Changed(name) {
@@ -80,9 +86,17 @@ func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Com
 	if err := l.load(false); err != nil {
 		return err
 	}
-	a := applyOptions{live: *l, job: o.job}
-	slurm := defragrun.Clients{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
-	pr, p, err := a.propose(ctx, slurm, nil)
+	a := applyOptions{live: *l, job: o.job, command: "defrag"}
+	state := defragrun.Clients{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}.Job
+	if o.jobFile != "" || l.slurm.saved() {
+		// planned on saved outputs: the job's state comes from them too,
+		// and nothing asks Slurm
+		state = o.savedJobState
+	}
+	if err := o.checkPictures(); err != nil {
+		return err
+	}
+	pr, p, err := a.propose(ctx, state, nil)
 	if err != nil {
 		return err
 	}
@@ -91,6 +105,9 @@ func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Com
 		return nil
 	}
 	l.writeProposal(w, pr, p)
+	if err := writePlanPictures(w, l.cluster, a.view.Snapshot, pr.Plan, o.svg, pictureWidth(o.width)); err != nil {
+		return err
+	}
 	if pr.Limit != nil {
 		fmt.Fprintf(w, "the limits refuse it now: %v\n", pr.Limit)
 	}
@@ -108,7 +125,38 @@ func (o *defragOptions) runLive(ctx context.Context, w io.Writer, cmd *cobra.Com
 	return nil
 }
 
-func runDefrag(w io.Writer, o placeOptions, protect string) error {
+// savedJobState is scontrol's word on the job from --job-file, else from
+// the saved squeue --json output.
+func (o *defragOptions) savedJobState(ctx context.Context, id string) (string, string, bool, error) {
+	if o.jobFile != "" {
+		j, err := readWhyJob(id, o.jobFile)
+		if err != nil {
+			return "", "", false, err
+		}
+		return j.state, j.reason, true, nil
+	}
+	st, err := o.live.poll(ctx)
+	if err != nil {
+		return "", "", false, err
+	}
+	for _, j := range st.Queued {
+		if j.ID == id || j.TaskID == id {
+			return "PENDING", "", true, nil
+		}
+	}
+	for _, j := range st.Jobs {
+		if j.ID == id {
+			return j.State, "", true, nil
+		}
+	}
+	return "", "", false, nil
+}
+
+func runDefrag(w io.Writer, do *defragOptions) error {
+	o, protect := do.place, do.protect
+	if err := do.checkPictures(); err != nil {
+		return err
+	}
 	c, err := loadCluster(o.topology)
 	if err != nil {
 		return err
@@ -155,5 +203,13 @@ func runDefrag(w io.Writer, o placeOptions, protect string) error {
 	for _, j := range p.Requeued {
 		fmt.Fprintf(w, "  requeue job %s (no room elsewhere now)\n", s.Jobs[j].ID)
 	}
-	return nil
+	return writePlanPictures(w, c, s, p, do.svg, pictureWidth(do.width))
+}
+
+// checkPictures checks --svg and --width before any work.
+func (o *defragOptions) checkPictures() error {
+	if o.width < 0 || o.width > 0 && o.width < minPictureWidth {
+		return usagef("--width %d: want at least %d columns (0: $COLUMNS, else 100)", o.width, minPictureWidth)
+	}
+	return checkWritable("--svg", o.svg)
 }

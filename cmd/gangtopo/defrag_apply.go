@@ -22,6 +22,19 @@ type applyOptions struct {
 	job, plan string
 	yes       bool
 	wait      string
+	// command names the command in propose's messages: "defrag apply",
+	// or "defrag" (defrag --job, which only plans); "" reads as the first
+	command string
+	// view is the cluster propose planned on
+	view *defragrun.View
+}
+
+// name is the command propose speaks for.
+func (o *applyOptions) name() string {
+	if o.command == "" {
+		return "defrag apply"
+	}
+	return o.command
 }
 
 func newDefragApplyCmd() *cobra.Command {
@@ -64,7 +77,7 @@ with --plan, a --wait longer than the hold).`,
 	f.StringVar(&o.plan, "plan", "", "a plan saved by gangtopo defrag --save")
 	f.BoolVar(&o.yes, "yes", false, "act: without it nothing is changed")
 	f.StringVar(&o.wait, "wait", "", "how long after the hold is made to wait for the gang to start before ending the hold (default and most: defrag.hold minus 30 s; 0: leave the hold to the controller)")
-	o.live.register(f, true)
+	o.live.register(f, true, configForDefrag)
 	return cmd
 }
 
@@ -101,7 +114,7 @@ func (o *applyOptions) run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	slurm := defragrun.Clients{BinDir: l.slurm.binDir, Timeout: l.cfg.Defrag.Timeout}
-	pr, p, err := o.propose(ctx, slurm, pf)
+	pr, p, err := o.propose(ctx, slurm.Job, pf)
 	if err != nil || pr == nil {
 		return err
 	}
@@ -156,26 +169,31 @@ func (o *applyOptions) loadPlan(c *topology.Cluster) (*defragrun.PlanFile, error
 	return &pf, nil
 }
 
+// jobStateFunc says a job's state and reason as scontrol would (known
+// false: no such job): defragrun.Slurm's Job, or saved outputs.
+type jobStateFunc func(ctx context.Context, id string) (state, reason string, known bool, err error)
+
 // propose checks the gang and plans for it on the cluster as it is now;
 // with a saved plan, the plan made now must be the saved one.
-func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Reader, pf *defragrun.PlanFile) (*defragrun.Proposal, *defragrun.Planner, error) {
+func (o *applyOptions) propose(ctx context.Context, jobState jobStateFunc, pf *defragrun.PlanFile) (*defragrun.Proposal, *defragrun.Planner, error) {
 	l := &o.live
-	state, reason, known, err := slurm.Job(ctx, o.job)
+	state, reason, known, err := jobState(ctx, o.job)
 	switch {
 	case err != nil:
 		return nil, nil, err
 	case !known:
-		return nil, nil, usagef("defrag apply: job %s: Slurm knows no such job", o.job)
+		return nil, nil, usagef("%s: job %s: Slurm knows no such job", o.name(), o.job)
 	case state != "PENDING":
-		return nil, nil, usagef("defrag apply: job %s is %s: defrag apply makes room for a pending gang", o.job, state)
+		return nil, nil, usagef("%s: job %s is %s: %s makes room for a pending gang", o.name(), o.job, state, o.name())
 	}
 	v, err := l.observe(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	o.view = v
 	pj, ok := v.PendingByID(o.job)
 	if !ok {
-		return nil, nil, usagef("defrag apply: job %s has no gangtopo decision in its AdminComment: defragmentation plans for gangs the plugin decided about", o.job)
+		return nil, nil, usagef("%s: job %s has no gangtopo decision in its AdminComment: defragmentation plans for gangs the plugin decided about", o.name(), o.job)
 	}
 	p, err := l.planner()
 	if err != nil {
@@ -184,7 +202,7 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Reader, pf *
 	g, err := p.Gang(pj)
 	var bad *defragrun.BadInput
 	if errors.As(err, &bad) {
-		return nil, nil, usagef("defrag apply: %v", err)
+		return nil, nil, usagef("%s: %v", o.name(), err)
 	}
 	if !defragrun.Fixable(reason) {
 		return nil, nil, fmt.Errorf("defrag apply: no plan for job %s: %s; nothing was changed", o.job, unfixable(reason))
@@ -199,7 +217,7 @@ func (o *applyOptions) propose(ctx context.Context, slurm defragrun.Reader, pf *
 		if pf != nil {
 			return nil, nil, fmt.Errorf("defrag apply: the saved plan is stale: %s; nothing was changed", noPlan(pr, l.cfgPath))
 		}
-		return nil, nil, fmt.Errorf("defrag apply: %s", noPlan(pr, l.cfgPath))
+		return nil, nil, fmt.Errorf("%s: %s", o.name(), noPlan(pr, l.cfgPath))
 	}
 	if pf != nil && !pr.FitsNow {
 		if diffs := pf.Differences(pr); len(diffs) > 0 {

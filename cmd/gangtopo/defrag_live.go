@@ -33,10 +33,27 @@ type defragLive struct {
 	cfgPath          string // the file read, "" for the defaults
 	cluster          *topology.Cluster
 	now              func() time.Time
+	// uses says what the command reads in gangtopo.yaml, for its help and
+	// for the message when there is none
+	uses string
 }
 
-func (l *defragLive) register(fs *pflag.FlagSet, withTopology bool) {
-	fs.StringVar(&l.config, "config", "", "the plugin's gangtopo.yaml, whose defrag: section says what may be requeued (default: $GANGTOPO_CONFIG, else "+ctld.DefaultConfigPath+")")
+// Why each command reads gangtopo.yaml (defragLive.uses).
+const (
+	configForDefrag = "its defrag: section says what may be requeued"
+	configForWhy    = "its policy reads the job's request as the plugin did; its defrag: section says what a plan may requeue"
+	configForFrag   = "with --pending: its defrag: section says what a plan may requeue"
+	configForQuota  = "its quota: section holds the accounts' shares"
+)
+
+// configHelp is the --config flag's help for a command that reads uses.
+func configHelp(uses string) string {
+	return "the plugin's gangtopo.yaml (" + uses + "; default: $GANGTOPO_CONFIG, else " + ctld.DefaultConfigPath + ")"
+}
+
+func (l *defragLive) register(fs *pflag.FlagSet, withTopology bool, uses string) {
+	l.uses = uses
+	fs.StringVar(&l.config, "config", "", configHelp(uses))
 	if withTopology {
 		fs.StringVar(&l.topology, "topology", "", "cluster file (default: gangtopo.yaml's topology)")
 	}
@@ -70,7 +87,7 @@ func (l *defragLive) load(needConfig bool) error {
 	case err != nil && errors.Is(err, fs.ErrNotExist) && !explicit && !needConfig:
 		l.cfg = ctld.Defaults()
 	case err != nil && errors.Is(err, fs.ErrNotExist) && !explicit:
-		return usagef("no gangtopo.yaml at %s: give --config (its defrag: section says what may be requeued)", path)
+		return usagef("no gangtopo.yaml at %s: give --config (%s)", path, l.uses)
 	case err != nil:
 		return usagef("--config: %v", err)
 	default:
@@ -89,7 +106,10 @@ func (l *defragLive) loadConfigOnly() error {
 		}
 	}
 	cfg, err := ctld.LoadConfig(path)
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist) && l.config == "":
+		return usagef("no gangtopo.yaml at %s: give --config (%s)", path, l.uses)
+	case err != nil:
 		return usagef("--config: %v", err)
 	}
 	l.cfg, l.cfgPath = cfg, path

@@ -59,14 +59,14 @@ A host without NVML or GPUs is reported as CPU-only, not as an error.`,
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "json", "output: json, topo or nodefile")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "json", outputHelp("json", "topo", "nodefile"))
 	cmd.Flags().StringVar(&o.topology, "topology", "", "cluster file for the node file's domain lines (-o nodefile)")
 	return cmd
 }
 
 func runDiscover(w io.Writer, o discoverOptions) error {
-	if o.output != "json" && o.output != "topo" && o.output != "nodefile" {
-		return usagef("--output %q: want json, topo or nodefile", o.output)
+	if err := checkOutput(o.output, "json", "topo", "nodefile"); err != nil {
+		return err
 	}
 	m, err := discovery.Discover(o.discoverOpts()...)
 	if err != nil {

@@ -10,9 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/picture"
 	"github.com/gangtopo/gangtopo/selector/frag"
-	"github.com/gangtopo/gangtopo/selector/occupancy"
-	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 type fragOptions struct {
@@ -20,6 +19,7 @@ type fragOptions struct {
 	noColor, noPicture      bool
 	width                   int
 	pending                 bool
+	svg                     string
 	live                    defragLive
 }
 
@@ -36,18 +36,25 @@ func newFragCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.topology, "topology", "", "cluster file (YAML, version v1)")
 	f.StringVar(&o.state, "state", "", "occupancy snapshot (JSON, version v1); empty cluster if omitted")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json"))
 	f.BoolVar(&o.noColor, "no-color", false, "no ANSI colours in the cluster picture (default when not a terminal or NO_COLOR is set)")
 	f.BoolVar(&o.noPicture, "no-picture", false, "omit the cluster picture")
 	f.IntVar(&o.width, "width", 0, "picture width in columns (default: $COLUMNS or 100)")
+	f.StringVar(&o.svg, "svg", "", "also draw the cluster picture as SVG into this `file`: the GPUs of every node, grouped by leaf and NVLink block")
 	f.BoolVar(&o.pending, "pending", false, "list the pending gangs a defragmentation plan could start, and what it costs (reads Slurm: sinfo and squeue --json, or their saved outputs; the cluster as Slurm has it replaces --state)")
-	o.live.register(f, false)
+	o.live.register(f, false, configForFrag)
 	return cmd
 }
 
 func runFrag(w io.Writer, o fragOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return usagef("--output %q: want table or json", o.output)
+	if err := checkOutput(o.output, "table", "json"); err != nil {
+		return err
+	}
+	if o.width < 0 || o.width > 0 && o.width < minPictureWidth {
+		return usagef("--width %d: want at least %d columns (0: $COLUMNS, else 100)", o.width, minPictureWidth)
+	}
+	if err := checkWritable("--svg", o.svg); err != nil {
+		return err
 	}
 	if o.pending {
 		return runFragPending(w, o)
@@ -64,12 +71,12 @@ func runFrag(w io.Writer, o fragOptions) error {
 		return enc.Encode(r)
 	}
 	writeFragTable(w, &r)
+	view := picture.FromCluster(c, s)
 	if !o.noPicture {
 		fmt.Fprintln(w)
-		p := picture{color: useColor(w, o.noColor), width: pictureWidth(o.width)}
-		p.write(w, c, s)
+		view.WriteText(w, picture.TextOptions{Color: useColor(w, o.noColor), Width: pictureWidth(o.width)})
 	}
-	return nil
+	return writeFile(o.svg, view.WriteSVG)
 }
 
 func writeFragTable(w io.Writer, r *frag.Report) {
@@ -128,90 +135,18 @@ func useColor(w io.Writer, noColor bool) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// minPictureWidth is the narrowest picture a node's name and GPUs fit.
+const minPictureWidth = 20
+
 func pictureWidth(flag int) int {
 	if flag > 0 {
 		return flag
 	}
 	var cols int
-	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &cols); err == nil && cols > 20 {
+	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &cols); err == nil && cols >= minPictureWidth {
 		return cols
 	}
 	return 100
-}
-
-// picture draws one cell per GPU, grouped by leaf and node.
-type picture struct {
-	color bool
-	width int
-}
-
-const (
-	ansiReset  = "\x1b[0m"
-	ansiFree   = "\x1b[32m"
-	ansiBusy   = "\x1b[31m"
-	ansiShared = "\x1b[33m"
-	ansiOff    = "\x1b[90m"
-)
-
-func (p picture) write(w io.Writer, c *topology.Cluster, s *occupancy.Snapshot) {
-	fmt.Fprintln(w, "cluster picture: . free  # busy  + shared  x offline (drain/down/unknown)")
-	nameW := 0
-	for i := range c.Nodes {
-		nameW = max(nameW, len(c.Nodes[i].Name))
-	}
-	for _, l := range c.ByTier[topology.TierLeaf] {
-		dom := &c.Domains[l]
-		fmt.Fprintf(w, "%s\n", dom.Name)
-		line := "  "
-		for n := dom.NodeLo; n < dom.NodeHi; n++ {
-			cell := fmt.Sprintf("%-*s %s  ", nameW, c.Nodes[n].Name, p.cells(s, n))
-			visible := nameW + 3 + c.Nodes[n].NumGPUs()
-			if len(line) > 2 && p.visibleLen(line)+visible > p.width {
-				fmt.Fprintln(w, strings.TrimRight(line, " "))
-				line = "  "
-			}
-			line += cell
-		}
-		fmt.Fprintln(w, strings.TrimRight(line, " "))
-	}
-}
-
-func (p picture) cells(s *occupancy.Snapshot, n topology.NodeID) string {
-	var b strings.Builder
-	usable := s.State[n].Usable()
-	for _, f := range s.NodeFree(n) {
-		glyph, col := ".", ansiFree
-		switch {
-		case !usable:
-			glyph, col = "x", ansiOff
-		case f == 0:
-			glyph, col = "#", ansiBusy
-		case f < occupancy.WholeGPU:
-			glyph, col = "+", ansiShared
-		}
-		if p.color {
-			b.WriteString(col + glyph + ansiReset)
-		} else {
-			b.WriteString(glyph)
-		}
-	}
-	return b.String()
-}
-
-// visibleLen is the printed width of a line, ignoring ANSI sequences.
-func (p picture) visibleLen(s string) int {
-	n, esc := 0, false
-	for _, r := range s {
-		switch {
-		case r == '\x1b':
-			esc = true
-		case esc && r == 'm':
-			esc = false
-		case !esc:
-			n++
-		}
-	}
-	return n
 }
 
 // runFragPending reports on the cluster as Slurm has it, with the pending

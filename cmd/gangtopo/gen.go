@@ -26,7 +26,8 @@ func newGenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gen",
 		Short: "Generate Slurm configuration from the cluster file: topology.conf, gres.conf, node features",
-		Args:  cobra.NoArgs,
+		Args:  cobra.ArbitraryArgs,
+		RunE:  needSubcommand,
 	}
 	cmd.AddCommand(newGenTopologyCmd(), newGenGresCmd(), newGenFeaturesCmd())
 	return cmd
@@ -58,6 +59,12 @@ func newGenGresCmd() *cobra.Command {
 		Short: "Write gres.conf: one line per GPU with Type=, File=, Links= (NVSwitch-aware) and Cores= (from NUMA)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case g.ThreadsPerCore < 0:
+				return usagef("--threads-per-core %d: want 1 or more (0: from the cluster file)", g.ThreadsPerCore)
+			case g.NUMANodes < 0:
+				return usagef("--numa-nodes %d: want 1 or more (0: from the GPUs' and NICs' NUMA ids)", g.NUMANodes)
+			}
 			return runGen(cmd, o, func(w io.Writer, c *topology.Cluster) ([]string, error) {
 				return slurmgen.GresConf(w, c, g)
 			})
@@ -77,7 +84,7 @@ func newGenFeaturesCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "features --topology cluster.yaml [--format slurm.conf|scontrol]",
-		Short: "Print node features (gt_<spine>, gt_<leaf>, gt_<block>, gt_<model>) for the job_submit plugin",
+		Short: "Print node features (gt_<spine>, gt_<leaf>, gt_<block>, gt_<node>, gt_<model>) for the job_submit plugin",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runGen(cmd, o, func(w io.Writer, c *topology.Cluster) ([]string, error) {

@@ -12,6 +12,8 @@ import (
 // TestGolden runs command lines and compares their output (stdout, then
 // stderr, then the exit code) with testdata/golden/<name>.txt.
 func TestGolden(t *testing.T) {
+	t.Setenv("GANGTOPO_CONFIG", "") // quota-no-config: the default path
+	t.Setenv("COLUMNS", "")
 	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
 	nvl := filepath.Join("..", "..", "docs", "examples", "gb200-nvl72.yaml")
 	busy := filepath.Join("testdata", "lab16-busy.json")
@@ -39,6 +41,11 @@ func TestGolden(t *testing.T) {
 		{"place-bad-gpus", []string{"place", "--topology", lab, "--gpus", "-3"}},
 		{"place-missing-topology", []string{"place", "--gpus", "8"}},
 		{"place-bad-state", []string{"place", "--topology", lab, "--state", "testdata/nonexistent.json", "--gpus", "8"}},
+		// exactly what was asked, or a refusal naming the real reason (issue 25)
+		{"place-per-node-not-whole", []string{"place", "--topology", lab, "--gpus", "16", "--gpus-per-node", "3"}},
+		{"place-per-node-fixes-nodes", []string{"place", "--topology", lab, "--gpus", "6", "--gpus-per-node", "3"}},
+		{"place-uneven-nodes", []string{"place", "--topology", lab, "--state", busy, "--gpus", "8", "-N", "3"}},
+		{"place-nodes-at-node-tier", []string{"place", "--topology", lab, "--gpus", "8", "-N", "3", "--gang-topology", "node"}},
 		{"defrag-spine", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine"}},
 		{"defrag-protected", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "64", "--gang-topology", "spine", "--protect", "102"}},
 		{"defrag-fits", []string{"defrag", "--topology", lab, "--state", busy, "--gpus", "8"}},
@@ -49,14 +56,42 @@ func TestGolden(t *testing.T) {
 		{"why-no-such-job", []string{"why", "99", "--job-file", "testdata/job-placed.txt"}},
 		// saved squeue --json of job 2, named 'x JobState=RUNNING' (26.05.5): pending
 		{"why-forged-name-json", []string{"why", "2", "--job-file", "testdata/why-forged-name.json"}},
+		// scontrol show job without -o: the same job over several lines
+		// (it printed a blank state, exit 0)
+		{"why-waiting-multiline", []string{"why", "5", "--job-file", "testdata/job-waiting-multiline.txt", "--topology", lab, "--state", busy}},
 		{"unknown-command", []string{"fragment"}},
 		// a fragmented lab16 with a pending 32-GPU leaf gang (job 24), saved
 		// from the e2e lab; two hours after the fillers started
 		{"frag-pending", append([]string{"frag", "--pending", "--topology", lab, "--no-picture"}, savedLab...)},
+		// defrag --job on saved outputs asks Slurm nothing (it ran scontrol)
+		{"defrag-job-saved", append([]string{"defrag", "--job", "24", "--topology", lab}, savedLab...)},
+		{"defrag-job-file", append([]string{"defrag", "--job", "24", "--topology", lab, "--job-file", "testdata/defrag/job-24.txt"}, savedLab...)},
+		{"defrag-job-not-pending", append([]string{"defrag", "--job", "19", "--topology", lab}, savedLab...)},
 		{"why-defrag", append([]string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab}, savedLab...)},
 		{"why-defrag-nothing-preemptible", []string{"why", "24", "--job-file", "testdata/defrag/job-24.txt", "--topology", lab,
 			"--squeue-json", "testdata/defrag/squeue.json", "--sinfo-json", "testdata/defrag/sinfo.json", "--config", "testdata/defrag/no-defrag.yaml", "--now", "2026-12-03T22:07:53Z"}},
 		{"frag-pending-with-state", []string{"frag", "--pending", "--topology", lab, "--state", busy}},
+		// help and messages a newcomer meets (issue 25)
+		{"quota-no-config", []string{"quota", "--topology", lab}},
+		{"quota-sync-help", []string{"quota", "sync", "--help"}},
+		{"why-help", []string{"why", "--help"}},
+		{"frag-help", []string{"frag", "--help"}},
+		{"replay-help", []string{"replay", "--help"}},
+		{"snapshot-help", []string{"snapshot", "--help"}},
+		{"daemon-help", []string{"daemon", "--help"}},
+		{"gen-features-help", []string{"gen", "features", "--help"}},
+		{"place-help", []string{"place", "--help"}},
+		{"gen-unknown", []string{"gen", "bogus"}},
+		{"topology-unknown", []string{"topology", "bogus"}},
+		{"version-flag", []string{"--version"}},
+		// values that were accepted silently
+		{"gen-gres-negative-threads", []string{"gen", "gres", "--topology", lab, "--threads-per-core", "-2"}},
+		{"gen-gres-negative-numa", []string{"gen", "gres", "--topology", lab, "--numa-nodes", "-1"}},
+		{"frag-hetero-empty", []string{"frag", "--topology", filepath.Join("..", "..", "docs", "examples", "hetero.yaml"), "--no-picture"}},
+		{"frag-negative-width", []string{"frag", "--topology", lab, "--width", "-1"}},
+		{"place-memory-overflow", []string{"place", "--topology", lab, "--gpus", "2", "--mem-per-gpu", "9223372036854775807"}},
+		{"place-negative-cpus", []string{"place", "--topology", lab, "--gpus", "2", "--cpus-per-gpu", "-1"}},
+		{"simulate-unwritable-svg", []string{"simulate", "--svg", "/nonexistent/dir/x.svg"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
+	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
 type placeOptions struct {
@@ -21,7 +23,7 @@ type placeOptions struct {
 	gpus, gangTopology, models    string
 	partitions, nodelist, exclude string
 	nodes, perNode, share         int
-	cpusPerGPU                    float64
+	cpusPerGPU                    int
 	memPerGPU                     int64
 	explain, mixModels            bool
 }
@@ -53,14 +55,14 @@ the reason is printed), 2 bad input.`,
 	f.StringVar(&o.models, "gpu-model", "", "acceptable GPU models, comma-separated")
 	f.BoolVar(&o.mixModels, "mix-models", false, "allow one gang to span GPU models")
 	f.IntVar(&o.share, "share", 0, "per-GPU share in milli-GPUs (1..1000; fractional shares need --gpus 1)")
-	f.Float64Var(&o.cpusPerGPU, "cpus-per-gpu", 0, "CPUs per GPU")
-	f.Int64Var(&o.memPerGPU, "mem-per-gpu", 0, "memory per GPU in MiB")
-	f.StringVar(&o.gangTopology, "gang-topology", "any", "TIER[:MODE][,slice=S]; TIER: nvlink, node, block, leaf, spine, any; MODE: required or preferred")
+	f.IntVar(&o.cpusPerGPU, "cpus-per-gpu", 0, "CPUs per GPU (Slurm's --cpus-per-gpu)")
+	f.Int64Var(&o.memPerGPU, "mem-per-gpu", 0, "memory per GPU in MiB (Slurm's --mem-per-gpu)")
+	f.StringVar(&o.gangTopology, "gang-topology", defaultGangTopology, gangTopologyHelp)
 	f.StringVar(&o.partitions, "partition", "", "partitions, comma-separated")
 	f.StringVarP(&o.nodelist, "nodelist", "w", "", "only these nodes (host list)")
 	f.StringVarP(&o.exclude, "exclude", "x", "", "never these nodes (host list)")
 	f.BoolVar(&o.explain, "explain", false, "print rejected candidates by reason and the scores of the best candidates")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json"))
 	return cmd
 }
 
@@ -88,7 +90,17 @@ func (o *placeOptions) request() (request.Request, error) {
 		return r, usagef("--gang-topology: %v", err)
 	}
 	opt.Apply(&r)
-	r.CPUMilli = int64(o.cpusPerGPU * 1000 * float64(n))
+	switch {
+	case o.cpusPerGPU < 0:
+		return r, usagef("--cpus-per-gpu %d: want 0 or more", o.cpusPerGPU)
+	case o.memPerGPU < 0:
+		return r, usagef("--mem-per-gpu %d: want 0 or more MiB", o.memPerGPU)
+	case o.memPerGPU > math.MaxInt64/int64(n):
+		return r, usagef("--mem-per-gpu %d: %d GPUs of it overflow (want at most %d MiB per GPU)", o.memPerGPU, n, math.MaxInt64/int64(n))
+	case int64(o.cpusPerGPU) > math.MaxInt64/1000/int64(n):
+		return r, usagef("--cpus-per-gpu %d: %d GPUs of it overflow", o.cpusPerGPU, n)
+	}
+	r.CPUMilli = int64(o.cpusPerGPU) * 1000 * int64(n)
 	r.MemMiB = o.memPerGPU * int64(n)
 	r.Partitions = request.SplitList(o.partitions)
 	if r.Allowed, err = expandFlag("--nodelist", o.nodelist); err != nil {
@@ -111,9 +123,17 @@ func expandFlag(flag, expr string) ([]string, error) {
 	return names, nil
 }
 
+// defaultGangTopology is what place and defrag read without
+// --gang-topology: what the plugin gives a job without the option
+// (default_topology's default), so that the dry runs answer for the jobs
+// users submit.
+var defaultGangTopology = ctld.Defaults().DefaultTopology
+
+const gangTopologyHelp = "TIER[:MODE][,slice=S]; TIER: nvlink, node, block, leaf, spine, any; MODE: required or preferred; by default what the plugin gives a job without the option"
+
 func runPlace(w io.Writer, o placeOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return usagef("--output %q: want table or json", o.output)
+	if err := checkOutput(o.output, "table", "json"); err != nil {
+		return err
 	}
 	c, s, err := loadState(o.topology, o.state)
 	if err != nil {

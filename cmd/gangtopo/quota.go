@@ -34,8 +34,8 @@ func newQuotaCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
-	o.live.register(f, true)
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json"))
+	o.live.register(f, true, configForQuota)
 	cmd.AddCommand(newQuotaSyncCmd(&o), newQuotaOffCmd())
 	return cmd
 }
@@ -76,8 +76,8 @@ type quotaMoveJS struct {
 }
 
 func runQuota(ctx context.Context, w io.Writer, o quotaOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return usagef("--output %q: want table or json", o.output)
+	if err := checkOutput(o.output, "table", "json"); err != nil {
+		return err
 	}
 	if err := o.live.load(true); err != nil {
 		return err

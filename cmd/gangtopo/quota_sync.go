@@ -30,7 +30,7 @@ func newQuotaSyncCmd(o *quotaOptions) *cobra.Command {
 	f := sync.Flags()
 	f.BoolVar(&o.yes, "yes", false, "run the sacctmgr commands (default: print them)")
 	f.BoolVar(&o.adopt, "adopt", false, "take as gangtopo's the existing QOS gangtopo.yaml names that an earlier gangtopo quota sync created before it recorded what it creates")
-	f.StringVar(&o.live.config, "config", "", "the plugin's gangtopo.yaml (default: $GANGTOPO_CONFIG, else /etc/gangtopo/gangtopo.yaml)")
+	f.StringVar(&o.live.config, "config", "", configHelp(configForQuota))
 	f.StringVar(&o.live.slurm.binDir, "slurm-bin", "", "`directory` holding sacctmgr and scontrol (default: $PATH)")
 	return sync
 }
@@ -52,7 +52,7 @@ func newQuotaOffCmd() *cobra.Command {
 		},
 	}
 	off.Flags().BoolVar(&o.yes, "yes", false, "make the changes (default: print them)")
-	o.live.register(off.Flags(), false)
+	o.live.register(off.Flags(), false, configForQuota)
 	return off
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -16,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
 	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
@@ -42,6 +45,8 @@ type replayOptions struct {
 	quota                   string
 	slurmSeries             string
 	output                  string
+	compressSet             bool // --compress given (0 then is bad input, not "unset")
+	svg                     string
 }
 
 func newReplayCmd() *cobra.Command {
@@ -54,7 +59,7 @@ each policy, with a Slurm-like queue (FIFO by submit order, EASY backfill, time
 limits = durations) for the all-or-nothing policies and Kubernetes' pod queue for
 naive-pods. Jobs run for their duration times a placement slowdown. Submit times
 are compressed so that the busiest week of the trace loads the cluster to
---peak-load (or by --compress). See docs/queue.md.
+--peak-load (or by --compress). See docs/replay.md.
 
 Policies: gangtopo (the engine), slurm (stock Slurm, topology/tree, as
 checked against the placements recorded on the series --slurm-series names),
@@ -65,6 +70,7 @@ policies also with +hard (Slurm's hard GrpTRES limits at each account's
 share); --quota says how the trace's jobs are dealt to accounts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.compressSet = cmd.Flags().Changed("compress")
 			return runReplay(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -88,7 +94,8 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 	f.StringVar(&o.quota, "quota", "", "GPU shares per account for every policy, and the setting of the +hard and +quota policies: default, or KEY=VALUE,... ("+replayQuotaKeys+"); see docs/quota.md")
 	f.StringVar(&o.slurmSeries, "slurm-series", stockslurm.DefaultSeries, "the Slurm series the slurm policy models, named in the report: "+
 		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json", "csv", "markdown"))
+	f.StringVar(&o.svg, "svg", "", "with several --peak-load values: also draw each policy's waits and utilisation against the load into this `file` (SVG)")
 	return cmd
 }
 
@@ -127,6 +134,9 @@ type replayInfo struct {
 	QuotaIdle  bool
 	// Slurm says what the slurm model stands for, when a policy uses it
 	Slurm string
+	// PeakWindow is what the peak load is measured over (seconds): a
+	// week, or the jobs' span when shorter
+	PeakWindow float64
 }
 
 func runReplay(w, errw io.Writer, o replayOptions) error {
@@ -139,24 +149,58 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 	}
 	if len(set.runs) > 1 {
 		sw := &replaySweep{set: set}
+		if err := writeFile(o.svg, sw.writeSVG); err != nil {
+			return err
+		}
 		switch o.output {
 		case "csv":
-			return sw.writeCSV(w)
+			if err := sw.writeCSV(w); err != nil {
+				return err
+			}
+		case "json":
+			if err := sw.writeJSON(w); err != nil {
+				return err
+			}
 		case "markdown":
 			sw.writeMarkdown(w)
 		default:
 			sw.writeTable(w)
 		}
-		return nil
+		return set.allRejected()
 	}
 	rep := newReplayReport(set, set.runs[0])
 	switch o.output {
 	case "csv":
-		return rep.writeCSV(w)
+		if err := rep.writeCSV(w); err != nil {
+			return err
+		}
+	case "json":
+		if err := rep.writeJSON(w); err != nil {
+			return err
+		}
 	case "markdown":
 		rep.writeMarkdown(w)
 	default:
 		rep.writeTable(w)
+	}
+	return set.allRejected()
+}
+
+// allRejected fails a replay in which a policy rejected every job (none
+// fits even the empty cluster: --cpus-per-gpu 1000, say): its figures
+// describe nothing, and the report alone, exit 0, read as a result.
+func (set *replaySetup) allRejected() error {
+	for _, run := range set.runs {
+		for i, res := range run.results {
+			s := queue.Summarize(res)
+			if s.Jobs > 0 || s.Rejected == 0 {
+				continue
+			}
+			r := set.cfg.Request(&run.jobs[0])
+			why := place.New(set.cluster, place.Options{}).Place(occupancy.New(set.cluster), r).Message
+			return fmt.Errorf("replay: %s rejected every job (%d of %d): none fits the empty cluster; the first (%s): %s",
+				set.policies[i], s.Rejected, s.Rejected, r.String(), why)
+		}
 	}
 	return nil
 }
@@ -164,8 +208,14 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 // setup checks the flags and loads the cluster and the trace. Every
 // problem here is the user's to fix (exit status 2).
 func (o *replayOptions) setup() (*replaySetup, error) {
-	if o.output != "table" && o.output != "csv" && o.output != "markdown" {
-		return nil, usagef("--output %q: want table, csv or markdown", o.output)
+	if err := checkOutput(o.output, "table", "json", "csv", "markdown"); err != nil {
+		return nil, err
+	}
+	if o.svg != "" && !strings.Contains(o.peakLoad, ",") {
+		return nil, usagef("--svg draws waits against load: give --peak-load several loads (e.g. 1,1.1,1.2)")
+	}
+	if err := checkWritable("--svg", o.svg); err != nil {
+		return nil, err
 	}
 	pols, err := parseReplayPolicies(o.policies)
 	if err != nil {
@@ -182,6 +232,10 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	c, err := loadCluster(o.topology)
 	if err != nil {
 		return nil, err
+	}
+	if t := cfg.GangOption.Tier; t != 0 && !c.HasTier(t) {
+		// place refuses such a request; the replay would reject every gang
+		return nil, usagef("--gang-topology %s: cluster %s has no %s domains (its tiers: %s)", o.gangTopology, c.Name, t, clusterTiers(c))
 	}
 	path, err := o.tracePath()
 	if err != nil {
@@ -298,7 +352,7 @@ func (o *replayOptions) config() (queue.Config, error) {
 		return queue.Config{}, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
 	case o.oneNodeUpTo < 0:
 		return queue.Config{}, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
-	case o.compress < 0:
+	case o.compress < 0 || o.compressSet && !(o.compress > 0) || math.IsInf(o.compress, 0) || math.IsNaN(o.compress):
 		return queue.Config{}, usagef("--compress %g: want a positive factor", o.compress)
 	}
 	cfg := queue.Config{Slowdown: sd, LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
@@ -343,7 +397,8 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	}
 	gpus := set.cluster.NumGPUs()
 	set.info.Jobs, set.info.Trace0, set.info.Trace1 = len(jobs), kept[0].Submit, kept[len(kept)-1].Submit
-	peak := queue.PeakLoad(jobs, gpus, queue.PeakWindow)
+	set.info.PeakWindow = queue.PeakWindowFor(jobs)
+	peak := queue.PeakLoad(jobs, gpus, set.info.PeakWindow)
 	if o.compress > 0 {
 		set.runs = []*replayRun{newReplayRun(jobs, gpus, o.compress, peak)}
 		return nil

@@ -1,12 +1,15 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/picture"
+	"github.com/gangtopo/gangtopo/selector/sim/queue"
 )
 
 // replaySweep compares the policies across loads: one compact row per
@@ -30,7 +33,7 @@ func (sw *replaySweep) table() [][]string {
 		for _, row := range rep.rows {
 			s := row.s
 			ratio := "-"
-			if ref > 0 {
+			if ref > 0 && !math.IsNaN(s.Wait16) {
 				ratio = fmt.Sprintf("%.2fx", s.Wait16/ref)
 			}
 			t = append(t, []string{fmt.Sprintf("%.3g", run.peak), fmt.Sprintf("%.3g", run.compress), s.Policy,
@@ -39,6 +42,35 @@ func (sw *replaySweep) table() [][]string {
 		}
 	}
 	return t
+}
+
+// writeSVG draws the sweep (replay --svg): per policy, the mean wait of
+// all jobs and of 16+ GPU gangs, and the GPU utilisation, against the
+// peak load; what a load sweep is for, rather than its table.
+func (sw *replaySweep) writeSVG(w io.Writer) error {
+	charts := []picture.Chart{
+		{Title: "mean wait, all jobs", YLabel: "minutes"},
+		{Title: "mean wait of 16+ GPU gangs", YLabel: "minutes"},
+		{Title: "GPU utilisation", YLabel: "% of the GPUs"},
+	}
+	figures := []func(queue.Summary) float64{
+		func(s queue.Summary) float64 { return s.MeanWait / 60 },
+		func(s queue.Summary) float64 { return s.Wait16 / 60 },
+		func(s queue.Summary) float64 { return 100 * s.Util },
+	}
+	for ci := range charts {
+		charts[ci].XLabel = "peak load, % of the GPUs"
+		for pi, pol := range sw.set.policies {
+			sr := picture.Series{Name: pol}
+			for _, run := range sw.set.runs {
+				sr.X = append(sr.X, 100*run.peak)
+				sr.Y = append(sr.Y, figures[ci](queue.Summarize(run.results[pi])))
+			}
+			charts[ci].Series = append(charts[ci].Series, sr)
+		}
+	}
+	title := fmt.Sprintf("replay of %s on %s: waits against load", sw.set.info.Trace, sw.set.cluster.Name)
+	return picture.Panels(w, title, charts, 3)
 }
 
 func (sw *replaySweep) writeTable(w io.Writer) {
@@ -68,15 +100,19 @@ func (sw *replaySweep) writeMarkdown(w io.Writer) {
 
 // writeCSV writes the full figures of every (load, policy) pair.
 func (sw *replaySweep) writeCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(replayCSVHeader()); err != nil {
-		return err
-	}
+	return writeCSVRows(w, sw.rows())
+}
+
+// writeJSON writes the CSV's rows as objects (-o json).
+func (sw *replaySweep) writeJSON(w io.Writer) error {
+	return writeRowsJSON(w, sw.rows())
+}
+
+// rows is the CSV: its header, then every (load, policy) pair.
+func (sw *replaySweep) rows() [][]string {
+	rows := [][]string{replayCSVHeader()}
 	for _, run := range sw.set.runs {
-		if err := newReplayReport(sw.set, run).csvRows(cw); err != nil {
-			return err
-		}
+		rows = append(rows, newReplayReport(sw.set, run).csvRows()...)
 	}
-	cw.Flush()
-	return cw.Error()
+	return rows
 }

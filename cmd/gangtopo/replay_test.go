@@ -20,6 +20,8 @@ func replayNormalizeTimes(s string) string {
 	inTable := false
 	for i, line := range lines {
 		switch {
+		case replayJSONRunTime.MatchString(line):
+			lines[i] = replayJSONRunTime.ReplaceAllString(line, "${1}T$2")
 		case strings.HasPrefix(line, "cluster,policy,"):
 			runCol = slices.Index(strings.Split(line, ","), "run_s")
 		case runCol >= 0 && strings.Count(line, ",") >= runCol:
@@ -36,6 +38,8 @@ func replayNormalizeTimes(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+var replayJSONRunTime = regexp.MustCompile(`^(\s*"run_s": )[0-9.e-]+(,?)$`)
 
 var replayLastNumber = regexp.MustCompile(`(\s)[0-9]+\.[0-9]+( \|)?$`)
 
@@ -55,9 +59,10 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-table", append(base, "--trace", small)},
 		{"replay-csv", append(base, "--trace", small, "-o", "csv")},
 		{"replay-markdown-one-node", append(base, "--trace", small, "-o", "markdown", "--one-node-up-to", "8", "--policies", "gangtopo,slurm")},
-		{"replay-peak-load", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.05", "--policies", "gangtopo,naive-pods", "--slowdown", "none"}},
-		{"replay-sweep", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.02,0.04", "--policies", "gangtopo,slurm"}},
-		{"replay-sweep-csv", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.02,0.04", "--policies", "slurm,gangtopo", "-o", "csv"}},
+		// the fixture spans 3.4 h: the peak load is measured over all of it
+		{"replay-peak-load", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "1.3", "--policies", "gangtopo,naive-pods", "--slowdown", "none"}},
+		{"replay-sweep", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.6,1.2", "--policies", "gangtopo,slurm"}},
+		{"replay-sweep-csv", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.6,1.2", "--policies", "slurm,gangtopo", "-o", "csv"}},
 		{"replay-bad-load", append(bad, "--trace", small, "--peak-load", "1,x")},
 		{"replay-bad-gpus", append(base, "--trace", filepath.Join("testdata", "replay", "bad-gpus.csv"))},
 		{"replay-bad-columns", append(base, "--trace", filepath.Join("testdata", "replay", "bad-columns.csv"))},
@@ -68,11 +73,19 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-bad-slowdown", append(base, "--trace", small, "--slowdown", "leaf=0.5")},
 		{"replay-bad-window", append(base, "--trace", small, "--from", "2018-01-01")},
 		{"replay-bad-output", append(base, "--trace", small, "-o", "yaml")},
-		{"replay-defrag", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.2", "--gang-topology", "leaf:required",
+		// what a newcomer tries first (issue 25): a window shorter than a
+		// week is loaded as asked, not to 700%; classes without jobs and
+		// targets without gangs show no figure, not 0.00, NaNx or MISSED
+		{"replay-short-window", []string{"replay", "--topology", lab, "--trace", small, "--policies", "gangtopo,slurm"}},
+		{"replay-json", append(base, "--trace", small, "--policies", "gangtopo", "-o", "json")},
+		{"replay-all-rejected", append(base, "--trace", small, "--policies", "gangtopo,naive-pods", "--cpus-per-gpu", "1000")},
+		{"replay-no-such-tier", append(base, "--trace", small, "--gang-topology", "block")},
+		{"replay-bad-compress", []string{"replay", "--topology", lab, "--trace", small, "--compress", "0"}},
+		{"replay-defrag", []string{"replay", "--topology", lab, "--trace", small, "--compress", "7.22", "--gang-topology", "leaf:required",
 			"--policies", "gangtopo,gangtopo+defrag,gangtopo-slurm,gangtopo-slurm+defrag", "--defrag", "min_gpus=8,min_wait=10m,max_cost=100"}},
 		{"replay-bad-defrag", append(base, "--trace", small, "--policies", "gangtopo+defrag", "--defrag", "min_gpu=8")},
 		{"replay-defrag-unknown-base", append(base, "--trace", small, "--policies", "slurm+defrag")},
-		{"replay-quota", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.05",
+		{"replay-quota", []string{"replay", "--topology", lab, "--trace", small, "--compress", "1.8",
 			"--policies", "gangtopo,gangtopo+hard,gangtopo+quota,slurm+hard", "--quota", "accounts=3,idle=2h"}},
 		{"replay-bad-quota", append(base, "--trace", small, "--policies", "gangtopo+quota", "--quota", "accounts=0")},
 		{"replay-bad-quota-key", append(base, "--trace", small, "--quota", "share=4")},

@@ -61,7 +61,7 @@ The traces are read from --traces, else $GANGTOPO_TRACES, else
 	fl.StringVar(&f.seeds, "seeds", "42-51", "seeds: a list and ranges, e.g. 42-51 or 1,7,100-102")
 	fl.Float64Var(&f.tune, "tune", fgd.DefaultTune, "arrive pods until their GPU request reaches this multiple of capacity")
 	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs in parallel")
-	fl.StringVarP(&f.output, "output", "o", "table", "output format: table or csv")
+	fl.StringVarP(&f.output, "output", "o", "table", outputHelp("table", "json", "csv"))
 	fl.StringVar(&f.svg, "svg", "", "also write an SVG plot of unallocated GPU % against arrived workload to this file")
 	fl.StringVar(&f.markdown, "markdown", "", "rewrite the simulator section of this benchmarks file (docs/benchmarks.md)")
 	fl.StringVar(&f.heldout, "heldout-seeds", "", "with --markdown: also compare FGD, slurm, gangtopo and gangtopo-slurm on these seeds")
@@ -89,9 +89,12 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	cells := sweep.Summary(sw, pub)
 	out := cmd.OutOrStdout()
-	if f.output == "csv" {
+	switch f.output {
+	case "csv":
 		err = sweep.WriteCSV(out, cells)
-	} else {
+	case "json":
+		err = writeCSVAsJSON(out, func(w io.Writer) error { return sweep.WriteCSV(w, cells) })
+	default:
 		if slices.ContainsFunc(cfg.Policies, func(p string) bool { return p == "slurm" || p == "gangtopo-slurm" }) {
 			fmt.Fprintf(out, "%s\n\n", f.slurm.Describe())
 		}
@@ -173,8 +176,16 @@ func commandArgs(cmd *cobra.Command) []string {
 func (f *simulateFlags) config() (sweep.Config, error) {
 	cfg := sweep.Config{Tune: f.tune, Workers: f.jobs}
 	var err error
-	if f.output != "table" && f.output != "csv" {
-		return cfg, usagef("-o %q: unknown output format (want table or csv)", f.output)
+	if err := checkOutput(f.output, "table", "json", "csv"); err != nil {
+		return cfg, err
+	}
+	// the files come last, after minutes of runs: find out now whether
+	// they can be written
+	if err := checkWritable("--svg", f.svg); err != nil {
+		return cfg, err
+	}
+	if err := checkWritable("--markdown", f.markdown); err != nil {
+		return cfg, err
 	}
 	if f.jobs < 1 {
 		return cfg, usagef("--jobs %d: want at least 1", f.jobs)
@@ -268,16 +279,4 @@ func parseSeeds(s string) ([]int64, error) {
 		return nil, fmt.Errorf("no seeds given")
 	}
 	return out, nil
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -209,7 +209,7 @@ func TestSimulateBadInput(t *testing.T) {
 		{[]string{"simulate", "--seeds", "51-42"}, `gangtopo: --seeds "51-42": "51-42" is not a range of seeds (want low-high)`},
 		{[]string{"simulate", "--refuse-share", "1000"}, "gangtopo: --refuse-share 1000: want a share of one GPU in milli-GPUs, 1 to 999 (0: refuse nothing)"},
 		{[]string{"simulate", "--refuse-share", "810", "--markdown", "x.md"}, "gangtopo: --refuse-share with --markdown: the benchmarks document holds the protocol's results"},
-		{[]string{"simulate", "-o", "xml"}, `gangtopo: -o "xml": unknown output format (want table or csv)`},
+		{[]string{"simulate", "-o", "xml"}, `gangtopo: --output "xml": unknown format (want table, json or csv)`},
 		{[]string{"simulate", "--traces", "/nonexistent/traces"}, "gangtopo: --traces /nonexistent/traces: stat /nonexistent/traces: no such file or directory"},
 		{[]string{"simulate", "--traces", "testdata", "-w", "nope"}, `gangtopo: --workloads: workload "nope": stat testdata/alibaba-clusterdata-gpu-v2023/csv/openb_pod_list_nope.csv: no such file or directory`},
 		// a series the model was never checked against, a release instead of a series

@@ -35,6 +35,16 @@ func (f *slurmFlags) register(fs *pflag.FlagSet) {
 	}
 }
 
+// saved reports whether any saved output of Slurm's commands was given.
+func (f *slurmFlags) saved() bool {
+	for _, name := range f.files {
+		if name != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // config checks the flags and makes the poll configuration.
 func (f *slurmFlags) config() (*slurmstate.PollConfig, error) {
 	cfg := &slurmstate.PollConfig{BinDir: f.binDir, Timeout: f.timeout, Files: map[slurmstate.Source]string{}}

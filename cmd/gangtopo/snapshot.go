@@ -32,11 +32,13 @@ func newSnapshotCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot --from-slurm --topology cluster.yaml -o snapshot.json",
 		Short: "Write an occupancy snapshot of the cluster from Slurm's state",
-		Long: `Reads the state of a running Slurm 22.05 cluster (sinfo --json and squeue --json,
-or scontrol -a -d show node/job; SLURM_CONF selects the cluster as usual), or
-their saved outputs, and publishes an occupancy snapshot of the topology's
-nodes: written to a temporary file in the same directory, synced and renamed
-into place, with a generation higher than the file it replaces.
+		Long: `Reads the state of a running Slurm cluster, 22.05 to 26.05 (sinfo --json on
+22.05, scontrol --json show nodes on 23.02 and later, squeue --json; or
+scontrol -a -d show node/job; SLURM_CONF selects the cluster as usual), or
+their saved outputs (--sinfo-json, --squeue-json, ...: these need no
+--from-slurm), and publishes an occupancy snapshot of the topology's nodes:
+written to a temporary file in the same directory, synced and renamed into
+place, with a generation higher than the file it replaces.
 
 Nodes Slurm has that the topology lacks, and the reverse, are reported as
 warnings (with --strict they fail the command).`,
@@ -47,7 +49,7 @@ warnings (with --strict they fail the command).`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&o.fromSlurm, "from-slurm", false, "read the state from Slurm (the only source so far)")
+	f.BoolVar(&o.fromSlurm, "from-slurm", false, "read the state from Slurm's commands (saved outputs of them imply it)")
 	f.StringVar(&o.topology, "topology", "", "cluster `file` (YAML, version v1)")
 	f.StringVarP(&o.output, "output", "o", "", "snapshot `file` to publish, or - for standard output")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 2) when Slurm's nodes or GPU counts differ from the topology's")
@@ -57,8 +59,8 @@ warnings (with --strict they fail the command).`,
 }
 
 func (o *snapshotOpts) run(ctx context.Context) error {
-	if !o.fromSlurm {
-		return usagef("snapshot: say where the state comes from: --from-slurm (the only source so far)")
+	if !o.fromSlurm && !o.slurm.saved() {
+		return usagef("snapshot: say where the state comes from: --from-slurm (Slurm's commands), or their saved outputs (--sinfo-json and --squeue-json)")
 	}
 	if o.topology == "" || o.output == "" {
 		return usagef("snapshot: --topology and -o are required")

@@ -57,6 +57,13 @@ func TestSnapshotFromSavedOutputs(t *testing.T) {
 	if second := decodeSnapshot(t, out); second.Generation <= first.Generation {
 		t.Errorf("generation went from %d to %d", first.Generation, second.Generation)
 	}
+	// saved outputs alone say where the state comes from: --from-slurm
+	// is not needed with them (issue 25)
+	saved := []string{"snapshot", "--topology", slurmTestdata + "lab8.yaml", "-o", "-",
+		"--sinfo-json", slurmTestdata + "sinfo.json", "--squeue-json", slurmTestdata + "squeue.json"}
+	if stdout, stderr, code := runCLI(t, saved...); code != 0 || !strings.Contains(stdout, `"cluster": "lab"`) {
+		t.Errorf("snapshot from saved outputs without --from-slurm: exit %d, stderr %q", code, stderr)
+	}
 	// the scontrol text forms describe the same cluster
 	args = []string{"snapshot", "--from-slurm", "--topology", slurmTestdata + "lab8.yaml", "-o", "-",
 		"--scontrol-nodes", slurmTestdata + "scontrol_nodes_handmade.txt", "--scontrol-jobs", slurmTestdata + "scontrol_jobs_handmade.txt"}
@@ -84,7 +91,8 @@ func TestSnapshotErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no source", []string{"--topology", topo, "-o", out}, 2, "gangtopo: snapshot: say where the state comes from: --from-slurm (the only source so far)"},
+		{"no source", []string{"--topology", topo, "-o", out}, 2,
+			"gangtopo: snapshot: say where the state comes from: --from-slurm (Slurm's commands), or their saved outputs (--sinfo-json and --squeue-json)"},
 		{"no output", []string{"--from-slurm", "--topology", topo}, 2, "--topology and -o are required"},
 		{"bad topology", append([]string{"--from-slurm", "--topology", slurmTestdata + "sinfo.json", "-o", out}, saved...), 2, "sinfo.json"},
 		{"unreadable saved output", []string{"--from-slurm", "--topology", topo, "-o", out, "--sinfo-json", "/nonexistent.json", "--squeue-json", slurmTestdata + "squeue.json"}, 2,

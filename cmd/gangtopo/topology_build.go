@@ -26,7 +26,8 @@ func newTopologyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topology",
 		Short: "Build the cluster file from discovered node maps and the switch topology; print a cluster file's hash",
-		Args:  cobra.NoArgs,
+		Args:  cobra.ArbitraryArgs,
+		RunE:  needSubcommand,
 	}
 	cmd.AddCommand(newTopologyBuildCmd(), newTopologyHashCmd())
 	return cmd

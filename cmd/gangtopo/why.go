@@ -39,12 +39,14 @@ a pending job, it asks the engine whether the gang would fit now.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.jobFile, "job-file", "", `read the job from this file ("-": standard input) instead of asking Slurm: saved "squeue --json" output, or saved "scontrol -o show job" text`)
+	f.StringVar(&o.jobFile, "job-file", "", jobFileHelp)
 	f.StringVar(&o.topology, "topology", "", "cluster file, to name the domain the job spans")
 	f.StringVar(&o.state, "state", "", "occupancy snapshot, to ask the engine whether a pending gang fits now")
-	o.live.register(f, false)
+	o.live.register(f, false, configForWhy)
 	return cmd
 }
+
+const jobFileHelp = `read the job from this file ("-": standard input) instead of asking Slurm: saved "squeue --json" output, or saved "scontrol show job" text (with or without -o)`
 
 // slurmJob is what why and unbind read of a job (why_read.go).
 type slurmJob struct {

@@ -64,16 +64,33 @@ func jobFromRecord(r slurmstate.Record, id string) slurmJob {
 		comment: r.Comment, adm: r.AdminComment, excluded: r.ExcNodes}
 }
 
+// jobRecords splits scontrol's output into one line per job: -o prints
+// each job on a line; without it a job is a JobId= line followed by
+// indented lines, and jobs are separated by blank lines.
+func jobRecords(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(line), "JobId="):
+			out = append(out, line)
+		case strings.TrimSpace(line) != "" && len(out) > 0:
+			out[len(out)-1] += " " + strings.TrimSpace(line)
+		}
+	}
+	return out
+}
+
 var whyKey = regexp.MustCompile(`^([A-Z][A-Za-z_/:]*)=(.*)$`)
 
-// parseSlurmJob reads a saved `scontrol -o show job` line of job id;
+// parseSlurmJob reads job id from saved `scontrol show job` output (with or
+// without -o);
 // values with blanks (comments) are glued back to their key, as scontrol's
 // keys start with a capital letter and the decision line's do not. A
 // job's own text (its name, its comment) can hold words that read as
 // scontrol's keys: this reads only saved files an administrator gives,
 // never what gangtopo acts on.
 func parseSlurmJob(text, id string) (slurmJob, error) {
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range jobRecords(text) {
 		f := map[string]string{}
 		key := ""
 		for _, tok := range strings.Fields(line) {

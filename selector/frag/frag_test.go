@@ -83,8 +83,15 @@ func TestGangAmount(t *testing.T) {
 	g := GangShape{Nodes: 2, Tier: topology.TierLeaf, Weight: 1}
 	// 3 whole 8-GPU nodes + 3 idle GPUs elsewhere = 27 GPUs idle; one
 	// 2-node gang fits (16 GPUs), 11 GPUs are unusable for it.
-	if got := GangAmount(27000, 3, 8, &g); got != 11000 {
+	if got := GangAmount(DomainStats{IdleMilli: 27000, WholeNodes: 3, WholeMilli: 24000, GPUsPerNode: 8}, &g); got != 11000 {
 		t.Errorf("GangAmount = %g, want 11000", got)
+	}
+	// a mixed leaf: whole free nodes of 8, 2 and 2 GPUs (12 idle GPUs), the
+	// largest node 8: counted at 8 a node, one 2-node gang would use 16 of
+	// the 12 idle GPUs (-4, as frag reported -0.4 GPUs on hetero.yaml); it
+	// uses at most the 12 the whole nodes hold
+	if got := GangAmount(DomainStats{IdleMilli: 12000, WholeNodes: 3, WholeMilli: 12000, GPUsPerNode: 8}, &g); got != 0 {
+		t.Errorf("GangAmount of a mixed leaf = %g, want 0", got)
 	}
 }
 

@@ -68,8 +68,9 @@ func (m *Meter) HasGangs(t topology.Tier) bool { return len(m.gangsByTier[t]) > 
 // DomainStats are the counts GangAmount needs for one domain.
 type DomainStats struct {
 	IdleMilli   int64
-	WholeNodes  int // usable nodes with every GPU free
-	GPUsPerNode int // GPUs of the domain's largest node
+	WholeNodes  int   // usable nodes with every GPU free
+	WholeMilli  int64 // the idle milli-GPUs of those nodes
+	GPUsPerNode int   // GPUs of the domain's largest node
 	Models      topology.ModelSet
 }
 
@@ -87,6 +88,7 @@ func (m *Meter) Stats(s *occupancy.Snapshot, d topology.DomainID) DomainStats {
 		st.IdleMilli += int64(s.IdleMilli(n))
 		if s.WholeFree(n) == node.NumGPUs() && node.NumGPUs() > 0 {
 			st.WholeNodes++
+			st.WholeMilli += int64(node.NumGPUs()) * 1000
 		}
 	}
 	return st
@@ -102,7 +104,7 @@ func (m *Meter) Gangs(tier topology.Tier, st DomainStats) float64 {
 			total += g.Weight * float64(st.IdleMilli)
 			continue
 		}
-		total += g.Weight * GangAmount(st.IdleMilli, st.WholeNodes, st.GPUsPerNode, g)
+		total += g.Weight * GangAmount(st, g)
 	}
 	return total
 }

@@ -113,11 +113,14 @@ func sortedCopy(dst []uint16, free []uint16) int {
 	return k
 }
 
-// GangAmount is F_D(g) for one domain: of idleMilli idle milli-GPUs in the
-// domain, those gang shape g cannot use when wholeNodes whole free nodes
-// (of g's models) with gpusPerNode GPUs each are available.
-func GangAmount(idleMilli int64, wholeNodes, gpusPerNode int, g *GangShape) float64 {
-	gangs := wholeNodes / g.Nodes
-	usable := int64(gangs*g.Nodes*gpusPerNode) * 1000
-	return float64(idleMilli - usable)
+// GangAmount is F_D(g) for one domain: of its idle milli-GPUs, those gang
+// shape g cannot use. g runs on whole free nodes (of g's models), g.Nodes at
+// a time, each counted at the domain's largest node's GPUs; in a domain of
+// nodes of different sizes that counts more than its smaller whole nodes
+// hold, so the usable part is at most what the whole free nodes hold (a
+// mixed leaf measured -0.4 GPUs before), and the amount is never negative.
+func GangAmount(st DomainStats, g *GangShape) float64 {
+	gangs := st.WholeNodes / g.Nodes
+	usable := min(int64(gangs*g.Nodes*st.GPUsPerNode)*1000, st.WholeMilli)
+	return float64(st.IdleMilli - usable)
 }

@@ -221,6 +221,24 @@ func TestDecideRewrites(t *testing.T) {
 			want: rewrite{Action: Reject, Verdict: VerdictRefused, Features: u, Prefer: u, ExcNodes: u, TresPerJob: u, TresPerNode: u,
 				ErrMsg: "gangtopo: 64 GPUs can never fit in one leaf: the largest (leaf1) holds 32; use --gang-topology=spine, or ask for at most 32 GPUs"},
 		},
+		{
+			// --gpus=16 --gpus-per-node=3: the engine placed 15 GPUs (5 x 3)
+			// and said placed; now refused, as Slurm refuses it
+			name: "GPUs per node that do not divide the GPUs are refused",
+			busy: map[string]int{},
+			job:  Job{TresPerJob: "gres:gpu:16", TresPerNode: "gres:gpu:3", GangTopology: "leaf"},
+			want: rewrite{Action: Reject, Verdict: VerdictRefused, Features: u, Prefer: u, ExcNodes: u, TresPerJob: u, TresPerNode: u,
+				ErrMsg: "gangtopo: 16 GPUs with 3 GPUs per node is not a whole number of nodes (5 nodes hold 15, 6 nodes hold 18): ask for a multiple of 3 GPUs, or leave out --gpus-per-node"},
+		},
+		{
+			// --gpus=8 -N 3 (uneven: Slurm splits it) was "can never fit";
+			// bound to the leaves that can hold it, the shape left to Slurm
+			name: "GPUs over a fixed node count that do not divide evenly",
+			busy: map[string]int{},
+			job:  Job{TresPerJob: "gres:gpu:8", MinNodes: 3, MaxNodes: 3, GangTopology: "leaf"},
+			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: "[gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4]", Prefer: u, ExcNodes: u,
+				TresPerJob: u, TresPerNode: u, Domain: "leaf1"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,7 +72,12 @@ func (p *plan) fitDomain(d topology.DomainID, t topology.Tier, ms topology.Model
 		p.rejected.add(ReasonDomain)
 		return
 	}
-	shares := p.selectIn(d, nodes, p.req.GPUs)
+	var shares []NodeShare
+	if p.req.Nodes > 0 && g == 0 {
+		shares = p.selectCount(nodes, p.req.GPUs, p.req.Nodes)
+	} else {
+		shares = p.selectIn(d, nodes, p.req.GPUs)
+	}
 	if shares == nil || p.req.Nodes > 0 && len(shares) != p.req.Nodes {
 		p.rejected.add(ReasonDomain)
 		return
@@ -212,6 +217,49 @@ func (p *plan) selectFlat(nodes []nodeCap, need int) []NodeShare {
 		}
 		out = append(out, NodeShare{cands[i].n, cands[i].u})
 		need -= cands[i].u
+	}
+	return nil
+}
+
+// selectCount picks exactly count nodes for need GPUs that do not divide
+// evenly among them (Slurm's -N 3 --gpus=8): of the nodes sorted by usable
+// GPUs, fewest first, the first run of count consecutive ones that holds
+// need (the tightest such nodes, so whole free nodes stay whole where
+// partly used ones suffice), each given at least one GPU (one slice, with
+// slice=S: usable counts whole slices then) and the fuller ones as many as
+// the rest allows. nil when no count nodes hold need. A split fixed per
+// node goes through selectIn instead.
+func (p *plan) selectCount(nodes []nodeCap, need, count int) []NodeShare {
+	unit := max(p.slice, 1)
+	if len(nodes) < count || count < 1 || need%unit != 0 || count*unit > need {
+		return nil
+	}
+	cands := append(p.selBuf[:0], nodes...)
+	p.selBuf = cands
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].u != cands[j].u {
+			return cands[i].u < cands[j].u
+		}
+		return p.e.c.Nodes[cands[i].n].Order < p.e.c.Nodes[cands[j].n].Order
+	})
+	sum := 0
+	for i := 0; i < len(cands); i++ {
+		sum += cands[i].u
+		if i >= count {
+			sum -= cands[i-count].u
+		}
+		if i < count-1 || sum < need || cands[i-count+1].u < unit {
+			continue
+		}
+		run := cands[i-count+1 : i+1]
+		out := make([]NodeShare, count)
+		left := need
+		for k := count - 1; k >= 0; k-- { // fullest first, one unit kept for each node after it
+			give := min(run[k].u, left-k*unit)
+			out[count-1-k] = NodeShare{run[k].n, give}
+			left -= give
+		}
+		return out
 	}
 	return nil
 }

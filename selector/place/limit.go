@@ -2,6 +2,7 @@ package place
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -96,6 +97,18 @@ func (p *plan) limit(t topology.Tier) Reason {
 // caller then names the largest domain).
 func (e *Engine) limitMessage(p *plan, t topology.Tier, what string) string {
 	r := p.req
+	if r.Nodes > 1 && t <= topology.TierNode && !(t == topology.TierNVLink && p.nvlinkBlocksOnly()) {
+		hint := "ask for one node"
+		if wider := e.fittingTier(*r); wider != 0 {
+			hint = fmt.Sprintf("use --gang-topology=%s, or %s", wider, hint)
+		}
+		return fmt.Sprintf("%s can never fit %s: it asks for %d nodes, and --gang-topology=%s keeps a job on one node here; %s",
+			what, e.where(t), r.Nodes, t, hint)
+	}
+	if most := p.mostOnNodes(r.Nodes); r.Nodes > 1 && p.perNode() == 0 && most < r.GPUs {
+		return fmt.Sprintf("%s can never fit: it asks for %d nodes, and the %d largest nodes hold %d GPUs it may use; ask for more nodes or at most %d GPUs",
+			what, r.Nodes, r.Nodes, most, most)
+	}
 	gpus, nodes := p.capacity(t, false, false)
 	if gpus < r.GPUs {
 		return ""
@@ -124,6 +137,19 @@ func (e *Engine) limitMessage(p *plan, t topology.Tier, what string) string {
 		}
 		return msg + "; " + hint
 	}
+	if per := p.perNode(); r.Nodes > 1 && per == 0 && nodes < r.Nodes {
+		hint := fmt.Sprintf("ask for at most %d nodes", nodes)
+		if wider := e.fittingTier(*r); wider != 0 {
+			hint = fmt.Sprintf("use --gang-topology=%s, or %s", wider, hint)
+		}
+		return fmt.Sprintf("%s can never fit %s: the node count rules it out: it asks for %d nodes and %s has at most %d it may use; %s",
+			what, where, r.Nodes, e.one(t), nodes, hint)
+	}
+	if per := p.perNode(); r.Nodes > 1 && per > 0 && nodes == 0 {
+		most := p.mostOnNodes(1)
+		return fmt.Sprintf("%s can never fit: the shape rules it out: it asks for %d GPUs on each node and the largest node it may use has %d; ask for more nodes, with at most %d GPUs each",
+			what, per, most, most)
+	}
 	if per := p.perNode(); r.Nodes > 1 && per > 0 && nodes < r.Nodes {
 		hint := fmt.Sprintf("ask for at most %d nodes", nodes)
 		if wider := e.fittingTier(*r); wider != 0 {
@@ -133,6 +159,27 @@ func (e *Engine) limitMessage(p *plan, t topology.Tier, what string) string {
 			what, where, r.Nodes, per, e.one(t), nodes, hint)
 	}
 	return ""
+}
+
+// mostOnNodes is the most GPUs k nodes the request may use could give
+// together (the k largest, GPUs alone).
+func (p *plan) mostOnNodes(k int) int {
+	var sizes []int
+	for i := range p.e.c.Nodes {
+		most := 0
+		for _, ms := range p.passes {
+			if p.eligible[i] && p.e.c.Nodes[i].Models&ms != 0 {
+				most = max(most, p.gpuUsable(topology.NodeID(i), ms))
+			}
+		}
+		sizes = append(sizes, most)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(sizes)))
+	sum := 0
+	for i := 0; i < k && i < len(sizes); i++ {
+		sum += sizes[i]
+	}
+	return sum
 }
 
 // mostCPUs and mostMemory are the largest node's, among those the request

@@ -37,6 +37,8 @@ func (p *plan) gangWords() string {
 	}
 	if g := p.perNode(); g > 0 && r.Nodes > 1 {
 		s += fmt.Sprintf(" as %dx%d", r.GPUs/g, g)
+	} else if r.Nodes > 1 {
+		s += fmt.Sprintf(" on %d nodes", r.Nodes)
 	}
 	if r.Slice > 1 {
 		s += fmt.Sprintf(" in slices of %d", r.Slice)

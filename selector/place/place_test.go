@@ -75,6 +75,17 @@ func TestPlace(t *testing.T) {
 			status: Placed, tier: topology.TierLeaf, inDomain: "leaf3"},
 		// 24 GPUs: leaf1 has node02-04 whole (24): the gang fits there
 		// exactly and leaves leaf2-4 whole for bigger gangs.
+		// -N 3 --gpus=8 splits unevenly: the three tightest nodes holding 8
+		// (node01 has 2 free, node02 3, node03 4: 2+3+4 = 9 >= 8), the
+		// fullest first as much as leaves one GPU for each after it:
+		// node03 4, node02 3, node01 the last 1
+		{name: "uneven split over a fixed node count", cluster: topotest.Lab16,
+			busy: []string{"node01:0-5", "node02:0-4", "node03:0-3"},
+			req:  request.Request{GPUs: 8, Nodes: 3}, want: "node03:4-7,node02:5-7,node01:6",
+			status: Placed, tier: topology.TierLeaf, inDomain: "leaf1"},
+		// --gpus 6 --gpus-per-node 3: two nodes of 3, never 6 on one
+		{name: "GPUs per node fix the node count", cluster: topotest.Lab16,
+			req: request.Request{GPUs: 6, GPUsPerNode: 3}, want: "node01:0-2,node02:0-2", status: Placed, tier: topology.TierLeaf},
 		{name: "gang takes the tightest leaf", cluster: topotest.Lab16, busy: []string{"node01:all"},
 			req: request.Request{GPUs: 24, Tier: topology.TierLeaf}, want: "node02:0-7,node03:0-7,node04:0-7",
 			status: Placed, tier: topology.TierLeaf, inDomain: "leaf1"},
@@ -185,6 +196,35 @@ func TestMessages(t *testing.T) {
 			// -N 6 --gpus-per-node=4 at leaf: 24 GPUs, but a leaf has 4 nodes
 			request.Request{GPUs: 24, Nodes: 6, GPUsPerNode: 4, Tier: topology.TierLeaf},
 			"24 GPUs as 6x4 can never fit in one leaf: the shape rules it out: it asks 6 nodes with 4 GPUs each and one leaf has at most 4 such nodes; use --gang-topology=spine, or ask for at most 4 nodes"},
+		// the real reason, not a GPU count that is not the problem (issue 25)
+		{"several nodes at the node tier", topotest.Lab16, nil,
+			// place --gpus 8 -N 3 --gang-topology node
+			request.Request{GPUs: 8, Nodes: 3, Tier: topology.TierNode},
+			"8 GPUs on 3 nodes can never fit in one node: it asks for 3 nodes, and --gang-topology=node keeps a job on one node here; use --gang-topology=leaf, or ask for one node"},
+		{"more nodes than the cluster has", topotest.Lab16, nil,
+			// -N 17 on 16 nodes
+			request.Request{GPUs: 20, Nodes: 17},
+			"20 GPUs on 17 nodes can never fit in cluster lab16: the node count rules it out: it asks for 17 nodes and the cluster has at most 16 it may use; ask for at most 16 nodes"},
+		{"more GPUs than the nodes hold", func() *topology.Cluster { return topotest.NVL72(2) }, nil,
+			// 3 four-GPU trays hold 12
+			request.Request{GPUs: 16, Nodes: 3, Tier: topology.TierNVLink},
+			"16 GPUs on 3 nodes can never fit: it asks for 3 nodes, and the 3 largest nodes hold 12 GPUs it may use; ask for more nodes or at most 12 GPUs"},
+		{"more GPUs per node than a node has", topotest.Lab16, nil,
+			// -N 3 --gpus 30: 10 a node, 8-GPU nodes
+			request.Request{GPUs: 30, Nodes: 3},
+			"30 GPUs as 3x10 can never fit: the shape rules it out: it asks for 10 GPUs on each node and the largest node it may use has 8; ask for more nodes, with at most 8 GPUs each"},
+		{"GPUs per node that do not divide the GPUs", topotest.Lab16, nil,
+			// place --gpus 16 --gpus-per-node 3 printed "placed" on 5 x 3
+			request.Request{GPUs: 16, GPUsPerNode: 3},
+			"16 GPUs with 3 GPUs per node is not a whole number of nodes (5 nodes hold 15, 6 nodes hold 18): ask for a multiple of 3 GPUs, or leave out --gpus-per-node"},
+		{"slices fewer than nodes", topotest.Lab16, nil,
+			// 21 GPUs in slices of 7: 3 slices for 5 nodes
+			request.Request{GPUs: 21, Nodes: 5, Slice: 7},
+			"21 GPUs in slices of 7 are 3 slices, fewer than the 5 nodes asked for: each node holds whole slices"},
+		{"slice larger than each node's share", topotest.Lab16, nil,
+			// -N 2 --gpus 4 slice=4 panicked in the engine (found by FuzzPlacementHoldsTheRequest)
+			request.Request{GPUs: 4, Nodes: 2, Slice: 4, Tier: topology.TierLeaf},
+			"slice=4 does not divide the 2 GPUs each of the 2 nodes gets"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

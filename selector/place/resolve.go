@@ -72,6 +72,11 @@ func (e *Engine) resolve(s *occupancy.Snapshot, r *request.Request) (*plan, erro
 	if r.GPUs == 0 {
 		return nil, fmt.Errorf("gangtopo places GPU jobs; a CPU-only request is left to Slurm")
 	}
+	if r.Nodes == 0 && r.GPUsPerNode > 0 {
+		// GPUs per node fix the node count (Validate checked that they
+		// divide the GPUs), as Slurm sets min and max nodes from them
+		r.Nodes = r.GPUs / r.GPUsPerNode
+	}
 	if err := p.resolveModels(); err != nil {
 		return nil, err
 	}

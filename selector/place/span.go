@@ -69,8 +69,12 @@ func sliceSpan(r request.Request, k, perNode int) (Span, error) {
 		q = k
 	}
 	if r.Slice <= 1 || k == 0 || r.Slice <= q {
-		if r.Slice > 1 && r.GPUsPerNode > 0 && r.GPUsPerNode%r.Slice != 0 {
+		switch {
+		case r.Slice <= 1 || perNode == 0 || perNode%r.Slice == 0:
+		case r.GPUsPerNode > 0:
 			return Span{}, fmt.Errorf("slice=%d does not divide the %d GPUs per node", r.Slice, r.GPUsPerNode)
+		default: // the shape fixes it: -N 2 --gpus=4 gives each node 2
+			return Span{}, fmt.Errorf("slice=%d does not divide the %d GPUs each of the %d nodes gets", r.Slice, perNode, r.Nodes)
 		}
 		return Span{}, nil
 	}
@@ -83,9 +87,18 @@ func sliceSpan(r request.Request, k, perNode int) (Span, error) {
 // resolveSpan sets p.span and p.spanPer when the request's slices span
 // nodes; node-level slicing is then off.
 func (p *plan) resolveSpan() error {
-	sp, err := sliceSpan(*p.req, p.e.maxBlockNodeGPUs, p.perNode())
-	if err != nil || sp.Nodes == 0 {
+	r := p.req
+	sp, err := sliceSpan(*r, p.e.maxBlockNodeGPUs, p.perNode())
+	if err != nil {
 		return err
+	}
+	if sp.Nodes == 0 {
+		if r.Slice > 1 && r.Nodes*r.Slice > r.GPUs {
+			// a slice inside a node: every node holds whole slices
+			return fmt.Errorf("%d GPUs in slices of %d are %d slices, fewer than the %d nodes asked for: each node holds whole slices",
+				r.GPUs, r.Slice, r.GPUs/r.Slice, r.Nodes)
+		}
+		return nil
 	}
 	p.span, p.spanPer, p.slice = sp.Nodes, sp.PerNode, 0
 	return nil

@@ -107,6 +107,17 @@ func (r *Request) Validate() error {
 	if r.Nodes > 0 && r.GPUsPerNode > 0 && r.Nodes*r.GPUsPerNode != r.GPUs {
 		return fmt.Errorf("%d nodes x %d GPUs per node is %d GPUs, but %d GPUs were asked for", r.Nodes, r.GPUsPerNode, r.Nodes*r.GPUsPerNode, r.GPUs)
 	}
+	if r.GPUsPerNode > 0 && r.GPUs%r.GPUsPerNode != 0 {
+		// Slurm refuses it too (gres_job_state_validate: "--gpus is not
+		// multiple of --gpus-per-node")
+		k := r.GPUs / r.GPUsPerNode
+		fewer := ""
+		if k > 0 {
+			fewer = fmt.Sprintf("%s %d, ", holds(k), k*r.GPUsPerNode)
+		}
+		return fmt.Errorf("%d GPUs with %d GPUs per node is not a whole number of nodes (%s%s %d): ask for a multiple of %d GPUs, or leave out --gpus-per-node",
+			r.GPUs, r.GPUsPerNode, fewer, holds(k+1), (k+1)*r.GPUsPerNode, r.GPUsPerNode)
+	}
 	if r.Nodes > 0 && r.GPUs > 0 && r.Nodes > r.GPUs {
 		return fmt.Errorf("%d nodes for %d GPUs leaves a node without a GPU", r.Nodes, r.GPUs)
 	}
@@ -143,6 +154,14 @@ func (r *Request) validateTasks() error {
 		return fmt.Errorf("%d GPUs per node are not whole tasks of %d GPUs", r.GPUsPerNode, r.TaskGPUs)
 	}
 	return nil
+}
+
+// holds is "1 node holds", "2 nodes hold".
+func holds(n int) string {
+	if n == 1 {
+		return "1 node holds"
+	}
+	return fmt.Sprintf("%d nodes hold", n)
 }
 
 // String renders the request compactly for logs and explanations, e.g.

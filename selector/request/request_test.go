@@ -70,6 +70,11 @@ func TestValidate(t *testing.T) {
 		// be two nodes of an NVLink block (the engine checks the cluster)
 		{"slice vs per node", Request{GPUs: 12, GPUsPerNode: 4, Slice: 6}, "slice=6 does not divide the 4 GPUs per node, nor is it a whole number of such nodes"},
 		{"more nodes than gpus", Request{GPUs: 2, Nodes: 3}, "leaves a node without a GPU"},
+		// 16 / 3 = 5 rem 1: 5 nodes give 15, 6 give 18 (Slurm refuses it too)
+		{"per node does not divide", Request{GPUs: 16, GPUsPerNode: 3},
+			"16 GPUs with 3 GPUs per node is not a whole number of nodes (5 nodes hold 15, 6 nodes hold 18): ask for a multiple of 3 GPUs, or leave out --gpus-per-node"},
+		{"per node above the total", Request{GPUs: 2, GPUsPerNode: 3}, "(1 node holds 3)"},
+		{"per node divides", Request{GPUs: 6, GPUsPerNode: 3}, ""},
 		{"nothing", Request{}, "asks for no GPUs and no CPUs"},
 		{"negative", Request{GPUs: -1}, "negative"},
 	}

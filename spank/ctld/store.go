@@ -219,16 +219,23 @@ func openChecked(what, path string, trusted map[uint32]bool) (*os.File, os.FileI
 }
 
 // checkTrusted refuses a file someone untrusted could have written: the
-// owner must be in trusted (root, slurmctld's user, trusted_uids), and
-// neither group nor others may write it.
+// owner must be in trusted (root, the process's own user, trusted_uids) or
+// be slurm.conf's SlurmUser (slurmuser.go), and neither group nor others
+// may write it.
 func checkTrusted(path string, fi os.FileInfo, trusted map[uint32]bool) error {
 	if fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("%s is writable by group or others (mode %04o): refused; make it 0644", path, fi.Mode().Perm())
 	}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && !trusted[sys.Uid] {
-		return fmt.Errorf("%s is owned by uid %d, which is not root, slurmctld's user or in trusted_uids: refused", path, sys.Uid)
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || trusted[sys.Uid] {
+		return nil
 	}
-	return nil
+	if slurm, name := isSlurmUser(sys.Uid); slurm {
+		return nil
+	} else if name != "" {
+		return fmt.Errorf("%s is owned by uid %d, which is not root, SlurmUser (%s) or in trusted_uids: refused", path, sys.Uid, name)
+	}
+	return fmt.Errorf("%s is owned by uid %d, which is not root, slurmctld's user or in trusted_uids: refused", path, sys.Uid)
 }
 
 func stampOf(fi os.FileInfo) fileStamp {

@@ -193,6 +193,7 @@ func TestStoreChecksTheOpenFile(t *testing.T) {
 		{"foreign owner", true, func(f *storeFixture) error { return os.Chown(f.path, 12345, 12345) },
 			"is owned by uid 12345, which is not root, slurmctld's user or in trusted_uids: refused"},
 	}
+	t.Setenv("SLURM_CONF", filepath.Join(t.TempDir(), "no-slurm.conf")) // no SlurmUser to trust
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.rootOnly && os.Geteuid() != 0 {

@@ -152,7 +152,11 @@ func testDefragApply(t *testing.T) {
 	gang := pendingGang(t)
 	base := []string{"--config", cfg, "--topology", clusterFile}
 
-	out, code := defragCmd(t, append([]string{"defrag", "apply", "--job", gang}, base...)...)
+	// the documented lines (tests/docs.Registry: docs/defrag.md and
+	// README), the lab's gang for 1234, its configuration added
+	doc := newDocLines(t, "DefragApply", "1234", gang)
+	defer doc.check()
+	out, code := defragCmd(t, append(doc.args("gangtopo defrag apply --job 1234"), base...)...)
 	if code != 0 || !strings.Contains(out, "in leaf leaf2: requeue 1 job(s)") || !strings.Contains(out, "requeue job "+jobs["b"]) ||
 		!strings.Contains(out, "dry run: nothing was changed") {
 		t.Fatalf("dry run: exit %d, want 0 and a plan requeuing job b (%s) in leaf2:\n%s", code, jobs["b"], out)
@@ -163,7 +167,8 @@ func testDefragApply(t *testing.T) {
 
 	// a saved plan, made stale by a job that starts in leaf2
 	plan := filepath.Join(filepath.Dir(snapshotFile), "plan.json")
-	out, code = defragCmd(t, append([]string{"defrag", "--job", gang, "--save", plan}, base...)...)
+	doc.set("/tmp/plan-1234.json", plan)
+	out, code = defragCmd(t, append(doc.args("gangtopo defrag --job 1234 --save /tmp/plan-1234.json"), base...)...)
 	if code != 0 || !strings.Contains(out, "plan saved to") {
 		t.Fatalf("defrag --save: exit %d\n%s", code, out)
 	}
@@ -173,7 +178,7 @@ func testDefragApply(t *testing.T) {
 	intruder := running(t, "-w", "node07", "--gpus=1", "--cpus-per-gpu=1", "-p", "debug")
 	_, err = lab.Run(ctxT(t), 0, "scontrol", "release", gang)
 	must(t, err)
-	out, code = defragCmd(t, append([]string{"defrag", "apply", "--plan", plan, "--yes"}, base...)...)
+	out, code = defragCmd(t, append(doc.args("gangtopo defrag apply --plan /tmp/plan-1234.json --yes"), base...)...)
 	if code != 1 || !strings.Contains(out, "the saved plan is stale") || !strings.Contains(out, "job "+intruder.ID+" (on node07) would have to be requeued too") {
 		t.Fatalf("stale plan: exit %d, want 1 naming job %s:\n%s", code, intruder.ID, out)
 	}
@@ -185,7 +190,7 @@ func testDefragApply(t *testing.T) {
 	waitIdle(t, "node07")
 	publish(t)
 
-	out, code = defragCmd(t, append([]string{"defrag", "apply", "--job", gang, "--yes", "--wait", "90s"}, base...)...)
+	out, code = defragCmd(t, append(doc.args("gangtopo defrag apply --job 1234 --yes"), append(base, "--wait", "90s")...)...)
 	if code != 0 || !strings.Contains(out, "requeued 1 job(s)") || !strings.Contains(out, "the hold is ended") {
 		t.Fatalf("defrag apply --yes: exit %d\n%s\nslurmctld:\n%s", code, out, lab.LogTail("slurmctld.log", 30))
 	}
@@ -194,6 +199,10 @@ func testDefragApply(t *testing.T) {
 	must(t, err)
 	if g.State != "RUNNING" || !slices.Equal(leavesOf(t, g), []string{"leaf2"}) || len(g.Nodes) != 4 {
 		t.Errorf("gang %s is %s on %v, want RUNNING on the 4 nodes of leaf2", gang, g.State, g.Nodes)
+	}
+	// README's why, on the gang the plan started
+	if out, err := gangtopo(t, append(doc.args("gangtopo why 1234"), base...)...); err != nil || !strings.Contains(out, "job "+gang+": RUNNING") {
+		t.Errorf("gangtopo why %s: %v\n%s", gang, err, out)
 	}
 	if r := restarts(t, jobs["b"]); r != "1" {
 		t.Errorf("job b (%s) has %s restarts, want 1 (requeued once)", jobs["b"], r)

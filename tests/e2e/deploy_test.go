@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gangtopo/gangtopo/tests/docs"
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
@@ -125,6 +126,13 @@ func testDeployingOnACluster(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, documentedCommands(t, "../../docs/admin.md", "## Deploying on a cluster")); diff != "" {
 		t.Fatalf("docs/admin.md's commands and this test's differ (-test +doc):\n%s", diff)
+	}
+	var registered []string
+	for _, e := range docs.For("DeployingOnACluster") {
+		registered = append(registered, e.Cmd)
+	}
+	if diff := cmp.Diff(want, registered); diff != "" {
+		t.Fatalf("tests/docs.Registry's lines for this test and its steps differ (-test +registry):\n%s", diff)
 	}
 	paths := strings.NewReplacer("/etc/gangtopo/", scratch+"/etc/gangtopo/", "/var/lib/gangtopo", scratch+"/var/lib/gangtopo",
 		"/etc/slurm/topology.conf", lab.Path("etc", "topology.conf"))

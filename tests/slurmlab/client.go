@@ -66,6 +66,9 @@ func tail(s string, n int) string {
 // RunAs is Run as another user (uid and gid), for what slurmctld treats
 // differently from root's commands: a user's own scontrol update, say.
 func (l *Lab) RunAs(ctx context.Context, uid, gid uint32, name string, args ...string) (string, error) {
+	if l.closed != "" {
+		return "", fmt.Errorf("%s %s as uid %d: %s", name, strings.Join(args, " "), uid, l.closed)
+	}
 	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
 	var cmd *exec.Cmd

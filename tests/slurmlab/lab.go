@@ -125,6 +125,11 @@ type Lab struct {
 	procs   []proc
 	nsPID   int // a rooted lab's namespace holder (root.go)
 	acct    accounting
+	// pluginCopies maps a plugin directory to its copy in the lab
+	// directory (readable.go); closed says why other users cannot reach
+	// the lab directory, "" when they can.
+	pluginCopies map[string]string
+	closed       string
 }
 
 // proc is one daemon the lab started.
@@ -215,6 +220,11 @@ func (l *Lab) makeDir() error {
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "munge", "key"), 0o700); err != nil {
 		return fmt.Errorf("slurmlab: %w", err)
+	}
+	if d := unreachable(dir); d != "" {
+		l.closed = fmt.Sprintf("the lab directory %s is out of other users' reach: %s; Slurm commands run as another user "+
+			"(Lab.RunAs) fail: put the lab where every user may enter (TMPDIR=/tmp)", dir, d)
+		l.opts.Logf("slurmlab: note: %s", l.closed)
 	}
 	return nil
 }

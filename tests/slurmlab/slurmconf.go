@@ -97,8 +97,12 @@ func (l *Lab) writeConfig() error {
 	if topo == nil {
 		topo = topologyConf(c)
 	}
-	if l.opts.Plugins.Dir != "" {
-		d.PluginDir += ":" + l.opts.Plugins.Dir // a colon list works (SLURM-LAB.md)
+	plugins, err := l.pluginDir(l.opts.Plugins.Dir)
+	if err != nil {
+		return err
+	}
+	if plugins != "" {
+		d.PluginDir += ":" + plugins // a colon list works (SLURM-LAB.md)
 	}
 	var names []string
 	var gres bytes.Buffer
@@ -121,7 +125,7 @@ func (l *Lab) writeConfig() error {
 		"slurm.conf":     conf.Bytes(),
 		"gres.conf":      gres.Bytes(),
 		"topology.conf":  topo,
-		"plugstack.conf": l.plugstack(),
+		"plugstack.conf": l.plugstack(plugins),
 	}
 	if l.Release.AtLeast(24, 5) {
 		// 24.05's slurmd stops without a cgroup file system ("No
@@ -195,13 +199,14 @@ func topologyConf(c *topology.Cluster) []byte {
 	return b.Bytes()
 }
 
-// plugstack is plugstack.conf: empty for stock Slurm.
-func (l *Lab) plugstack() []byte {
+// plugstack is plugstack.conf, loading spank_gangtopo.so from dir (the
+// lab's copy): empty for stock Slurm.
+func (l *Lab) plugstack(dir string) []byte {
 	p := l.opts.Plugins
-	if !p.Spank || p.Dir == "" {
+	if !p.Spank || dir == "" {
 		return nil
 	}
-	line := "required " + p.Dir + "/spank_gangtopo.so nodefile_dir=" + l.Path("nodes")
+	line := "required " + dir + "/spank_gangtopo.so nodefile_dir=" + l.Path("nodes")
 	if len(p.SpankArgs) > 0 {
 		line += " " + strings.Join(p.SpankArgs, " ")
 	}

@@ -145,6 +145,15 @@ func mostGPUs(c *topology.Cluster) int {
 	return most
 }
 
+// mostCPUs is the CPU count of the node with the most CPUs.
+func mostCPUs(c *topology.Cluster) int {
+	most := 0
+	for i := range c.Nodes {
+		most = max(most, c.Nodes[i].CPUs)
+	}
+	return most
+}
+
 // minNodes is the fewest servers of at most most GPUs that hold g GPUs.
 func minNodes(most, g int) int {
 	if most == 0 {

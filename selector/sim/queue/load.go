@@ -67,13 +67,28 @@ func OfferedLoad(jobs []Job, gpus int) float64 {
 	return work / ((jobs[len(jobs)-1].Submit - jobs[0].Submit) * float64(gpus))
 }
 
+// PeakWindowFor is the window the peak load of jobs (sorted) is measured
+// over: a week, or the span of their submit times when that is shorter. A
+// day of jobs measured over a week would count six idle days: compressed
+// to load its "busiest week" to 100%, the day arrived at 700%.
+func PeakWindowFor(jobs []Job) float64 {
+	if len(jobs) < 2 {
+		return PeakWindow
+	}
+	if span := jobs[len(jobs)-1].Submit - jobs[0].Submit; span > 0 && span < PeakWindow {
+		return span
+	}
+	return PeakWindow
+}
+
 // CompressionFor is the factor K that makes the busiest week of the jobs
-// (sorted, in trace seconds) arrive at the target load on gpus GPUs.
+// (sorted, in trace seconds; the whole span when shorter: PeakWindowFor)
+// arrive at the target load on gpus GPUs.
 func CompressionFor(jobs []Job, gpus int, target float64) (float64, error) {
 	if !(target > 0) || math.IsInf(target, 0) {
 		return 0, fmt.Errorf("peak load %g: want a positive number", target)
 	}
-	peak := PeakLoad(jobs, gpus, PeakWindow)
+	peak := PeakLoad(jobs, gpus, PeakWindowFor(jobs))
 	if !(peak > 0) {
 		return 0, fmt.Errorf("the jobs submit no work: no compression reaches a peak load")
 	}

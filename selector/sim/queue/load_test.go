@@ -36,3 +36,31 @@ func TestLoad(t *testing.T) {
 		t.Error("CompressionFor(-1): no error")
 	}
 }
+
+// Jobs submitted over less than a week are measured over their own span:
+// a day of work measured over a week counted six idle days, and the replay
+// of one day arrived at seven times the load asked for (issue 25).
+func TestPeakWindowOfAShortTrace(t *testing.T) {
+	hour := 3600.0
+	// Over 12 hours, four 8-GPU jobs of 3 hours: 96 GPU-hours on 8 GPUs.
+	jobs := []Job{{Submit: 0, Duration: 3 * hour, GPUs: 8}, {Submit: 4 * hour, Duration: 3 * hour, GPUs: 8},
+		{Submit: 8 * hour, Duration: 3 * hour, GPUs: 8}, {Submit: 12 * hour, Duration: 3 * hour, GPUs: 8}}
+	if got := PeakWindowFor(jobs); got != 12*hour {
+		t.Errorf("PeakWindowFor = %g h, want the 12 h span", got/hour)
+	}
+	// any 12 hours [t, t+12h) submit at most three of the jobs: 72
+	// GPU-hours of 96, load 0.75; for 0.5 the trace runs at 0.5 / 0.75 =
+	// 2/3 of its speed, not 0.5 / (96 / (168 x 8)) = 7 times faster
+	k, err := CompressionFor(jobs, 8, 0.5)
+	if err != nil || math.Abs(k-2.0/3) > 1e-9 {
+		t.Errorf("CompressionFor = %g, %v; want 2/3", k, err)
+	}
+	for _, tc := range []struct {
+		name string
+		jobs []Job
+	}{{"one job", jobs[:1]}, {"all at once", []Job{{Submit: 5}, {Submit: 5}}}, {"over a week", []Job{{Submit: 0}, {Submit: 8 * 24 * hour}}}} {
+		if got := PeakWindowFor(tc.jobs); got != PeakWindow {
+			t.Errorf("%s: PeakWindowFor = %g h, want a week", tc.name, got/hour)
+		}
+	}
+}

@@ -209,12 +209,14 @@ func (a *summaryAcc) finish(s *Summary, gpus int) {
 		cs := &s.Classes[k]
 		cs.Jobs = len(a.waits[k])
 		cs.MeanWait, cs.P95Wait = mean(a.waits[k]), p95(a.waits[k])
+		cs.MeanJCT = math.NaN() // no job of the class: no figure, not 0
 		if cs.Jobs > 0 {
 			cs.MeanJCT = a.jct[k] / float64(cs.Jobs)
 			allWait += cs.MeanWait * float64(cs.Jobs)
 		}
 		allJCT += a.jct[k]
 	}
+	s.MeanWait, s.MeanJCT = math.NaN(), math.NaN()
 	if s.Jobs > 0 {
 		s.MeanWait, s.MeanJCT = allWait/float64(s.Jobs), allJCT/float64(s.Jobs)
 		s.Backfilled = float64(a.backfilled) / float64(s.Jobs)

@@ -30,7 +30,7 @@ func TestSummarize(t *testing.T) {
 			{Jobs: 3, MeanWait: 20.0 / 3, P95Wait: 20, MeanJCT: 41.0 / 3},
 			{Jobs: 1, MeanWait: 0, P95Wait: 0, MeanJCT: 10},
 			{Jobs: 1, MeanWait: 30, P95Wait: 30, MeanJCT: 54},
-			{MeanWait: math.NaN(), P95Wait: math.NaN()},
+			{MeanWait: math.NaN(), P95Wait: math.NaN(), MeanJCT: math.NaN()}, // no job of the class: no figure
 		},
 		Wait16: 30, MeanJCT: 21, MeanWait: 10,
 		// j2 reached its feasible leaf, j3 a leaf where one node was free.

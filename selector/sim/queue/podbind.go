@@ -64,18 +64,25 @@ func (p *podSim) hold(pj *podJob, pod occupancy.NodeAlloc) {
 // ties (kube breaks ties at random). -1 when no node has room.
 func (p *podSim) pickNode(pj *podJob) topology.NodeID {
 	for _, na := range pj.held.Nodes {
-		if p.s.WholeFree(na.Node) >= pj.size {
+		if p.room(na.Node) >= pj.size {
 			return na.Node
 		}
 	}
 	best, bestFree := topology.NodeID(-1), pj.size-1
 	for i := range p.c.Nodes {
 		n := topology.NodeID(i)
-		if f := p.s.WholeFree(n); f > bestFree && p.s.State[n].Usable() {
+		if f := p.room(n); f > bestFree && p.s.State[n].Usable() {
 			best, bestFree = n, f
 		}
 	}
 	return best
+}
+
+// room is how many GPUs' pods node n can take now: its whole free GPUs,
+// at most as many as its free CPUs serve at CPUsPerGPU each (with many
+// CPUs per GPU the CPUs run out first).
+func (p *podSim) room(n topology.NodeID) int {
+	return min(p.s.WholeFree(n), int(p.s.FreeCPUMilli[n])/max(p.cfg.CPUsPerGPU*1000, 1))
 }
 
 // startJob starts a job whose pods are all bound.

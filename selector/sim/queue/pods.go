@@ -87,6 +87,7 @@ type podSim struct {
 	deadlocked          bool
 	feas                *feasibility
 	most                int // GPUs of the largest node
+	mostPod             int // GPUs of the largest pod a node can ever hold, CPUs counted
 	done                int
 	err                 error
 }
@@ -95,7 +96,10 @@ func newPodSim(c *topology.Cluster, jobs []Job, cfg Config) *podSim {
 	p := &podSim{c: c, jobs: jobs, cfg: cfg, s: occupancy.New(c), res: newResult(NaivePods, c, jobs),
 		pj: make([]podJob, len(jobs)), free: c.NumGPUs(), feas: newFeasibility(c)}
 	p.out = p.res.Outcomes
-	p.most = mostGPUs(c)
+	p.most, p.mostPod = mostGPUs(c), mostGPUs(c)
+	if cpus := cfg.CPUsPerGPU; cpus > 0 {
+		p.mostPod = min(p.most, mostCPUs(c)/cpus)
+	}
 	p.pendingBySize = make([]int, p.most+1)
 	if len(jobs) > 0 {
 		p.last = jobs[0].Submit
@@ -161,7 +165,8 @@ func (p *podSim) account(t float64) {
 }
 
 // submit creates a job's pods, or rejects a job that can never run: a
-// one-pod job larger than every node, a job larger than the cluster.
+// one-pod job larger than every node, a job larger than the cluster, a pod
+// whose CPUs no node has.
 func (p *podSim) submit(t float64, j int32) {
 	gpus := p.jobs[j].GPUs
 	pj := &p.pj[j]
@@ -169,7 +174,7 @@ func (p *podSim) submit(t float64, j int32) {
 	if gpus <= p.cfg.OneNodeUpTo {
 		pj.size = gpus
 	}
-	if gpus > p.c.NumGPUs() || pj.size > p.most {
+	if gpus > p.c.NumGPUs() || pj.size > p.mostPod {
 		p.out[j].Rejected = true
 		p.jobDone()
 		return
@@ -230,12 +235,13 @@ func (p *podSim) schedule(t float64) {
 	q.active = q.active[:0]
 }
 
-// largestFree is the most whole free GPUs on one usable node.
+// largestFree is the most GPUs' pods one usable node can take now
+// (room: whole free GPUs and the CPUs they need).
 func (p *podSim) largestFree() int {
 	most := 0
 	for i := range p.c.Nodes {
 		if n := topology.NodeID(i); p.s.State[n].Usable() {
-			most = max(most, p.s.WholeFree(n))
+			most = max(most, p.room(n))
 		}
 	}
 	return most

@@ -49,6 +49,15 @@ func TestE2EWithoutRootIsNotAPass(t *testing.T) {
 			t.Errorf("make e2e as uid 1000 says\n%s\nwant %q in it", out, want)
 		}
 	}
+	// and says so last (before make's own "*** Error" line), naming the step
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := lines[len(lines)-1]
+	if strings.HasPrefix(last, "make: ***") && len(lines) > 1 {
+		last = lines[len(lines)-2]
+	}
+	if !strings.HasPrefix(last, "make e2e: FAILED in e2e-check: e2e: NOT RUN") {
+		t.Errorf("make e2e as uid 1000 ends with %q, want the step and the reason", last)
+	}
 }
 
 // make test-partial runs the parts that need no root and ends saying the

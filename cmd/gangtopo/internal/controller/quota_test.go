@@ -122,9 +122,13 @@ func TestQuotaDutyReclaims(t *testing.T) {
 	now := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
 	l.cycleAt(now)
 	// gt-teama back to its share 64 (a raise from the lab's 48: the first
-	// raise of the QOS is not held); gt-borrow to 64 running there + max(0,
-	// pool 0 - borrowed 64) = 64: unchanged. teama waits, so it lends
-	// nothing: teamb's job 51 may not borrow and stays. teama's job 52 (16
+	// raise of the QOS is not held). teama runs nothing and waits for its
+	// 16-GPU job 52: it keeps 16 of its idle 64 back for it and lends 48
+	// (quota.Ledger); teamb already borrows 64, more than the 48 lent, so
+	// gt-borrow stays at 64 running there + max(0, pool 48 - borrowed 64)
+	// = 64, unchanged, and teamb's job 51 may not borrow more. (A rule
+	// under which a waiting team lends nothing gives the same commands
+	// here: quotaexec's TestPlanMoves tells the two apart.) teama's job 52 (16
 	// GPUs, within its share) is pinned to one leaf's two nodes whose two
 	// borrowed 8-GPU jobs Slurm will requeue; the reclaim QOS's cap goes
 	// from 0 (nothing there) to its 16 GPUs just before; nothing of teamb's

@@ -37,20 +37,22 @@ func TestPlanMoves(t *testing.T) {
 		name: "a quiet lends to b",
 		run:  []RunJob{{ID: "1", Account: "b", QOS: "gt-b", GPUs: 8}},
 		wait: []WaitJob{{Target: "2", Account: "b", QOS: "gt-b", GPUs: 8}, {Target: "3", Account: "b", QOS: "gt-b", GPUs: 8}, {Target: "4", Account: "b", QOS: "gt-b", GPUs: 8}},
-		// b waits, so b does not lend: pool = a's 16. Jobs 2 and 3 borrow
-		// 8 each (16 <= 16), job 4 does not fit the pool and stays.
+		// b's idle share is 0 (it runs its 8): it has nothing to lend; c
+		// never lends: pool = a's 16. Jobs 2 and 3 borrow 8 each (16 <=
+		// 16), job 4 does not fit the pool and stays.
 		want: want{moves: []string{"2:gt-b>gt-borrow", "3:gt-b>gt-borrow"},
 			// own QOS at the shares; borrow QOS: 0 running there + pool 16 -
 			// borrowed 0
 			limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 16, "gt-reclaim": 0}},
 	}, {
-		// a now waits: it stops lending; b's borrowed 8 are reclaimable.
-		// a's waiting job fits its share: if it sat in the borrow QOS it
-		// moves back to its own.
-		name: "a waits, stops lending",
+		// a now waits for a job of its whole idle share (16 of 16): it
+		// keeps all 16 back and lends nothing; b's borrowed 8 are
+		// reclaimable. a's waiting job fits its share: if it sat in the
+		// borrow QOS it moves back to its own.
+		name: "a waits for its whole idle share, lends nothing",
 		run:  []RunJob{{ID: "1", Account: "b", QOS: "gt-b", GPUs: 8}, {ID: "2", Account: "b", QOS: "gt-borrow", GPUs: 8}},
 		wait: []WaitJob{{Target: "5", Account: "a", QOS: "gt-borrow", GPUs: 16}, {Target: "6", Account: "b", QOS: "gt-borrow", GPUs: 8}},
-		// pool = c's nothing (c never lends) + a's nothing (waiting) = 0:
+		// pool = c's nothing (c never lends) + a's 16 - 16 kept back = 0:
 		// job 6 may not borrow and stays where it is.
 		// borrow QOS: 8 running there + max(0, pool 0 - borrowed 8) = 8
 		want: want{moves: []string{"5:gt-borrow>gt-a"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8, "gt-reclaim": 0}},
@@ -66,6 +68,20 @@ func TestPlanMoves(t *testing.T) {
 		// pool a's 16: jobs 3 and 5 borrow it; 2 and 4 (16 GPUs) cannot
 		want: want{moves: []string{"3:gt-b>gt-borrow", "4:gt-borrow>gt-b", "5:gt-b>gt-borrow"}, cannot: map[string]int{"b": 16},
 			limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 16, "gt-reclaim": 0}},
+	}, {
+		// The rule that tells lending apart from "a team with waiting jobs
+		// lends nothing" (which docs stated): a runs 4 of its 16 and waits
+		// for a 4-GPU job; it keeps those 4 back and lends the other 8
+		// (quota.Ledger). b runs its 8 and waits for two 8-GPU jobs beyond
+		// its share: job 2 borrows a's 8 (8 <= 8), job 3 does not fit and
+		// stays. Under the old rule a lent nothing and both stayed.
+		name: "a waiting lender keeps back what its jobs need and lends the rest",
+		run:  []RunJob{{ID: "1", Account: "a", QOS: "gt-a", GPUs: 4}, {ID: "9", Account: "b", QOS: "gt-b", GPUs: 8}},
+		wait: []WaitJob{{Target: "5", Account: "a", QOS: "gt-a", GPUs: 4},
+			{Target: "2", Account: "b", QOS: "gt-b", GPUs: 8}, {Target: "3", Account: "b", QOS: "gt-b", GPUs: 8}},
+		// borrow QOS: 0 running there + pool 8 - borrowed 0 = 8; a's job 5,
+		// within its share, is entitled to GPUs back if it does not start
+		want: want{moves: []string{"2:gt-b>gt-borrow"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8}},
 	}, {
 		// a job in a QOS of the site's (not own, not borrow) is left alone,
 		// and so is an account with no share.

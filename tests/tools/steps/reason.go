@@ -1,0 +1,129 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Reason finds in a failed step's output the line that says why, for the
+// one line `make test` ends with. In order: the tests that failed (go
+// test's --- FAIL lines, the innermost ones, with the first message of the
+// first), a panic (a test binary's timeout is one), a Go or C compile
+// error, and otherwise the last line the step printed before make's own
+// "*** [...] Error" lines (the Makefile's and the scripts' messages are
+// written to be that line). "" when the output holds nothing.
+func Reason(out string) string {
+	lines := strings.Split(strings.ReplaceAll(out, "\r", ""), "\n")
+	if r := failedTests(lines); r != "" {
+		return r
+	}
+	if r := failedPackage(lines); r != "" {
+		return r
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "panic: ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	for _, l := range lines {
+		if compileError.MatchString(l) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lastWords(lines)
+}
+
+var (
+	failLine     = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
+	saysWhy      = regexp.MustCompile(`^[a-z][\w /.-]*: \S`)
+	compileError = regexp.MustCompile(`^\S+\.(go|c|h):\d+(:\d+)?: `)
+	makeError    = regexp.MustCompile(`^make(\[\d+\])?: (\*\*\*|Leaving|Entering)`)
+	// goTestNoise are go test's summary lines, which name a package, not
+	// a reason.
+	goTestNoise = regexp.MustCompile(`^(FAIL|ok|PASS|\?)(\s|$)|^exit status \d+$`)
+)
+
+// failedTests names the innermost failed tests (a parent fails when a
+// subtest does), at most three, with the first message of the first.
+func failedTests(lines []string) string {
+	var names []string
+	msg := ""
+	for i, l := range lines {
+		m := failLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		names = append(names, m[1])
+		if msg == "" && i+1 < len(lines) && !failLine.MatchString(lines[i+1]) {
+			msg = strings.TrimSpace(lines[i+1])
+		}
+	}
+	var inner []string
+	for _, n := range names {
+		parent := false
+		for _, o := range names {
+			if strings.HasPrefix(o, n+"/") {
+				parent = true
+				break
+			}
+		}
+		if !parent && !contains(inner, n) {
+			inner = append(inner, n)
+		}
+	}
+	if len(inner) == 0 {
+		return ""
+	}
+	s := "--- FAIL: " + strings.Join(inner[:min(3, len(inner))], ", ")
+	if len(inner) > 3 {
+		s += ", and " + strconv.Itoa(len(inner)-3) + " more"
+	}
+	if msg != "" && !goTestNoise.MatchString(msg) {
+		s += ": " + msg
+	}
+	return s
+}
+
+// failedPackage is why a test binary failed without a failed test (its
+// TestMain could not start the lab, say): the last line before its
+// "FAIL\tpackage" line that reads "who: what" (a wrapped message's first
+// line, not its continuation), within that package's output.
+func failedPackage(lines []string) string {
+	from := 0
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "ok  \t"):
+			from = i + 1
+		case strings.HasPrefix(l, "FAIL\t"):
+			for j := i - 1; j >= from; j-- {
+				if saysWhy.MatchString(lines[j]) {
+					return strings.TrimSpace(lines[j])
+				}
+			}
+			from = i + 1
+		}
+	}
+	return ""
+}
+
+// lastWords is the last line the step printed itself.
+func lastWords(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || makeError.MatchString(l) || goTestNoise.MatchString(l) {
+			continue
+		}
+		return l
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

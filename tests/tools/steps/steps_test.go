@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestReason(t *testing.T) {
+	tests := []struct {
+		name, out, want string
+	}{
+		{"innermost failed tests, with the first message", `=== RUN   TestE2E
+=== RUN   TestE2E/slurm-26.05.5/HetJobComponentsPlaced
+    hetjob_test.go:30: sbatch --parsable as uid 65534: exit status 1: sbatch: error: PluginDir: /root/x/build/plugins: Permission denied
+--- FAIL: TestE2E (412.10s)
+    --- FAIL: TestE2E/slurm-26.05.5/HetJobComponentsPlaced (0.31s)
+        hetjob_test.go:30: sbatch --parsable as uid 65534: exit status 1
+    --- PASS: TestE2E/slurm-26.05.5/GangStaysInOneLeaf (2.10s)
+FAIL
+FAIL	github.com/gangtopo/gangtopo/tests/e2e	415.002s
+make: *** [Makefile:88: e2e-sid] Error 1`,
+			"--- FAIL: TestE2E/slurm-26.05.5/HetJobComponentsPlaced: hetjob_test.go:30: sbatch --parsable as uid 65534: exit status 1"},
+		{"several tests, three named", "--- FAIL: TestA (0.00s)\n--- FAIL: TestB (0.00s)\n--- FAIL: TestC (0.00s)\n--- FAIL: TestD (0.00s)\nFAIL\n",
+			"--- FAIL: TestA, TestB, TestC, and 1 more"},
+		{"a panic", "ok  \tpkg/a\t0.1s\npanic: test timed out after 15m0s\n\trunning tests:\nFAIL\tpkg/b\t900.1s\n",
+			"panic: test timed out after 15m0s"},
+		{"a Go compile error", "# github.com/gangtopo/gangtopo/cmd/gangtopo\ncmd/gangtopo/place.go:12:2: undefined: foo\nFAIL\tgithub.com/gangtopo/gangtopo/cmd/gangtopo [build failed]\n",
+			"cmd/gangtopo/place.go:12:2: undefined: foo"},
+		{"a C compile error", "cc -std=gnu11 ...\nc/spank_remote.c:40:13: error: storage size of 'hl' isn't known\nmake: *** [Makefile:160: build/plugins/spank_gangtopo.so] Error 1\n",
+			"c/spank_remote.c:40:13: error: storage size of 'hl' isn't known"},
+		{"the script's own last words", "roots: making the sid root (debootstrap, about 2 minutes)\nroots: debootstrap sid failed (log: build/roots/sid.log)\nmake[1]: *** [Makefile:120: build/roots/sid/.gangtopo-root] Error 1\nmake: *** [Makefile:117: roots] Error 1\n",
+			"roots: debootstrap sid failed (log: build/roots/sid.log)"},
+		{"gofmt", "lint: gofmt needed: cmd/gangtopo/x.go selector/y.go\nmake: *** [Makefile:31: lint] Error 1\n", "lint: gofmt needed: cmd/gangtopo/x.go selector/y.go"},
+		// the lab did not start: TestMain failed, no test ran; the quota
+		// package failed too, with a message wrapped over lines
+		{"a package whose TestMain failed", "plugins: building for Slurm 22.05.8 (headers in /usr/include)\ncp build/plugins/slurm-release build/plugins-fault/\n" +
+			"e2e: slurmlab: timed out after 30s waiting for all nodes idle (logs in /tmp/x/log)\nFAIL\tgithub.com/gangtopo/gangtopo/tests/e2e\t31.813s\n" +
+			"slurmlab: stopping stale lab /tmp/x\ne2e quota: slurmlab: mariadb-install-db: exit status 1: Neither host 'vm' nor 'localhost' could be looked up with\n" +
+			"'/usr/bin/resolveip'\nPlease configure the 'hostname' command to return a correct\nhttps://mariadb.com/kb/en/x (logs in /tmp/y/log)\n" +
+			"FAIL\tgithub.com/gangtopo/gangtopo/tests/e2e/quota\t0.427s\nFAIL\nmake[1]: *** [Makefile:124: e2e-host] Error 1\n",
+			"e2e: slurmlab: timed out after 30s waiting for all nodes idle (logs in /tmp/x/log)"},
+		{"nothing printed", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Reason(tt.out)); diff != "" {
+				t.Errorf("Reason (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRunAll checks the order of steps, where the run stops, and that the
+// last line names the failed step and why.
+func TestRunAll(t *testing.T) {
+	tests := []struct {
+		name     string
+		steps    []string
+		fail     map[string]string // step -> what it prints before failing
+		wantRan  []string
+		wantLast string
+		wantOK   bool
+	}{
+		{"all pass", []string{"lint", "unit"}, nil, []string{"lint", "unit"}, "make test: PASSED (2 steps in 0 s)", true},
+		{"the first failure stops the rest", []string{"lint", "unit", "c-test", "e2e-host"}, map[string]string{"unit": "--- FAIL: TestX (0.00s)\n    x_test.go:3: boom\n"},
+			[]string{"lint", "unit"}, "make test: FAILED in unit: --- FAIL: TestX: x_test.go:3: boom (log: LOGS/unit.log)", false},
+		{"every series runs though one failed", []string{"e2e-prepare", "e2e-host", "e2e-trixie", "e2e-sid"}, map[string]string{"e2e-host": "panic: test timed out after 15m0s\n"},
+			[]string{"e2e-prepare", "e2e-host", "e2e-trixie", "e2e-sid"}, "make test: FAILED in e2e-host: panic: test timed out after 15m0s (log: LOGS/e2e-host.log)", false},
+		{"the series do not run after an earlier step failed", []string{"e2e-prepare", "e2e-host", "e2e-sid"}, map[string]string{"e2e-prepare": "roots: debootstrap sid failed\n"},
+			[]string{"e2e-prepare"}, "make test: FAILED in e2e-prepare: roots: debootstrap sid failed (log: LOGS/e2e-prepare.log)", false},
+		{"two series failed: the first names why, and says there is more", []string{"e2e-host", "e2e-sid"}, map[string]string{"e2e-host": "e2e: a\n", "e2e-sid": "e2e: b\n"},
+			[]string{"e2e-host", "e2e-sid"}, "make test: FAILED in e2e-host: e2e: a (log: LOGS/e2e-host.log); also failed: 1 more step(s), above", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := t.TempDir()
+			var out bytes.Buffer
+			var ran []string
+			r := runner{title: "make test", logs: logs, stdout: &out,
+				each: map[string]bool{"e2e-host": true, "e2e-trixie": true, "e2e-sid": true},
+				run: func(step string, w io.Writer) error {
+					ran = append(ran, step)
+					if msg, ok := tt.fail[step]; ok {
+						fmt.Fprint(w, msg)
+						return errors.New("exit status 2")
+					}
+					fmt.Fprintln(w, step, "passed")
+					return nil
+				}}
+			ok := r.runAll(tt.steps)
+			if ok != tt.wantOK {
+				t.Errorf("runAll = %v, want %v", ok, tt.wantOK)
+			}
+			if diff := cmp.Diff(tt.wantRan, ran); diff != "" {
+				t.Errorf("steps run (-want +got):\n%s", diff)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			last := strings.ReplaceAll(lines[len(lines)-1], logs, "LOGS")
+			if diff := cmp.Diff(tt.wantLast, last); diff != "" {
+				t.Errorf("last line (-want +got):\n%s\nwhole output:\n%s", diff, out.String())
+			}
+		})
+	}
+}
