@@ -141,7 +141,7 @@ func (o *defragOptions) savedJobState(ctx context.Context, id string) (string, s
 	}
 	for _, j := range st.Queued {
 		if j.ID == id || j.TaskID == id {
-			return "PENDING", "", true, nil
+			return "PENDING", j.Reason, true, nil
 		}
 	}
 	for _, j := range st.Jobs {

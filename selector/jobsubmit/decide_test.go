@@ -231,13 +231,15 @@ func TestDecideRewrites(t *testing.T) {
 				ErrMsg: "gangtopo: 16 GPUs with 3 GPUs per node is not a whole number of nodes (5 nodes hold 15, 6 nodes hold 18): ask for a multiple of 3 GPUs, or leave out --gpus-per-node"},
 		},
 		{
-			// --gpus=8 -N 3 (uneven: Slurm splits it) was "can never fit";
-			// bound to the leaves that can hold it, the shape left to Slurm
+			// --gpus=8 -N 3 (uneven: Slurm splits it as it finds the GPUs)
+			// was "can never fit"; it passes as submitted, and sbatch says
+			// why (TestNeverRefusesWhatSlurmRuns: the engine's split is not
+			// Slurm's, and judged by it a job Slurm runs was refused)
 			name: "GPUs over a fixed node count that do not divide evenly",
 			busy: map[string]int{},
 			job:  Job{TresPerJob: "gres:gpu:8", MinNodes: 3, MaxNodes: 3, GangTopology: "leaf"},
-			want: rewrite{Action: Modify, Verdict: VerdictPlaced, Features: "[gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4]", Prefer: u, ExcNodes: u,
-				TresPerJob: u, TresPerNode: u, Domain: "leaf1"},
+			want: rewrite{Action: Modify, Verdict: VerdictUntouched, Features: u, Prefer: u, ExcNodes: u, TresPerJob: u, TresPerNode: u,
+				ErrMsg: "gangtopo: --gang-topology=leaf:required is not applied: 8 GPUs over exactly 3 nodes is not handled by gangtopo (Slurm splits them unevenly, the engine evenly); the job is queued as submitted"},
 		},
 	}
 	for _, tc := range tests {

@@ -81,7 +81,7 @@ func TestPlanMoves(t *testing.T) {
 			{Target: "2", Account: "b", QOS: "gt-b", GPUs: 8}, {Target: "3", Account: "b", QOS: "gt-b", GPUs: 8}},
 		// borrow QOS: 0 running there + pool 8 - borrowed 0 = 8; a's job 5,
 		// within its share, is entitled to GPUs back if it does not start
-		want: want{moves: []string{"2:gt-b>gt-borrow"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8}},
+		want: want{moves: []string{"2:gt-b>gt-borrow"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8, "gt-reclaim": 0}},
 	}, {
 		// a job in a QOS of the site's (not own, not borrow) is left alone,
 		// and so is an account with no share.
