@@ -142,6 +142,9 @@ func (b *builder) checkSpeeds(n *NodeSpec) {
 			b.errorf(n.At, "node %s: %s %s", n.Name, c.key, msg)
 		}
 	}
+	if msg := checkTFLOPS(n.DenseTFLOPS); n.DenseTFLOPS != 0 && msg != "" {
+		b.errorf(n.At, "node %s: dense_tflops %s", n.Name, msg)
+	}
 	if n.NVLinkGBs != 0 && n.Links == nil {
 		b.errorf(n.At, "node %s: nvlink_gbytes %g given, but its GPUs have no NVLink (nvlink: none)", n.Name, n.NVLinkGBs)
 	}

@@ -118,7 +118,7 @@ type Node struct {
 	// Speeds are its GPUs' link speeds: the cluster file's, the rest from
 	// the GPU model's reference system (DefaultSpeeds). SpeedsAssumed says
 	// some came from a row of that table marked as an assumption.
-	Speeds        LinkSpeeds
+	Speeds        Speeds
 	SpeedsAssumed bool
 	// links is the NVLink count matrix, row-major over local GPU indices.
 	links []uint8

@@ -18,10 +18,10 @@ func TestDefaultSpeedsMatchesTheModelFamily(t *testing.T) {
 		{"H100", "h100", true},
 		{"h100-sxm5-80gb", "h100", true},
 		{"A100-80G", "a100", true},
-		{"A10", "a10", true}, // not a100: the longest prefix that matches wins
+		{"A10", "a10", true}, // a100 does not match "a10"
 		{"GB200", "gb200", true},
 		{"B200", "b200", true},
-		{"L40S", "l40", true},
+		{"L40S", "l40s", true}, // not l40: the longer prefix
 		{"mi300x", "", false}, // the generic row
 	}
 	for _, tc := range tests {
@@ -47,7 +47,7 @@ hardware:
   slow:
     cpus: 8
     memory_mib: 1024
-    gpus: {count: 4, model: A100, nvlink: nvswitch, nvlink_gbytes: 100, pcie_gbytes: 8}
+    gpus: {count: 4, model: A100, nvlink: nvswitch, nvlink_gbytes: 100, pcie_gbytes: 8, dense_tflops: 200}
   pcie:
     cpus: 8
     memory_mib: 1024
@@ -70,13 +70,13 @@ topology:
         - {name: l3, nodes: p1}
 `
 
-func TestParseLinkSpeeds(t *testing.T) {
+func TestParseSpeeds(t *testing.T) {
 	c, err := topology.Parse(strings.NewReader(speedsFile), "speeds.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	type node struct {
-		Speeds  topology.LinkSpeeds
+		Speeds  topology.Speeds
 		Assumed bool
 	}
 	got := map[string]node{}
@@ -86,12 +86,14 @@ func TestParseLinkSpeeds(t *testing.T) {
 	want := map[string]node{
 		// NVLink and PCIe from the H100 row; NIC from the file: 2 x 400 Gb/s
 		// = 800 Gb/s = 100 GB/s over 8 GPUs = 12.5 GB/s a GPU.
-		"d1": {topology.LinkSpeeds{NVLinkGBs: 450, PCIeGBs: 64, NICGBs: 12.5}, false},
-		"d2": {topology.LinkSpeeds{NVLinkGBs: 450, PCIeGBs: 64, NICGBs: 12.5}, false},
-		// NVLink and PCIe from the file; no NICs: DGX A100's 25 GB/s a GPU.
-		"s1": {topology.LinkSpeeds{NVLinkGBs: 100, PCIeGBs: 8, NICGBs: 25}, false},
-		// no NVLink; T4's PCIe Gen3; the NIC is the table's assumption.
-		"p1": {topology.LinkSpeeds{NVLinkGBs: 0, PCIeGBs: 16, NICGBs: 3.125}, true},
+		"d1": {topology.Speeds{DenseTFLOPS: 989, NVLinkGBs: 450, PCIeGBs: 64, NICGBs: 12.5}, false},
+		"d2": {topology.Speeds{DenseTFLOPS: 989, NVLinkGBs: 450, PCIeGBs: 64, NICGBs: 12.5}, false},
+		// compute, NVLink and PCIe from the file; no NICs: DGX A100's 25
+		// GB/s a GPU.
+		"s1": {topology.Speeds{DenseTFLOPS: 200, NVLinkGBs: 100, PCIeGBs: 8, NICGBs: 25}, false},
+		// no NVLink; T4's compute and PCIe Gen3; the NIC is the table's
+		// assumption.
+		"p1": {topology.Speeds{DenseTFLOPS: 65, NVLinkGBs: 0, PCIeGBs: 16, NICGBs: 3.125}, true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("speeds (-want +got):\n%s", diff)
@@ -110,7 +112,7 @@ func TestParseLinkSpeeds(t *testing.T) {
 	}
 }
 
-func TestLinkSpeedsDefaultToNonBlocking(t *testing.T) {
+func TestSpeedsDefaultToTheModelAndNonBlocking(t *testing.T) {
 	c := parseExample(t, "dgx-h100-256.yaml")
 	for _, tier := range []topology.Tier{topology.TierLeaf, topology.TierSpine} {
 		for _, id := range c.ByTier[tier] {
@@ -120,12 +122,12 @@ func TestLinkSpeedsDefaultToNonBlocking(t *testing.T) {
 		}
 	}
 	// 8 x 400 Gb/s = 3,200 Gb/s = 400 GB/s over 8 GPUs.
-	if got := c.Nodes[0].Speeds; got != (topology.LinkSpeeds{NVLinkGBs: 450, PCIeGBs: 64, NICGBs: 50}) {
+	if got := c.Nodes[0].Speeds; got != (topology.Speeds{DenseTFLOPS: 989, NVLinkGBs: 450, PCIeGBs: 64, NICGBs: 50}) {
 		t.Errorf("dgx001 speeds = %+v", got)
 	}
 }
 
-func TestParseLinkSpeedErrors(t *testing.T) {
+func TestParseSpeedErrors(t *testing.T) {
 	tests := []struct {
 		name      string
 		from, to  string
@@ -141,6 +143,8 @@ func TestParseLinkSpeedErrors(t *testing.T) {
 		{"oversubscription below 1", "oversubscription: 3", "oversubscription: 0.5",
 			"topology.spines[0].leaves[1].oversubscription: 0.5 is out of range (want a ratio of downlink to uplink bandwidth from 1, non-blocking, to 64)", 1},
 		{"unknown key on a leaf", "oversubscription: 3", "oversubscribed: 3", "unknown key \"oversubscribed\"", 1},
+		{"compute out of range", "dense_tflops: 200", "dense_tflops: 0",
+			"hardware.slow.gpus.dense_tflops: 0 TFLOP/s is out of range (want a number above 0 and at most 100000)", 1},
 		{"default out of range", "leaf_oversubscription: 2", "leaf_oversubscription: 100",
 			"topology.leaf_oversubscription: 100 is out of range", 1},
 	}
@@ -180,7 +184,7 @@ topology:
 }
 
 // Specs written in code get the same checks as files.
-func TestBuildChecksLinkSpeeds(t *testing.T) {
+func TestBuildChecksSpeeds(t *testing.T) {
 	spec := topology.Spec{Name: "x",
 		Nodes:  []topology.NodeSpec{{Name: "n1", CPUs: 1, GPUs: []topology.GPUSpec{{Model: "t4"}}, NVLinkGBs: 10}},
 		Leaves: []topology.LeafSpec{{Name: "l1", Nodes: []string{"n1"}, Oversubscription: 0.5}}}

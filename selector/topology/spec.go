@@ -76,6 +76,9 @@ type NodeSpec struct {
 	// Left out of the hash when 0, so files without them keep theirs.
 	NVLinkGBs float64 `json:",omitempty"`
 	PCIeGBs   float64 `json:",omitempty"`
+	// DenseTFLOPS is each GPU's peak dense 16-bit tensor rate; 0 takes the
+	// model's default. Left out of the hash when 0.
+	DenseTFLOPS float64 `json:",omitempty"`
 }
 
 // GPUSpec is one GPU of a node; its index is its position in NodeSpec.GPUs.
