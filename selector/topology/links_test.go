@@ -22,7 +22,7 @@ func TestDefaultSpeedsMatchesTheModelFamily(t *testing.T) {
 		{"GB200", "gb200", true},
 		{"B200", "b200", true},
 		{"L40S", "l40s", true}, // not l40: the longer prefix
-		{"mi300x", "", false}, // the generic row
+		{"mi300x", "", false},  // the generic row
 	}
 	for _, tc := range tests {
 		t.Run(tc.model, func(t *testing.T) {
