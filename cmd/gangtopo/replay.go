@@ -77,7 +77,7 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 	f.StringVar(&o.to, "to", "", "replay jobs submitted before this time; default all")
 	f.StringVar(&o.peakLoad, "peak-load", "1", "compress time so the trace's busiest week arrives at this fraction of the cluster's capacity; a comma-separated list replays each (a load sweep)")
 	f.Float64Var(&o.compress, "compress", 0, "compress submit times by this factor instead of --peak-load")
-	f.StringVar(&o.slowdown, "slowdown", "default", "placement slowdown: default, none, or KEY=F,... over the default (nvlink, node, block, leaf, spine, any, spread)")
+	f.StringVar(&o.slowdown, "slowdown", "grounded", "placement slowdown: "+replaySlowdownHelp)
 	f.Float64Var(&o.limitFactor, "limit-factor", 1, "time limit = duration x this (what backfill plans with)")
 	f.StringVar(&o.gangTopology, "gang-topology", "leaf:preferred", "--gang-topology of jobs above --gang-above GPUs")
 	f.IntVar(&o.gangAbove, "gang-above", 8, "jobs with more GPUs than this get --gang-topology")
@@ -98,16 +98,23 @@ type replaySetup struct {
 	cluster  *topology.Cluster
 	policies []string
 	cfg      queue.Config
+	slowdown replaySlowdown
 	info     replayInfo
 	runs     []*replayRun
 }
 
-// replayRun is the trace at one load and what each policy made of it.
+// replayRun is the trace at one load and what each policy made of it, at
+// each band of the slowdown model.
 type replayRun struct {
 	compress, peak, offered float64
 	jobs                    []queue.Job
-	results                 []*queue.Result // by policy
-	elapsed                 []time.Duration
+	bands                   []replayBand // by band: one, or low, central, high
+}
+
+// replayBand is what each policy made of a run's jobs at one band.
+type replayBand struct {
+	results []*queue.Result // by policy
+	elapsed []time.Duration
 }
 
 // replayInfo describes the replay for the report header.
@@ -149,7 +156,7 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 		}
 		return nil
 	}
-	rep := newReplayReport(set, set.runs[0])
+	rep := newReplayReports(set, set.runs[0])
 	switch o.output {
 	case "csv":
 		return rep.writeCSV(w)
@@ -175,7 +182,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if err != nil {
 		return nil, usagef("--slurm-series: %v", err)
 	}
-	cfg, err := o.config()
+	cfg, sd, err := o.config()
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +219,8 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		}
 		o.quotaSet = q
 	}
-	set := &replaySetup{cluster: c, policies: pols, cfg: cfg}
-	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: cfg.Slowdown.String(),
+	set := &replaySetup{cluster: c, policies: pols, cfg: cfg, slowdown: sd}
+	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: sd.describe() + assumedSpeeds(c, sd),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
 		Rendezvous: o.rendezvous}
 	if cfg.Defrag != nil {
@@ -277,36 +284,55 @@ func parseReplayPolicies(list string) ([]string, error) {
 	return out, nil
 }
 
-// config builds the replay configuration from the flags.
-func (o *replayOptions) config() (queue.Config, error) {
-	sd, err := queue.ParseSlowdown(o.slowdown)
+// config builds the replay configuration from the flags, and the
+// slowdown model (the configuration of each band is sd.config's).
+func (o *replayOptions) config() (queue.Config, replaySlowdown, error) {
+	sd, err := parseReplaySlowdown(o.slowdown)
 	if err != nil {
-		return queue.Config{}, usagef("--slowdown: %v", err)
+		return queue.Config{}, sd, err
 	}
 	opt, err := request.ParseOption(o.gangTopology)
 	if err != nil {
-		return queue.Config{}, usagef("--gang-topology: %v", err)
+		return queue.Config{}, sd, usagef("--gang-topology: %v", err)
 	}
 	switch {
 	case !(o.limitFactor > 0):
-		return queue.Config{}, usagef("--limit-factor %g: want a positive number", o.limitFactor)
+		return queue.Config{}, sd, usagef("--limit-factor %g: want a positive number", o.limitFactor)
 	case o.gangAbove < 0:
-		return queue.Config{}, usagef("--gang-above %d: want 0 or more GPUs", o.gangAbove)
+		return queue.Config{}, sd, usagef("--gang-above %d: want 0 or more GPUs", o.gangAbove)
 	case o.cpusPerGPU < 1:
-		return queue.Config{}, usagef("--cpus-per-gpu %d: want at least 1", o.cpusPerGPU)
+		return queue.Config{}, sd, usagef("--cpus-per-gpu %d: want at least 1", o.cpusPerGPU)
 	case o.rendezvous <= 0:
-		return queue.Config{}, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
+		return queue.Config{}, sd, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
 	case o.oneNodeUpTo < 0:
-		return queue.Config{}, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
+		return queue.Config{}, sd, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
 	case o.compress < 0:
-		return queue.Config{}, usagef("--compress %g: want a positive factor", o.compress)
+		return queue.Config{}, sd, usagef("--compress %g: want a positive factor", o.compress)
 	}
-	cfg := queue.Config{Slowdown: sd, LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
+	cfg := queue.Config{LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
 		CPUsPerGPU: o.cpusPerGPU, RendezvousTimeout: o.rendezvous.Seconds(), OneNodeUpTo: o.oneNodeUpTo}
 	if o.gangAbove == 0 {
 		cfg.GangAbove = -1 // every job is a gang; Defaults reads 0 as "unset"
 	}
-	return cfg.Defaults(), nil
+	return sd.config(cfg, 0).Defaults(), sd, nil
+}
+
+// assumedSpeeds notes, for the grounded model, the hardware whose link
+// speeds are the default table's assumptions (docs/cluster-file.md).
+func assumedSpeeds(c *topology.Cluster, sd replaySlowdown) string {
+	if sd.bands == nil {
+		return ""
+	}
+	var hw []string
+	for i := range c.Nodes {
+		if n := &c.Nodes[i]; n.SpeedsAssumed && !slices.Contains(hw, n.Hardware) {
+			hw = append(hw, n.Hardware)
+		}
+	}
+	if len(hw) == 0 {
+		return ""
+	}
+	return " (the network speed of " + strings.Join(hw, ", ") + " is the default table's assumption: give its nics in the cluster file)"
 }
 
 // tracePath is --trace, else the Philly table in the trace directory.

@@ -295,11 +295,11 @@ func ownerSecs(s float64) string {
 // GPUs held on average over the submission window, the owners' jobs and
 // their p95 wait, the violations.
 func (r *replayReport) accountTable() [][]string {
-	if r.info.Quota == "" || len(r.run.results) == 0 {
+	if r.info.Quota == "" || len(r.band.results) == 0 {
 		return nil
 	}
 	t := [][]string{{"policy", "account", "share", "mean GPUs held", "held / share %", "owner jobs", "owner wait p95 s", "violations", "GPU-h lost"}}
-	for _, res := range r.run.results {
+	for _, res := range r.band.results {
 		for _, a := range queue.SummarizeAccounts(res) {
 			t = append(t, []string{res.Policy, a.Account, strconv.Itoa(a.Share), strconv.FormatFloat(a.MeanHeld, 'f', 0, 64),
 				replayPct(a.MeanHeld / float64(max(a.Share, 1))), strconv.Itoa(a.OwnerJobs), ownerSecs(a.P95OwnerWait),

@@ -20,7 +20,17 @@ func (sw *replaySweep) table() [][]string {
 	t := [][]string{{"peak load", "compress", "policy", "GPU util %", "mean wait min", "1-GPU wait min", "16+ wait min",
 		"16+ vs slurm", "tightest %", "slowdown GPU-h", "held idle GPU-h", "timeouts"}}
 	for _, run := range sw.set.runs {
-		rep := newReplayReport(sw.set, run)
+		t = append(t, newReplayReports(sw.set, run).table(sweepRows)[1:]...)
+	}
+	return t
+}
+
+// sweepRows are one run's rows of the sweep table at one band, under a
+// header row.
+func sweepRows(rep *replayReport) [][]string {
+	t := [][]string{nil}
+	run := rep.run
+	{
 		ref := -1.0
 		for _, row := range rep.rows {
 			if row.s.Policy == replayReference {
@@ -58,12 +68,7 @@ func (sw *replaySweep) writeMarkdown(w io.Writer) {
 		fmt.Fprintln(w, h+"  ")
 	}
 	fmt.Fprintln(w)
-	for i, line := range sw.table() {
-		fmt.Fprintln(w, "| "+strings.Join(line, " | ")+" |")
-		if i == 0 {
-			fmt.Fprintln(w, "|"+strings.Repeat("---|", len(line)))
-		}
-	}
+	writeMarkdownTable(w, sw.table())
 }
 
 // writeCSV writes the full figures of every (load, policy) pair.
@@ -73,7 +78,7 @@ func (sw *replaySweep) writeCSV(w io.Writer) error {
 		return err
 	}
 	for _, run := range sw.set.runs {
-		if err := newReplayReport(sw.set, run).csvRows(cw); err != nil {
+		if err := newReplayReports(sw.set, run).csvRows(cw); err != nil {
 			return err
 		}
 	}

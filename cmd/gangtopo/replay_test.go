@@ -12,8 +12,8 @@ import (
 
 // replayNormalizeTimes replaces the wall-clock figures of replay output, which
 // differ from run to run, with T: the last field of the rows under a
-// header ending in "run s" (table and Markdown) and the run_s field of
-// the CSV.
+// header ending in "run s" (table and Markdown; with its band, when it
+// has one) and the run_s field of the CSV.
 func replayNormalizeTimes(s string) string {
 	lines := strings.Split(s, "\n")
 	runCol := -1
@@ -37,7 +37,7 @@ func replayNormalizeTimes(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-var replayLastNumber = regexp.MustCompile(`(\s)[0-9]+\.[0-9]+( \|)?$`)
+var replayLastNumber = regexp.MustCompile(`(\s)[0-9]+\.[0-9]+(?: \[[0-9.]+\.\.[0-9.]+\])?( \|)?$`)
 
 // TestReplayGolden runs gangtopo replay on a 48-job fixture in the Philly
 // format and compares stdout, stderr and the exit code with
@@ -66,6 +66,13 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-missing-trace", append(base, "--trace", filepath.Join("testdata", "replay", "nonexistent.csv"))},
 		{"replay-unknown-policy", append(base, "--trace", small, "--policies", "gangtopo,kube")},
 		{"replay-bad-slowdown", append(base, "--trace", small, "--slowdown", "leaf=0.5")},
+		// the fixed factors of earlier releases, one band of the grounded
+		// model, and the values the flag refuses
+		{"replay-slowdown-factors", append(base, "--trace", small, "--policies", "gangtopo,slurm", "--slowdown", "factors")},
+		{"replay-slowdown-central", append(base, "--trace", small, "--policies", "gangtopo,slurm", "--slowdown", "grounded:central", "-o", "csv")},
+		{"replay-bad-slowdown-band", append(base, "--trace", small, "--slowdown", "grounded:middle")},
+		{"replay-bad-slowdown-default", append(base, "--trace", small, "--slowdown", "default")},
+		{"replay-bad-slowdown-factors", append(base, "--trace", small, "--slowdown", "factors:leaf=x")},
 		{"replay-bad-window", append(base, "--trace", small, "--from", "2018-01-01")},
 		{"replay-bad-output", append(base, "--trace", small, "-o", "yaml")},
 		{"replay-defrag", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.2", "--gang-topology", "leaf:required",

@@ -87,6 +87,7 @@ type podSim struct {
 	deadlocked          bool
 	feas                *feasibility
 	most                int // GPUs of the largest node
+	slow                slower
 	done                int
 	err                 error
 }
@@ -96,6 +97,7 @@ func newPodSim(c *topology.Cluster, jobs []Job, cfg Config) *podSim {
 		pj: make([]podJob, len(jobs)), free: c.NumGPUs(), feas: newFeasibility(c)}
 	p.out = p.res.Outcomes
 	p.most = mostGPUs(c)
+	p.slow = newSlower(c, &p.cfg)
 	p.pendingBySize = make([]int, p.most+1)
 	if len(jobs) > 0 {
 		p.last = jobs[0].Submit
