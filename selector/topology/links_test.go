@@ -195,3 +195,30 @@ func TestBuildChecksSpeeds(t *testing.T) {
 		}
 	}
 }
+
+// A partition of a cluster keeps its nodes' place in the tree and the
+// fabric's figures; switches left empty go.
+func TestSubset(t *testing.T) {
+	spec, err := topology.ParseSpec(strings.NewReader(speedsFile), "speeds.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// d2 and s1: leaves l1 (d2 only) and l2 of spine sp1; sp2 and l3 go.
+	sub := spec.Subset("team", func(n string) bool { return n == "d2" || n == "s1" })
+	c, err := topology.Build(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		Nodes, Leaves, Spines int
+		L2Over                float64
+		S1NVLink              float64
+	}
+	l2, _ := c.DomainByName("l2")
+	s1, _ := c.NodeByName("s1")
+	g := got{len(c.Nodes), len(c.ByTier[topology.TierLeaf]), len(c.ByTier[topology.TierSpine]),
+		c.Domains[l2].Oversubscription, c.Nodes[s1].Speeds.NVLinkGBs}
+	if diff := cmp.Diff(got{2, 2, 1, 3, 100}, g); diff != "" {
+		t.Errorf("subset (-want +got):\n%s", diff)
+	}
+}
