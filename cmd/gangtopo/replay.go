@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -95,12 +96,13 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 // replaySetup is everything a replay needs, resolved from the flags: one
 // run per load, each replaying every policy.
 type replaySetup struct {
-	cluster  *topology.Cluster
-	policies []string
-	cfg      queue.Config
-	slowdown replaySlowdown
-	info     replayInfo
-	runs     []*replayRun
+	cluster    *topology.Cluster
+	partitions []queue.Partition // the static policy's, by account
+	policies   []string
+	cfg        queue.Config
+	slowdown   replaySlowdown
+	info       replayInfo
+	runs       []*replayRun
 }
 
 // replayRun is the trace at one load and what each policy made of it, at
@@ -208,7 +210,10 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		}
 		cfg.Defrag = d
 	}
-	quotaPol := slices.ContainsFunc(pols, func(p string) bool { _, _, ok := splitQuotaSuffix(p); return ok })
+	quotaPol := slices.ContainsFunc(pols, func(p string) bool {
+		_, _, ok := splitQuotaSuffix(strings.TrimSuffix(p, defragSuffix))
+		return ok || p == staticPolicy
+	})
 	if quotaPol || o.quota != "" {
 		q, err := parseReplayQuota(o.quota)
 		if err != nil {
@@ -236,7 +241,40 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		set.cfg.Quota = &q.sim
 		set.info.Quota, set.info.OwnerBound, set.info.QuotaIdle = describeQuota(q), q.sim.OwnerBound(), q.idle > 0
 	}
+	if slices.Contains(pols, staticPolicy) {
+		if set.partitions, err = staticPartitions(o.topology, c, o.quotaSet); err != nil {
+			return nil, err
+		}
+	}
 	return set, nil
+}
+
+// staticPartitions builds each account's static partition: its nodes
+// (replayQuota.nodes) as a cluster of their own, cut from the cluster
+// file's spec.
+func staticPartitions(path string, c *topology.Cluster, q *replayQuota) ([]queue.Partition, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	defer f.Close()
+	spec, err := topology.ParseSpec(f, path)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	var parts []queue.Partition
+	for r, nodes := range q.nodes {
+		in := map[string]bool{}
+		for _, id := range nodes {
+			in[c.Nodes[id].Name] = true
+		}
+		pc, err := topology.Build(spec.Subset(c.Name+"/"+quotaAccount(r), func(n string) bool { return in[n] }))
+		if err != nil {
+			return nil, fmt.Errorf("static partition of %s: %w", quotaAccount(r), err)
+		}
+		parts = append(parts, queue.Partition{Account: quotaAccount(r), Cluster: pc})
+	}
+	return parts, nil
 }
 
 // replayDisplayPath shows a path relative to the working directory when it is
@@ -259,22 +297,25 @@ func replayDisplayPath(path string) string {
 func usesSlurmModel(pols []string) bool {
 	for _, p := range pols {
 		base, _, _ := splitQuotaSuffix(strings.TrimSuffix(p, defragSuffix))
-		if base == "slurm" || base == "gangtopo-slurm" {
+		if base == "slurm" || base == "gangtopo-slurm" || base == staticPolicy {
 			return true
 		}
 	}
 	return false
 }
 
+// staticPolicy is stock Slurm on static per-team partitions (each
+// account of --quota its own nodes, sized by its share).
+const staticPolicy = "static"
+
 // parseReplayPolicies reads --policies: known names, each once.
 func parseReplayPolicies(list string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(list, ",") {
 		p = strings.ToLower(strings.TrimSpace(p))
-		if base, ok := strings.CutSuffix(p, defragSuffix); ok && slices.Contains(defragPolicies, base) {
-			// the policy with the controller's defragmentation
-		} else if !slices.Contains(replayPolicies, p) && !validQuotaPolicy(p) {
-			return nil, usagef("--policies: unknown policy %q (want one of %s; gangtopo and gangtopo-slurm also with %s or +quota, the gang policies with +hard)", p, strings.Join(replayPolicies, ", "), defragSuffix)
+		if !validReplayPolicy(p) {
+			return nil, usagef("--policies: unknown policy %q (want one of %s, %s; gangtopo and gangtopo-slurm also with %s, +quota or +quota%s, the gang policies with +hard)",
+				p, strings.Join(replayPolicies, ", "), staticPolicy, defragSuffix, defragSuffix)
 		}
 		if slices.Contains(out, p) {
 			return nil, usagef("--policies: %s given twice", p)
@@ -282,6 +323,17 @@ func parseReplayPolicies(list string) ([]string, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// validReplayPolicy says whether p names a policy: a base policy, static,
+// a base with +hard or +quota, or gangtopo's with +defrag (after +quota,
+// when both).
+func validReplayPolicy(p string) bool {
+	if base, ok := strings.CutSuffix(p, defragSuffix); ok {
+		b, mode, _ := splitQuotaSuffix(base)
+		return slices.Contains(defragPolicies, b) && mode != queue.QuotaHard
+	}
+	return p == staticPolicy || slices.Contains(replayPolicies, p) || validQuotaPolicy(p)
 }
 
 // config builds the replay configuration from the flags, and the
@@ -356,7 +408,7 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	}
 	var accounts []string
 	if o.quotaSet != nil {
-		if kept, accounts, err = o.quotaSet.assignAccounts(kept, origin, set.cluster.NumGPUs()); err != nil {
+		if kept, accounts, err = o.quotaSet.assignAccounts(kept, origin, set.cluster); err != nil {
 			return err
 		}
 	}

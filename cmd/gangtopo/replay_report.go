@@ -147,11 +147,11 @@ func replayNum(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
 // mainTable is the per-policy overview: header row, then one row each.
 func (r *replayReport) mainTable() [][]string {
 	t := [][]string{{"policy", "GPU util %", "useful %", "mean wait min", "wait 16+ min", "mean JCT h",
-		"tightest %", "slowdown GPU-h", "held idle GPU-h", "deadlocks", "timeouts", "rebinds", "self-wait h", "rejected", "run s"}}
+		"tightest %", "slowdown GPU-h", "stranded GPU-h", "held idle GPU-h", "deadlocks", "timeouts", "rebinds", "self-wait h", "rejected", "run s"}}
 	for _, row := range r.rows {
 		s := row.s
 		t = append(t, []string{s.Policy, replayPct(s.Util), replayPct(s.Useful), replayMinutes(s.MeanWait), replayMinutes(s.Wait16), replayHours(s.MeanJCT),
-			replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Deadlocks),
+			replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.StrandedGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Deadlocks),
 			strconv.Itoa(s.Timeouts), strconv.Itoa(s.Rebinds), strconv.FormatFloat(s.SelfWaitHours, 'f', 1, 64),
 			strconv.Itoa(s.Rejected), strconv.FormatFloat(row.elapsed.Seconds(), 'f', 1, 64)})
 	}
@@ -299,7 +299,7 @@ func (r *replayReport) bandName(sd replaySlowdown) string {
 
 func replayCSVHeader() []string {
 	head := []string{"cluster", "policy", "band", "jobs", "rejected", "compress", "peak_load", "offered_load", "util", "useful",
-		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "mean_slowdown",
+		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "stranded_gpu_hours", "mean_slowdown",
 		"backfilled", "held_idle_gpu_hours", "peak_held_idle", "deadlocks", "timeouts", "rebinds", "self_wait_s",
 		"self_waits_over_cycle", "run_s"}
 	for _, c := range queue.Classes {
@@ -314,7 +314,7 @@ func (r *replayReport) csvRows(cw *csv.Writer) error {
 		s := row.s
 		line := []string{r.cluster.Name, s.Policy, r.bandLabel, strconv.Itoa(s.Jobs), strconv.Itoa(s.Rejected), f(r.run.compress),
 			f(r.run.peak), f(r.run.offered), f(s.Util), f(s.Useful), f(s.MeanWait), f(s.Wait16), f(s.MeanJCT),
-			f(s.Tight), strconv.Itoa(s.Gangs), f(s.SlowdownGPUHours), f(s.MeanSlowdown), f(s.Backfilled),
+			f(s.Tight), strconv.Itoa(s.Gangs), f(s.SlowdownGPUHours), f(s.StrandedGPUHours), f(s.MeanSlowdown), f(s.Backfilled),
 			f(s.HeldIdleGPUHours), strconv.Itoa(s.PeakHeldIdle), strconv.Itoa(s.Deadlocks), strconv.Itoa(s.Timeouts),
 			strconv.Itoa(s.Rebinds), f(s.SelfWaitHours * 3600), strconv.Itoa(s.SelfWaitsOverCycle), f(row.elapsed.Seconds())}
 		for _, cs := range s.Classes {

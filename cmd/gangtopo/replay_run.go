@@ -14,6 +14,7 @@ import (
 	"github.com/gangtopo/gangtopo/selector/sim/deployed"
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
 	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
+	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // controllerCycle is the controller daemon's default poll interval
@@ -59,6 +60,9 @@ func replayBase(name string, set *replaySetup, jobs []queue.Job, cfg queue.Confi
 		return queue.Replay(c, jobs, stockslurm.NewFlat(c), cfg)
 	case queue.NaivePods:
 		return queue.ReplayPods(c, jobs, cfg)
+	case staticPolicy:
+		slurm := func(pc *topology.Cluster) queue.Policy { return stockslurm.NewTree(pc) }
+		return queue.ReplayPartitioned(c, staticPolicy, jobs, set.partitions, slurm, cfg)
 	}
 	return nil, fmt.Errorf("no policy %q", name)
 }

@@ -18,7 +18,7 @@ type replaySweep struct {
 
 func (sw *replaySweep) table() [][]string {
 	t := [][]string{{"peak load", "compress", "policy", "GPU util %", "mean wait min", "1-GPU wait min", "16+ wait min",
-		"16+ vs slurm", "tightest %", "slowdown GPU-h", "held idle GPU-h", "timeouts"}}
+		"16+ vs slurm", "tightest %", "slowdown GPU-h", "stranded GPU-h", "held idle GPU-h", "timeouts"}}
 	for _, run := range sw.set.runs {
 		t = append(t, newReplayReports(sw.set, run).table(sweepRows)[1:]...)
 	}
@@ -45,7 +45,7 @@ func sweepRows(rep *replayReport) [][]string {
 			}
 			t = append(t, []string{fmt.Sprintf("%.3g", run.peak), fmt.Sprintf("%.3g", run.compress), s.Policy,
 				replayPct(s.Util), replayMinutes(s.MeanWait), replayMinutes(s.Classes[0].MeanWait), replayMinutes(s.Wait16), ratio,
-				replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Timeouts)})
+				replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.StrandedGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Timeouts)})
 		}
 	}
 	return t

@@ -86,6 +86,13 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-quota-unknown-base", append(base, "--trace", small, "--policies", "slurm+quota")},
 		{"replay-quota-naive-pods", append(base, "--trace", small, "--policies", "gangtopo+quota,naive-pods")},
 		{"replay-quota-too-many-accounts", append(base, "--trace", small, "--policies", "gangtopo", "--quota", "accounts=16")},
+		// static per-team partitions beside one shared cluster with hard
+		// limits and gangtopo with dynamic quotas and defragmentation, every
+		// account's share its partition's whole nodes
+		{"replay-static", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.05",
+			"--policies", "static,slurm+hard,gangtopo-slurm+quota+defrag", "--quota", "accounts=3,shares=nodes"}},
+		{"replay-bad-quota-shares", append(base, "--trace", small, "--policies", "static", "--quota", "shares=cores")},
+		{"replay-bad-hard-defrag", append(base, "--trace", small, "--policies", "gangtopo+hard+defrag")},
 		// the header names the series the slurm model stands for, and the
 		// recording it was checked against; a series never recorded (or a
 		// release rather than a series) is refused with the ones allowed
