@@ -43,6 +43,12 @@ type replayOptions struct {
 	quota                   string
 	slurmSeries             string
 	output                  string
+	// sustain: search each policy's sustainable load (replay_sustain.go)
+	// from sustainFrom to within sustainTol; peakLoadSet: --peak-load was
+	// given (it cannot be with --sustain).
+	sustain                 bool
+	sustainFrom, sustainTol float64
+	peakLoadSet             bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -66,6 +72,7 @@ policies also with +hard (Slurm's hard GrpTRES limits at each account's
 share); --quota says how the trace's jobs are dealt to accounts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.peakLoadSet = cmd.Flags().Changed("peak-load")
 			return runReplay(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -90,19 +97,27 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 	f.StringVar(&o.slurmSeries, "slurm-series", stockslurm.DefaultSeries, "the Slurm series the slurm policy models, named in the report: "+
 		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
+	f.BoolVar(&o.sustain, "sustain", false, "search each policy's sustainable load: the highest peak load at which the mean wait stays within 60 min and 16+ GPU gangs within 4 h (instead of --peak-load)")
+	f.Float64Var(&o.sustainFrom, "sustain-from", 1, "--sustain: the peak load the search starts from")
+	f.Float64Var(&o.sustainTol, "sustain-tolerance", 0.02, "--sustain: bisect until the highest load sustained and the lowest not are this close")
 	return cmd
 }
 
 // replaySetup is everything a replay needs, resolved from the flags: one
 // run per load, each replaying every policy.
 type replaySetup struct {
-	cluster    *topology.Cluster
-	partitions []queue.Partition // the static policy's, by account
-	policies   []string
-	cfg        queue.Config
-	slowdown   replaySlowdown
-	info       replayInfo
-	runs       []*replayRun
+	// traceJobs are the jobs replayed at trace speed, tracePeak their
+	// busiest week's load (the --sustain search compresses them itself).
+	traceJobs               []queue.Job
+	tracePeak               float64
+	sustainFrom, sustainTol float64
+	cluster                 *topology.Cluster
+	partitions              []queue.Partition // the static policy's, by account
+	policies                []string
+	cfg                     queue.Config
+	slowdown                replaySlowdown
+	info                    replayInfo
+	runs                    []*replayRun
 }
 
 // replayRun is the trace at one load and what each policy made of it, at
@@ -142,6 +157,9 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 	set, err := o.setup()
 	if err != nil {
 		return err
+	}
+	if o.sustain {
+		return runSustain(set, w, &o)
 	}
 	if err := runReplays(set, errw); err != nil {
 		return err
@@ -360,6 +378,12 @@ func (o *replayOptions) config() (queue.Config, replaySlowdown, error) {
 		return queue.Config{}, sd, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
 	case o.compress < 0:
 		return queue.Config{}, sd, usagef("--compress %g: want a positive factor", o.compress)
+	case o.sustain && (o.compress > 0 || o.peakLoadSet):
+		return queue.Config{}, sd, usagef("--sustain searches the load itself: leave out --peak-load and --compress")
+	case o.sustain && (!(o.sustainFrom > 0) || math.IsInf(o.sustainFrom, 0)):
+		return queue.Config{}, sd, usagef("--sustain-from %g: want a positive peak load", o.sustainFrom)
+	case o.sustain && !(o.sustainTol > 0 && o.sustainTol < o.sustainFrom):
+		return queue.Config{}, sd, usagef("--sustain-tolerance %g: want a positive number below --sustain-from (%g)", o.sustainTol, o.sustainFrom)
 	}
 	cfg := queue.Config{LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
 		CPUsPerGPU: o.cpusPerGPU, RendezvousTimeout: o.rendezvous.Seconds(), OneNodeUpTo: o.oneNodeUpTo}
@@ -422,6 +446,10 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	gpus := set.cluster.NumGPUs()
 	set.info.Jobs, set.info.Trace0, set.info.Trace1 = len(jobs), kept[0].Submit, kept[len(kept)-1].Submit
 	peak := queue.PeakLoad(jobs, gpus, queue.PeakWindow)
+	set.traceJobs, set.tracePeak, set.sustainFrom, set.sustainTol = jobs, peak, o.sustainFrom, o.sustainTol
+	if o.sustain {
+		return nil
+	}
 	if o.compress > 0 {
 		set.runs = []*replayRun{newReplayRun(jobs, gpus, o.compress, peak)}
 		return nil

@@ -91,6 +91,13 @@ func TestReplayGolden(t *testing.T) {
 		// account's share its partition's whole nodes
 		{"replay-static", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.05",
 			"--policies", "static,slurm+hard,gangtopo-slurm+quota+defrag", "--quota", "accounts=3,shares=nodes"}},
+		// the sustainable load of each, and the targets
+		{"replay-sustain", []string{"replay", "--topology", lab, "--trace", small, "--sustain", "--sustain-from", "0.5",
+			"--policies", "static,slurm+hard,gangtopo-slurm+quota+defrag", "--quota", "accounts=3,shares=nodes", "-o", "markdown"}},
+		{"replay-sustain-csv", []string{"replay", "--topology", lab, "--trace", small, "--sustain", "--sustain-from", "0.5",
+			"--policies", "slurm,gangtopo-slurm", "--slowdown", "grounded:high", "-o", "csv"}},
+		{"replay-bad-sustain-load", append(bad, "--trace", small, "--sustain", "--peak-load", "1.2")},
+		{"replay-bad-sustain-tolerance", append(bad, "--trace", small, "--sustain", "--sustain-tolerance", "0")},
 		{"replay-bad-quota-shares", append(base, "--trace", small, "--policies", "static", "--quota", "shares=cores")},
 		{"replay-bad-hard-defrag", append(base, "--trace", small, "--policies", "gangtopo+hard+defrag")},
 		// the header names the series the slurm model stands for, and the
