@@ -79,11 +79,10 @@ type Class struct {
 }
 
 // Measured data-parallel scaling: Zhang et al., "Is Network the Bottleneck
-// of Distributed Training?" (NetAI'20): Horovod on 64 V100 GPUs, eight
-// 8-GPU servers of 100 Gb/s each, reached 60% to 76% of linear scaling
-// across ResNet-50, ResNet-101 and VGG-16. A ring over eight whole
-// servers of one 100 Gb/s NIC runs at one NIC's 12.5 GB/s; a V100 peaks
-// at 125 TFLOP/s.
+// of Distributed Training?" (NetAI'20): Horovod on 64 GPUs of AWS servers
+// on 100 Gb/s reached 60% to 76% of linear scaling. Read as 8-GPU V100
+// servers of one 100 Gb/s NIC each (p3dn.24xlarge), a ring over whole
+// servers runs at one NIC's 12.5 GB/s, and a V100 peaks at 125 TFLOP/s.
 const (
 	cnnBusGBs     = 12.5
 	cnnPeakTFLOPS = 125
@@ -107,9 +106,9 @@ var (
 // names no model); each class's demands come from published figures.
 var Classes = []Class{
 	{Name: "dp-cnn", MinGPUs: 2, Weight: 1, shape: dataOnly, Band: [NumBands]Workload{
-		{Name: "ResNet/VGG at 76% scaling", ScalingFactor: 0.76},
-		{Name: "ResNet/VGG at 68% scaling", ScalingFactor: 0.68},
-		{Name: "ResNet/VGG at 60% scaling", ScalingFactor: 0.60}}},
+		{Name: "Horovod at 76% scaling", ScalingFactor: 0.76},
+		{Name: "Horovod at 68% scaling", ScalingFactor: 0.68},
+		{Name: "Horovod at 60% scaling", ScalingFactor: 0.60}}},
 	{Name: "llm-tp", MinGPUs: 2, MaxGPUs: 8, Weight: 1, shape: tensorOnly, Band: [NumBands]Workload{llama70B, llama13B, llama7B}},
 	{Name: "llm-3d", MinGPUs: 9, Weight: 1, shape: threeD, Band: [NumBands]Workload{megatron1, gpt175B, llama70B}},
 	{Name: "moe", MinGPUs: 9, Weight: 1, shape: experts, Band: [NumBands]Workload{
