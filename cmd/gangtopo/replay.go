@@ -59,17 +59,21 @@ func newReplayCmd() *cobra.Command {
 		Long: `Replay the Philly job trace (submit time, duration, GPUs) on a cluster file through
 each policy, with a Slurm-like queue (FIFO by submit order, EASY backfill, time
 limits = durations) for the all-or-nothing policies and Kubernetes' pod queue for
-naive-pods. Jobs run for their duration times a placement slowdown. Submit times
-are compressed so that the busiest week of the trace loads the cluster to
---peak-load (or by --compress). See docs/queue.md.
+naive-pods. Jobs run for their duration times a placement slowdown: by default
+the grounded model (each job's collectives, the cluster file's link speeds,
+published measurements), every figure given at its low, central and high band.
+Submit times are compressed so that the busiest week of the trace loads the
+cluster to --peak-load (or by --compress); --sustain instead searches the
+highest load each policy sustains. See docs/replay.md.
 
 Policies: gangtopo (the engine), slurm (stock Slurm, topology/tree, as
 checked against the placements recorded on the series --slurm-series names),
 slurm-flat (stock Slurm without a topology plugin), naive-pods (Kubernetes
 without gang scheduling). gangtopo and gangtopo-slurm also with +defrag (the
-controller's defragmentation) or +quota (dynamic GPU quotas); the gang
-policies also with +hard (Slurm's hard GrpTRES limits at each account's
-share); --quota says how the trace's jobs are dealt to accounts.`,
+controller's defragmentation), +quota (dynamic GPU quotas) or both
+(+quota+defrag); the gang policies also with +hard (Slurm's hard GrpTRES
+limits at each account's share); static is stock Slurm on static per-team
+partitions; --quota says how the trace's jobs are dealt to accounts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.peakLoadSet = cmd.Flags().Changed("peak-load")

@@ -131,9 +131,28 @@ func (ss *sustainSearch) settle() {
 	}
 }
 
-// runSustain runs every (policy, band) search, one goroutine each, at
-// most GOMAXPROCS at a time, and writes the report.
+// runSustain runs the searches and writes the report.
 func runSustain(set *replaySetup, w io.Writer, o *replayOptions) error {
+	searches, err := sustainSearches(set, o.sustainFrom, o.sustainTol)
+	if err != nil {
+		return err
+	}
+	rep := &sustainReport{set: set, searches: searches}
+	switch o.output {
+	case "csv":
+		return rep.writeCSV(w)
+	case "markdown":
+		rep.write(w, true)
+	default:
+		rep.write(w, false)
+	}
+	return nil
+}
+
+// sustainSearches runs every (policy, band) search from load from to
+// within tol, one goroutine each, at most GOMAXPROCS at a time; band-major,
+// policies in order.
+func sustainSearches(set *replaySetup, from, tol float64) ([]*sustainSearch, error) {
 	var searches []*sustainSearch
 	for b := 0; b < set.slowdown.count(); b++ {
 		for _, p := range set.policies {
@@ -148,25 +167,16 @@ func runSustain(set *replaySetup, w io.Writer, o *replayOptions) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ss.run(set, o.sustainFrom, o.sustainTol)
+			ss.run(set, from, tol)
 		}()
 	}
 	wg.Wait()
 	for _, ss := range searches {
 		if ss.err != nil {
-			return ss.err
+			return nil, ss.err
 		}
 	}
-	rep := &sustainReport{set: set, searches: searches}
-	switch o.output {
-	case "csv":
-		return rep.writeCSV(w)
-	case "markdown":
-		rep.write(w, true)
-	default:
-		rep.write(w, false)
-	}
-	return nil
+	return searches, nil
 }
 
 // sustainReport formats the searches.
