@@ -120,8 +120,12 @@ func (g *gangSim) run() (*Result, error) {
 		}
 		for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
 			e := g.ends.pop()
-			if g.out[e.job].End != e.at || math.IsNaN(g.out[e.job].Start) {
-				continue // requeued since: this end is not its end any more
+			if _, running := g.running.pos[e.job]; !running || g.out[e.job].End != e.at {
+				// requeued since: this end is not its end any more; or a job
+				// requeued at the instant it started (a quota reclaim's delayed
+				// start meeting a defragmentation plan) and started again with
+				// the same end, whose first end event has finished it
+				continue
 			}
 			g.finish(e.job)
 			released = true
