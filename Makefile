@@ -18,7 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid e2e-check e2e-prepare roots roots-clean deb record-reference series-check series-plugins
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-headline
 
 all: build
 
@@ -288,7 +288,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-simulate
+bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-headline bench-simulate
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -342,6 +342,14 @@ bench-defrag: build
 # docs/benchmarks.md.
 bench-quota: build
 	tests/tools/bench-quota.sh $(BUILD)/gangtopo docs/benchmarks.md
+
+# The seed's headline (issue 23): the load a cluster sustains, and the
+# GPU-hours it strands, under static per-team partitions, stock Slurm with
+# and without hard limits, and gangtopo with dynamic quotas and
+# defragmentation, at the grounded slowdown's three bands: the "headline"
+# section of docs/benchmarks.md.
+bench-headline: build
+	tests/tools/bench-headline.sh $(BUILD)/gangtopo docs/benchmarks.md
 
 # The trace simulator (issue 3): the FGD protocol on the openb traces, every
 # policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on

@@ -47,6 +47,12 @@ type replayOptions struct {
 	output                  string
 	compressSet             bool // --compress given (0 then is bad input, not "unset")
 	svg                     string
+	// sustain: search each policy's sustainable load (replay_sustain.go)
+	// from sustainFrom to within sustainTol; peakLoadSet: --peak-load was
+	// given (it cannot be with --sustain).
+	sustain                 bool
+	sustainFrom, sustainTol float64
+	peakLoadSet             bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -57,20 +63,25 @@ func newReplayCmd() *cobra.Command {
 		Long: `Replay the Philly job trace (submit time, duration, GPUs) on a cluster file through
 each policy, with a Slurm-like queue (FIFO by submit order, EASY backfill, time
 limits = durations) for the all-or-nothing policies and Kubernetes' pod queue for
-naive-pods. Jobs run for their duration times a placement slowdown. Submit times
-are compressed so that the busiest week of the trace loads the cluster to
---peak-load (or by --compress). See docs/replay.md.
+naive-pods. Jobs run for their duration times a placement slowdown: by default
+the grounded model (each job's collectives, the cluster file's link speeds,
+published measurements), every figure given at its low, central and high band.
+Submit times are compressed so that the busiest week of the trace loads the
+cluster to --peak-load (or by --compress); --sustain instead searches the
+highest load each policy sustains. See docs/replay.md.
 
 Policies: gangtopo (the engine), slurm (stock Slurm, topology/tree, as
 checked against the placements recorded on the series --slurm-series names),
 slurm-flat (stock Slurm without a topology plugin), naive-pods (Kubernetes
 without gang scheduling). gangtopo and gangtopo-slurm also with +defrag (the
-controller's defragmentation) or +quota (dynamic GPU quotas); the gang
-policies also with +hard (Slurm's hard GrpTRES limits at each account's
-share); --quota says how the trace's jobs are dealt to accounts.`,
+controller's defragmentation), +quota (dynamic GPU quotas) or both
+(+quota+defrag); the gang policies also with +hard (Slurm's hard GrpTRES
+limits at each account's share); static is stock Slurm on static per-team
+partitions; --quota says how the trace's jobs are dealt to accounts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.compressSet = cmd.Flags().Changed("compress")
+			o.peakLoadSet = cmd.Flags().Changed("peak-load")
 			return runReplay(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -83,7 +94,7 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 	f.StringVar(&o.to, "to", "", "replay jobs submitted before this time; default all")
 	f.StringVar(&o.peakLoad, "peak-load", "1", "compress time so the trace's busiest week arrives at this fraction of the cluster's capacity; a comma-separated list replays each (a load sweep)")
 	f.Float64Var(&o.compress, "compress", 0, "compress submit times by this factor instead of --peak-load")
-	f.StringVar(&o.slowdown, "slowdown", "default", "placement slowdown: default, none, or KEY=F,... over the default (nvlink, node, block, leaf, spine, any, spread)")
+	f.StringVar(&o.slowdown, "slowdown", "grounded", "placement slowdown: "+replaySlowdownHelp)
 	f.Float64Var(&o.limitFactor, "limit-factor", 1, "time limit = duration x this (what backfill plans with)")
 	f.StringVar(&o.gangTopology, "gang-topology", "leaf:preferred", "--gang-topology of jobs above --gang-above GPUs")
 	f.IntVar(&o.gangAbove, "gang-above", 8, "jobs with more GPUs than this get --gang-topology")
@@ -96,25 +107,41 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
 	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json", "csv", "markdown"))
 	f.StringVar(&o.svg, "svg", "", "with several --peak-load values: also draw each policy's waits and utilisation against the load into this `file` (SVG)")
+	f.BoolVar(&o.sustain, "sustain", false, "search each policy's sustainable load: the highest peak load at which the mean wait stays within 60 min and 16+ GPU gangs within 4 h (instead of --peak-load)")
+	f.Float64Var(&o.sustainFrom, "sustain-from", 1, "--sustain: the peak load the search starts from")
+	f.Float64Var(&o.sustainTol, "sustain-tolerance", 0.02, "--sustain: bisect until the highest load sustained and the lowest not are this close")
 	return cmd
 }
 
 // replaySetup is everything a replay needs, resolved from the flags: one
 // run per load, each replaying every policy.
 type replaySetup struct {
-	cluster  *topology.Cluster
-	policies []string
-	cfg      queue.Config
-	info     replayInfo
-	runs     []*replayRun
+	// traceJobs are the jobs replayed at trace speed, tracePeak their
+	// busiest week's load (the --sustain search compresses them itself).
+	traceJobs               []queue.Job
+	tracePeak               float64
+	sustainFrom, sustainTol float64
+	cluster                 *topology.Cluster
+	partitions              []queue.Partition // the static policy's, by account
+	policies                []string
+	cfg                     queue.Config
+	slowdown                replaySlowdown
+	info                    replayInfo
+	runs                    []*replayRun
 }
 
-// replayRun is the trace at one load and what each policy made of it.
+// replayRun is the trace at one load and what each policy made of it, at
+// each band of the slowdown model.
 type replayRun struct {
 	compress, peak, offered float64
 	jobs                    []queue.Job
-	results                 []*queue.Result // by policy
-	elapsed                 []time.Duration
+	bands                   []replayBand // by band: one, or low, central, high
+}
+
+// replayBand is what each policy made of a run's jobs at one band.
+type replayBand struct {
+	results []*queue.Result // by policy
+	elapsed []time.Duration
 }
 
 // replayInfo describes the replay for the report header.
@@ -144,6 +171,9 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.sustain {
+		return runSustain(set, w, &o)
+	}
 	if err := runReplays(set, errw); err != nil {
 		return err
 	}
@@ -168,7 +198,7 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 		}
 		return set.allRejected()
 	}
-	rep := newReplayReport(set, set.runs[0])
+	rep := newReplayReports(set, set.runs[0])
 	switch o.output {
 	case "csv":
 		if err := rep.writeCSV(w); err != nil {
@@ -191,7 +221,10 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 // describe nothing, and the report alone, exit 0, read as a result.
 func (set *replaySetup) allRejected() error {
 	for _, run := range set.runs {
-		for i, res := range run.results {
+		if len(run.bands) == 0 {
+			continue
+		}
+		for i, res := range run.bands[0].results {
 			s := queue.Summarize(res)
 			if s.Jobs > 0 || s.Rejected == 0 {
 				continue
@@ -225,7 +258,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if err != nil {
 		return nil, usagef("--slurm-series: %v", err)
 	}
-	cfg, err := o.config()
+	cfg, sd, err := o.config()
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +288,10 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		}
 		cfg.Defrag = d
 	}
-	quotaPol := slices.ContainsFunc(pols, func(p string) bool { _, _, ok := splitQuotaSuffix(p); return ok })
+	quotaPol := slices.ContainsFunc(pols, func(p string) bool {
+		_, _, ok := splitQuotaSuffix(strings.TrimSuffix(p, defragSuffix))
+		return ok || p == staticPolicy
+	})
 	if quotaPol || o.quota != "" {
 		q, err := parseReplayQuota(o.quota)
 		if err != nil {
@@ -266,8 +302,8 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		}
 		o.quotaSet = q
 	}
-	set := &replaySetup{cluster: c, policies: pols, cfg: cfg}
-	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: cfg.Slowdown.String(),
+	set := &replaySetup{cluster: c, policies: pols, cfg: cfg, slowdown: sd}
+	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: sd.describe() + assumedSpeeds(c, sd),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
 		Rendezvous: o.rendezvous}
 	if cfg.Defrag != nil {
@@ -283,7 +319,40 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		set.cfg.Quota = &q.sim
 		set.info.Quota, set.info.OwnerBound, set.info.QuotaIdle = describeQuota(q), q.sim.OwnerBound(), q.idle > 0
 	}
+	if slices.Contains(pols, staticPolicy) {
+		if set.partitions, err = staticPartitions(o.topology, c, o.quotaSet); err != nil {
+			return nil, err
+		}
+	}
 	return set, nil
+}
+
+// staticPartitions builds each account's static partition: its nodes
+// (replayQuota.nodes) as a cluster of their own, cut from the cluster
+// file's spec.
+func staticPartitions(path string, c *topology.Cluster, q *replayQuota) ([]queue.Partition, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	defer f.Close()
+	spec, err := topology.ParseSpec(f, path)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	var parts []queue.Partition
+	for r, nodes := range q.nodes {
+		in := map[string]bool{}
+		for _, id := range nodes {
+			in[c.Nodes[id].Name] = true
+		}
+		pc, err := topology.Build(spec.Subset(c.Name+"/"+quotaAccount(r), func(n string) bool { return in[n] }))
+		if err != nil {
+			return nil, fmt.Errorf("static partition of %s: %w", quotaAccount(r), err)
+		}
+		parts = append(parts, queue.Partition{Account: quotaAccount(r), Cluster: pc})
+	}
+	return parts, nil
 }
 
 // replayDisplayPath shows a path relative to the working directory when it is
@@ -306,22 +375,25 @@ func replayDisplayPath(path string) string {
 func usesSlurmModel(pols []string) bool {
 	for _, p := range pols {
 		base, _, _ := splitQuotaSuffix(strings.TrimSuffix(p, defragSuffix))
-		if base == "slurm" || base == "gangtopo-slurm" {
+		if base == "slurm" || base == "gangtopo-slurm" || base == staticPolicy {
 			return true
 		}
 	}
 	return false
 }
 
+// staticPolicy is stock Slurm on static per-team partitions (each
+// account of --quota its own nodes, sized by its share).
+const staticPolicy = "static"
+
 // parseReplayPolicies reads --policies: known names, each once.
 func parseReplayPolicies(list string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(list, ",") {
 		p = strings.ToLower(strings.TrimSpace(p))
-		if base, ok := strings.CutSuffix(p, defragSuffix); ok && slices.Contains(defragPolicies, base) {
-			// the policy with the controller's defragmentation
-		} else if !slices.Contains(replayPolicies, p) && !validQuotaPolicy(p) {
-			return nil, usagef("--policies: unknown policy %q (want one of %s; gangtopo and gangtopo-slurm also with %s or +quota, the gang policies with +hard)", p, strings.Join(replayPolicies, ", "), defragSuffix)
+		if !validReplayPolicy(p) {
+			return nil, usagef("--policies: unknown policy %q (want one of %s, %s; gangtopo and gangtopo-slurm also with %s, +quota or +quota%s, the gang policies with +hard)",
+				p, strings.Join(replayPolicies, ", "), staticPolicy, defragSuffix, defragSuffix)
 		}
 		if slices.Contains(out, p) {
 			return nil, usagef("--policies: %s given twice", p)
@@ -331,36 +403,72 @@ func parseReplayPolicies(list string) ([]string, error) {
 	return out, nil
 }
 
-// config builds the replay configuration from the flags.
-func (o *replayOptions) config() (queue.Config, error) {
-	sd, err := queue.ParseSlowdown(o.slowdown)
+// validReplayPolicy says whether p names a policy: a base policy, static,
+// a base with +hard or +quota, or gangtopo's with +defrag (after +quota,
+// when both).
+func validReplayPolicy(p string) bool {
+	if base, ok := strings.CutSuffix(p, defragSuffix); ok {
+		b, mode, _ := splitQuotaSuffix(base)
+		return slices.Contains(defragPolicies, b) && mode != queue.QuotaHard
+	}
+	return p == staticPolicy || slices.Contains(replayPolicies, p) || validQuotaPolicy(p)
+}
+
+// config builds the replay configuration from the flags, and the
+// slowdown model (the configuration of each band is sd.config's).
+func (o *replayOptions) config() (queue.Config, replaySlowdown, error) {
+	sd, err := parseReplaySlowdown(o.slowdown)
 	if err != nil {
-		return queue.Config{}, usagef("--slowdown: %v", err)
+		return queue.Config{}, sd, err
 	}
 	opt, err := request.ParseOption(o.gangTopology)
 	if err != nil {
-		return queue.Config{}, usagef("--gang-topology: %v", err)
+		return queue.Config{}, sd, usagef("--gang-topology: %v", err)
 	}
 	switch {
 	case !(o.limitFactor > 0):
-		return queue.Config{}, usagef("--limit-factor %g: want a positive number", o.limitFactor)
+		return queue.Config{}, sd, usagef("--limit-factor %g: want a positive number", o.limitFactor)
 	case o.gangAbove < 0:
-		return queue.Config{}, usagef("--gang-above %d: want 0 or more GPUs", o.gangAbove)
+		return queue.Config{}, sd, usagef("--gang-above %d: want 0 or more GPUs", o.gangAbove)
 	case o.cpusPerGPU < 1:
-		return queue.Config{}, usagef("--cpus-per-gpu %d: want at least 1", o.cpusPerGPU)
+		return queue.Config{}, sd, usagef("--cpus-per-gpu %d: want at least 1", o.cpusPerGPU)
 	case o.rendezvous <= 0:
-		return queue.Config{}, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
+		return queue.Config{}, sd, usagef("--rendezvous-timeout %s: want a positive duration", o.rendezvous)
 	case o.oneNodeUpTo < 0:
-		return queue.Config{}, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
+		return queue.Config{}, sd, usagef("--one-node-up-to %d: want 0 or more GPUs", o.oneNodeUpTo)
 	case o.compress < 0 || o.compressSet && !(o.compress > 0) || math.IsInf(o.compress, 0) || math.IsNaN(o.compress):
-		return queue.Config{}, usagef("--compress %g: want a positive factor", o.compress)
+		return queue.Config{}, sd, usagef("--compress %g: want a positive factor", o.compress)
+	case o.sustain && (o.compress > 0 || o.peakLoadSet):
+		return queue.Config{}, sd, usagef("--sustain searches the load itself: leave out --peak-load and --compress")
+	case o.sustain && (!(o.sustainFrom > 0) || math.IsInf(o.sustainFrom, 0)):
+		return queue.Config{}, sd, usagef("--sustain-from %g: want a positive peak load", o.sustainFrom)
+	case o.sustain && !(o.sustainTol > 0 && o.sustainTol < o.sustainFrom):
+		return queue.Config{}, sd, usagef("--sustain-tolerance %g: want a positive number below --sustain-from (%g)", o.sustainTol, o.sustainFrom)
 	}
-	cfg := queue.Config{Slowdown: sd, LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
+	cfg := queue.Config{LimitFactor: o.limitFactor, GangOption: opt, GangAbove: o.gangAbove,
 		CPUsPerGPU: o.cpusPerGPU, RendezvousTimeout: o.rendezvous.Seconds(), OneNodeUpTo: o.oneNodeUpTo}
 	if o.gangAbove == 0 {
 		cfg.GangAbove = -1 // every job is a gang; Defaults reads 0 as "unset"
 	}
-	return cfg.Defaults(), nil
+	return sd.config(cfg, 0).Defaults(), sd, nil
+}
+
+// assumedSpeeds notes, for the grounded model, the hardware whose link
+// speeds are the default table's assumptions (docs/cluster-file.md).
+func assumedSpeeds(c *topology.Cluster, sd replaySlowdown) string {
+	if sd.bands == nil {
+		return ""
+	}
+	var hw []string
+	for i := range c.Nodes {
+		if n := &c.Nodes[i]; n.SpeedsAssumed && !slices.Contains(hw, n.Hardware) {
+			hw = append(hw, n.Hardware)
+		}
+	}
+	if len(hw) == 0 {
+		return ""
+	}
+	return " (the network speed of " + strings.Join(hw, ", ") + " is the default table's assumption: give its nics in the cluster file)"
 }
 
 // tracePath is --trace, else the Philly table in the trace directory.
@@ -384,7 +492,7 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	}
 	var accounts []string
 	if o.quotaSet != nil {
-		if kept, accounts, err = o.quotaSet.assignAccounts(kept, origin, set.cluster.NumGPUs()); err != nil {
+		if kept, accounts, err = o.quotaSet.assignAccounts(kept, origin, set.cluster); err != nil {
 			return err
 		}
 	}
@@ -399,6 +507,10 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	set.info.Jobs, set.info.Trace0, set.info.Trace1 = len(jobs), kept[0].Submit, kept[len(kept)-1].Submit
 	set.info.PeakWindow = queue.PeakWindowFor(jobs)
 	peak := queue.PeakLoad(jobs, gpus, set.info.PeakWindow)
+	set.traceJobs, set.tracePeak, set.sustainFrom, set.sustainTol = jobs, peak, o.sustainFrom, o.sustainTol
+	if o.sustain {
+		return nil
+	}
 	if o.compress > 0 {
 		set.runs = []*replayRun{newReplayRun(jobs, gpus, o.compress, peak)}
 		return nil

@@ -29,7 +29,7 @@ func TestReplayOrderings(t *testing.T) {
 	}
 	o := replayOptions{topology: filepath.Join("..", "..", "docs", "examples", "dgx-h100-256.yaml"),
 		traces: dir, policies: "gangtopo,gangtopo-slurm,slurm,slurm-flat,naive-pods", from: "2017-09-25", to: "2017-10-09",
-		peakLoad: "1.5", slowdown: "default", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
+		peakLoad: "1.5", slowdown: "factors", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
 		cpusPerGPU: 4, rendezvous: 600e9, output: "table", slurmSeries: stockslurm.DefaultSeries}
 	set, err := o.setup()
 	if err != nil {
@@ -40,7 +40,7 @@ func TestReplayOrderings(t *testing.T) {
 	}
 	jobs := set.runs[0].jobs
 	s := map[string]queue.Summary{}
-	for _, r := range set.runs[0].results {
+	for _, r := range set.runs[0].bands[0].results {
 		sum := queue.Summarize(r)
 		s[r.Policy] = sum
 		t.Logf("%-10s wait %.1f min, 16+ %.1f min, 1-GPU %.1f min, tightest %.1f%%, slowdown %.0f GPU-h, held idle %.0f GPU-h",

@@ -12,6 +12,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
 	"github.com/gangtopo/gangtopo/selector/quota"
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
+	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/spank/ctld"
 )
 
@@ -43,10 +44,16 @@ var quotaPolicies = map[string][]string{
 type replayQuota struct {
 	accounts int
 	idle     time.Duration // 0: no idle account
-	sim      queue.Quota
+	// byNodes: each account's share is whole nodes, its static
+	// partition's (shares=nodes); otherwise GPUs in proportion to its work.
+	byNodes bool
+	sim     queue.Quota
+	// nodes is, by account rank, the nodes of its static partition: a
+	// run of the cluster's nodes in order (Partitions).
+	nodes [][]topology.NodeID
 }
 
-const replayQuotaKeys = "accounts, idle, interval, requeue_delay, max_per_cycle"
+const replayQuotaKeys = "accounts, shares, idle, interval, requeue_delay, max_per_cycle"
 
 // parseReplayQuota reads --quota: KEY=VALUE,... over the defaults (four
 // accounts, none idle; the controller's cycle and gangtopo.yaml's
@@ -80,6 +87,11 @@ func (q *replayQuota) set(k, v string) error {
 	var err error
 	var d time.Duration
 	switch k {
+	case "shares":
+		if v != "gpus" && v != "nodes" {
+			return fmt.Errorf("want gpus (in proportion to each account's work) or nodes (whole nodes, as its static partition)")
+		}
+		q.byNodes = v == "nodes"
 	case "accounts":
 		n, perr := strconv.Atoi(v)
 		if perr != nil || n < 1 || n > 16 {
@@ -134,7 +146,7 @@ func quotaAccount(i int) string { return "acct" + strconv.Itoa(i+1) }
 // accounts (the most GPU-time first, each to the account with the least
 // so far; ties by name), sets each job's account and the shares, and
 // leaves out the idle account's jobs in every other period.
-func (q *replayQuota) assignAccounts(kept []traces.Job, origin time.Time, clusterGPUs int) ([]traces.Job, []string, error) {
+func (q *replayQuota) assignAccounts(kept []traces.Job, origin time.Time, c *topology.Cluster) ([]traces.Job, []string, error) {
 	work := map[string]float64{}
 	for _, j := range kept {
 		work[j.Cluster] += j.Duration.Seconds() * float64(j.GPUs)
@@ -174,7 +186,16 @@ func (q *replayQuota) assignAccounts(kept []traces.Job, origin time.Time, cluste
 	for r, a := range order {
 		rank[a] = r
 	}
-	q.sim.Shares = sharesOf(load, order, clusterGPUs)
+	if q.accounts > len(c.Nodes) {
+		return nil, nil, usagef("--quota accounts=%d: the cluster has only %d nodes to give each account one", q.accounts, len(c.Nodes))
+	}
+	q.nodes = partitionNodes(load, order, c)
+	q.sim.Shares = sharesOf(load, order, c.NumGPUs())
+	if q.byNodes {
+		for r := range q.sim.Shares {
+			q.sim.Shares[r].GPUs = gpusOf(c, q.nodes[r])
+		}
+	}
 	var out []traces.Job
 	accounts := make([]string, 0, len(kept))
 	for _, j := range kept {
@@ -203,6 +224,37 @@ func sharesOf(load []float64, order []int, gpus int) quota.Shares {
 	return sh
 }
 
+// partitionNodes sizes each account's static partition in whole nodes:
+// one each, the rest in proportion to the accounts' work (largest
+// remainders), and gives them runs of the cluster's nodes in order, the
+// account with the most work first (so the largest partitions fill whole
+// leaves).
+func partitionNodes(load []float64, order []int, c *topology.Cluster) [][]topology.NodeID {
+	ranked := make([]float64, len(order))
+	for r, a := range order {
+		ranked[r] = load[a]
+	}
+	extra := quota.Proportional(len(c.Nodes)-len(order), ranked)
+	out := make([][]topology.NodeID, len(order))
+	next := topology.NodeID(0)
+	for r := range out {
+		for k := 0; k < 1+extra[r]; k++ {
+			out[r] = append(out[r], next)
+			next++
+		}
+	}
+	return out
+}
+
+// gpusOf counts the GPUs of nodes.
+func gpusOf(c *topology.Cluster, nodes []topology.NodeID) int {
+	n := 0
+	for _, id := range nodes {
+		n += c.Nodes[id].NumGPUs()
+	}
+	return n
+}
+
 // describeQuota is the quota in one line, for the report's header.
 func describeQuota(q *replayQuota) string {
 	var parts []string
@@ -213,10 +265,14 @@ func describeQuota(q *replayQuota) string {
 	if q.idle > 0 {
 		idle = fmt.Sprintf("%s submits only in every other %s of trace time", quotaAccount(0), q.idle)
 	}
-	return fmt.Sprintf("quotas: Philly's virtual clusters dealt to %d accounts, shares in proportion to their GPU-time (%s GPUs), %s; "+
+	how := "shares in proportion to their GPU-time"
+	if q.byNodes {
+		how = "shares of whole nodes (one each, the rest in proportion to their GPU-time: their static partitions)"
+	}
+	return fmt.Sprintf("quotas: Philly's virtual clusters dealt to %d accounts, %s (%s GPUs), %s; "+
 		"+hard = GrpTRES at the share, +quota = dynamic quotas, controller cycle %s, requeue %s, at most %d reclaims a cycle; "+
 		"an owner's job asked within its share, violated when it waited over %s",
-		q.accounts, strings.Join(parts, ", "), idle, secs(q.sim.Interval), secs(q.sim.RequeueDelay), q.sim.MaxPerCycle, secs(q.sim.Interval+q.sim.RequeueDelay))
+		q.accounts, how, strings.Join(parts, ", "), idle, secs(q.sim.Interval), secs(q.sim.RequeueDelay), q.sim.MaxPerCycle, secs(q.sim.Interval+q.sim.RequeueDelay))
 }
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -295,11 +351,11 @@ func ownerSecs(s float64) string {
 // GPUs held on average over the submission window, the owners' jobs and
 // their p95 wait, the violations.
 func (r *replayReport) accountTable() [][]string {
-	if r.info.Quota == "" || len(r.run.results) == 0 {
+	if r.info.Quota == "" || len(r.band.results) == 0 {
 		return nil
 	}
 	t := [][]string{{"policy", "account", "share", "mean GPUs held", "held / share %", "owner jobs", "owner wait p95 s", "violations", "GPU-h lost"}}
-	for _, res := range r.run.results {
+	for _, res := range r.band.results {
 		for _, a := range queue.SummarizeAccounts(res) {
 			t = append(t, []string{res.Policy, a.Account, strconv.Itoa(a.Share), strconv.FormatFloat(a.MeanHeld, 'f', 0, 64),
 				replayPct(a.MeanHeld / float64(max(a.Share, 1))), strconv.Itoa(a.OwnerJobs), ownerSecs(a.P95OwnerWait),

@@ -23,12 +23,16 @@ const (
 	replayDeployed     = "gangtopo-slurm"
 )
 
-// replayReport is the outcome of one gangtopo replay run (one load).
+// replayReport is the outcome of one gangtopo replay run (one load) at
+// one band of the slowdown model.
 type replayReport struct {
-	info    replayInfo
-	cluster *topology.Cluster
-	run     *replayRun
-	rows    []replayRow
+	info      replayInfo
+	cluster   *topology.Cluster
+	run       *replayRun
+	band      *replayBand
+	bandIx    int
+	bandLabel string // the band's name in the CSV
+	rows      []replayRow
 }
 
 type replayRow struct {
@@ -36,12 +40,51 @@ type replayRow struct {
 	elapsed time.Duration
 }
 
-func newReplayReport(set *replaySetup, run *replayRun) *replayReport {
-	r := &replayReport{info: set.info, cluster: set.cluster, run: run}
-	for i, res := range run.results {
-		r.rows = append(r.rows, replayRow{queue.Summarize(res), run.elapsed[i]})
+func newReplayReport(set *replaySetup, run *replayRun, band int) *replayReport {
+	b := &run.bands[band]
+	r := &replayReport{info: set.info, cluster: set.cluster, run: run, band: b, bandIx: band}
+	r.bandLabel = r.bandName(set.slowdown)
+	for i, res := range b.results {
+		r.rows = append(r.rows, replayRow{queue.Summarize(res), b.elapsed[i]})
 	}
 	return r
+}
+
+// replayReports is a run's report at each band.
+type replayReports struct {
+	set  *replaySetup
+	reps []*replayReport
+}
+
+func newReplayReports(set *replaySetup, run *replayRun) *replayReports {
+	rr := &replayReports{set: set}
+	for b := range run.bands {
+		rr.reps = append(rr.reps, newReplayReport(set, run, b))
+	}
+	return rr
+}
+
+// central is the report at the central band.
+func (rr *replayReports) central() *replayReport { return rr.reps[rr.set.slowdown.central()] }
+
+// table merges one table over the bands (mergeBands).
+func (rr *replayReports) table(f func(*replayReport) [][]string) [][]string {
+	tables := make([][][]string, len(rr.reps))
+	for i, r := range rr.reps {
+		tables[i] = f(r)
+	}
+	return mergeBands(tables, rr.set.slowdown.central())
+}
+
+// tables are the report's tables, merged over the bands, in order; nil
+// for a table that does not apply.
+func (rr *replayReports) tables() [][][]string {
+	var out [][][]string
+	for _, f := range []func(*replayReport) [][]string{(*replayReport).mainTable, (*replayReport).classTable,
+		(*replayReport).targets, (*replayReport).defragTable, (*replayReport).quotaTable, (*replayReport).accountTable} {
+		out = append(out, rr.table(f))
+	}
+	return out
 }
 
 // header describes the run in a few lines.
@@ -65,7 +108,7 @@ func replayHeader(in replayInfo, c *topology.Cluster) []string {
 	h := []string{
 		fmt.Sprintf("replay of %s on %s (%d nodes, %d GPUs)", in.Trace, c.Name, len(c.Nodes), c.NumGPUs()),
 		fmt.Sprintf("%d jobs submitted %s .. %s (trace time)", in.Jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04")),
-		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; slowdown %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
+		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
 			replayOneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
 	}
 	if in.Defrag != "" {
@@ -113,11 +156,11 @@ func replayNum(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
 // mainTable is the per-policy overview: header row, then one row each.
 func (r *replayReport) mainTable() [][]string {
 	t := [][]string{{"policy", "GPU util %", "useful %", "mean wait min", "wait 16+ min", "mean JCT h",
-		"tightest %", "slowdown GPU-h", "held idle GPU-h", "deadlocks", "timeouts", "rebinds", "self-wait h", "rejected", "run s"}}
+		"tightest %", "slowdown GPU-h", "stranded GPU-h", "held idle GPU-h", "deadlocks", "timeouts", "rebinds", "self-wait h", "rejected", "run s"}}
 	for _, row := range r.rows {
 		s := row.s
 		t = append(t, []string{s.Policy, replayPct(s.Util), replayPct(s.Useful), replayMinutes(s.MeanWait), replayMinutes(s.Wait16), replayHours(s.MeanJCT),
-			replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Deadlocks),
+			replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.StrandedGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Deadlocks),
 			strconv.Itoa(s.Timeouts), strconv.Itoa(s.Rebinds), strconv.FormatFloat(s.SelfWaitHours, 'f', 1, 64),
 			strconv.Itoa(s.Rejected), strconv.FormatFloat(row.elapsed.Seconds(), 'f', 1, 64)})
 	}
@@ -216,11 +259,11 @@ func replayWaitRatio(ours, ref float64) (string, string) {
 	return fmt.Sprintf("%.2fx %s", ratio, both), "MISSED"
 }
 
-func (r *replayReport) writeTable(w io.Writer) {
-	for _, h := range r.header() {
+func (rr *replayReports) writeTable(w io.Writer) {
+	for _, h := range rr.central().header() {
 		fmt.Fprintln(w, h)
 	}
-	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable(), r.quotaTable(), r.accountTable()} {
+	for i, t := range rr.tables() {
 		if t == nil {
 			continue
 		}
@@ -236,34 +279,39 @@ func (r *replayReport) writeTable(w io.Writer) {
 	}
 }
 
-func (r *replayReport) writeMarkdown(w io.Writer) {
-	for _, h := range r.header() {
+func (rr *replayReports) writeMarkdown(w io.Writer) {
+	for _, h := range rr.central().header() {
 		fmt.Fprintln(w, h+"  ")
 	}
-	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable(), r.quotaTable(), r.accountTable()} {
+	for _, t := range rr.tables() {
 		if t == nil {
 			continue
 		}
 		fmt.Fprintln(w)
-		for i, line := range t {
-			fmt.Fprintln(w, "| "+strings.Join(line, " | ")+" |")
-			if i == 0 {
-				fmt.Fprintln(w, "|"+strings.Repeat("---|", len(line)))
-			}
+		writeMarkdownTable(w, t)
+	}
+}
+
+// writeMarkdownTable writes t (header row first) as a Markdown table.
+func writeMarkdownTable(w io.Writer, t [][]string) {
+	for i, line := range t {
+		fmt.Fprintln(w, "| "+strings.Join(line, " | ")+" |")
+		if i == 0 {
+			fmt.Fprintln(w, "|"+strings.Repeat("---|", len(line)))
 		}
 	}
 }
 
-// writeCSV writes one row per policy with every figure in base units
-// (seconds, GPU-hours, fractions); a figure that does not exist (no job of
-// a class) is empty.
-func (r *replayReport) writeCSV(w io.Writer) error {
-	return writeCSVRows(w, append([][]string{replayCSVHeader()}, r.csvRows()...))
+// writeCSV writes one row per band and policy with every figure in base
+// units (seconds, GPU-hours, fractions); a figure that does not exist (no
+// job of a class) is empty.
+func (rr *replayReports) writeCSV(w io.Writer) error {
+	return writeCSVRows(w, append([][]string{replayCSVHeader()}, rr.csvRows()...))
 }
 
 // writeJSON writes the CSV's rows as objects (-o json).
-func (r *replayReport) writeJSON(w io.Writer) error {
-	return writeRowsJSON(w, append([][]string{replayCSVHeader()}, r.csvRows()...))
+func (rr *replayReports) writeJSON(w io.Writer) error {
+	return writeRowsJSON(w, append([][]string{replayCSVHeader()}, rr.csvRows()...))
 }
 
 func writeCSVRows(w io.Writer, rows [][]string) error {
@@ -274,9 +322,26 @@ func writeCSVRows(w io.Writer, rows [][]string) error {
 	return cw.Error()
 }
 
+// csvRows are the rows of every band.
+func (rr *replayReports) csvRows() (rows [][]string) {
+	for _, r := range rr.reps {
+		rows = append(rows, r.csvRows()...)
+	}
+	return rows
+}
+
+// bandName names the report's band in the CSV ("factors" for the fixed
+// factors or none).
+func (r *replayReport) bandName(sd replaySlowdown) string {
+	if sd.bands == nil {
+		return "factors"
+	}
+	return sd.bands[r.bandIx].String()
+}
+
 func replayCSVHeader() []string {
-	head := []string{"cluster", "policy", "jobs", "rejected", "compress", "peak_load", "offered_load", "util", "useful",
-		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "mean_slowdown",
+	head := []string{"cluster", "policy", "band", "jobs", "rejected", "compress", "peak_load", "offered_load", "util", "useful",
+		"mean_wait_s", "wait16_s", "mean_jct_s", "tight", "gangs", "slowdown_gpu_hours", "stranded_gpu_hours", "mean_slowdown",
 		"backfilled", "held_idle_gpu_hours", "peak_held_idle", "deadlocks", "timeouts", "rebinds", "self_wait_s",
 		"self_waits_over_cycle", "run_s"}
 	for _, c := range queue.Classes {
@@ -295,9 +360,9 @@ func (r *replayReport) csvRows() [][]string {
 	var rows [][]string
 	for _, row := range r.rows {
 		s := row.s
-		line := []string{r.cluster.Name, s.Policy, strconv.Itoa(s.Jobs), strconv.Itoa(s.Rejected), f(r.run.compress),
+		line := []string{r.cluster.Name, s.Policy, r.bandLabel, strconv.Itoa(s.Jobs), strconv.Itoa(s.Rejected), f(r.run.compress),
 			f(r.run.peak), f(r.run.offered), f(s.Util), f(s.Useful), f(s.MeanWait), f(s.Wait16), f(s.MeanJCT),
-			f(s.Tight), strconv.Itoa(s.Gangs), f(s.SlowdownGPUHours), f(s.MeanSlowdown), f(s.Backfilled),
+			f(s.Tight), strconv.Itoa(s.Gangs), f(s.SlowdownGPUHours), f(s.StrandedGPUHours), f(s.MeanSlowdown), f(s.Backfilled),
 			f(s.HeldIdleGPUHours), strconv.Itoa(s.PeakHeldIdle), strconv.Itoa(s.Deadlocks), strconv.Itoa(s.Timeouts),
 			strconv.Itoa(s.Rebinds), f(s.SelfWaitHours * 3600), strconv.Itoa(s.SelfWaitsOverCycle), f(row.elapsed.Seconds())}
 		for _, cs := range s.Classes {

@@ -14,6 +14,7 @@ import (
 	"github.com/gangtopo/gangtopo/selector/sim/deployed"
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
 	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
+	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // controllerCycle is the controller daemon's default poll interval
@@ -59,27 +60,35 @@ func replayBase(name string, set *replaySetup, jobs []queue.Job, cfg queue.Confi
 		return queue.Replay(c, jobs, stockslurm.NewFlat(c), cfg)
 	case queue.NaivePods:
 		return queue.ReplayPods(c, jobs, cfg)
+	case staticPolicy:
+		slurm := func(pc *topology.Cluster) queue.Policy { return stockslurm.NewTree(pc) }
+		return queue.ReplayPartitioned(c, staticPolicy, jobs, set.partitions, slurm, cfg)
 	}
 	return nil, fmt.Errorf("no policy %q", name)
 }
 
-// runReplays replays every (load, policy) pair, one goroutine each, at
-// most GOMAXPROCS at a time (each replay is single-threaded, and the
-// pairs share nothing but the read-only cluster). Progress goes to errw
-// only when it is a terminal.
+// runReplays replays every (load, band, policy), one goroutine each, at
+// most GOMAXPROCS at a time (each replay is single-threaded, and they
+// share nothing but the read-only cluster). Progress goes to errw only
+// when it is a terminal.
 func runReplays(set *replaySetup, errw io.Writer) error {
-	type task struct{ run, pol int }
+	type task struct{ run, band, pol int }
 	var tasks []task
 	var labels []string
 	for r, run := range set.runs {
-		run.results = make([]*queue.Result, len(set.policies))
-		run.elapsed = make([]time.Duration, len(set.policies))
-		for p, name := range set.policies {
-			tasks = append(tasks, task{r, p})
-			if len(set.runs) > 1 {
-				name = fmt.Sprintf("%.3g/%s", run.peak, name)
+		run.bands = make([]replayBand, set.slowdown.count())
+		for b := range run.bands {
+			run.bands[b] = replayBand{results: make([]*queue.Result, len(set.policies)), elapsed: make([]time.Duration, len(set.policies))}
+			for p, name := range set.policies {
+				tasks = append(tasks, task{r, b, p})
+				if set.slowdown.count() > 1 {
+					name = set.slowdown.bands[b].String() + "/" + name
+				}
+				if len(set.runs) > 1 {
+					name = fmt.Sprintf("%.3g/%s", run.peak, name)
+				}
+				labels = append(labels, name)
 			}
-			labels = append(labels, name)
 		}
 	}
 	errs := make([]error, len(tasks))
@@ -92,12 +101,12 @@ func runReplays(set *replaySetup, errw io.Writer) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			run := set.runs[tk.run]
-			cfg := set.cfg
+			run, band := set.runs[tk.run], &set.runs[tk.run].bands[tk.band]
+			cfg := set.slowdown.config(set.cfg, tk.band)
 			cfg.Progress = prog.callback(i)
 			start := time.Now()
-			run.results[tk.pol], errs[i] = replayPolicy(set.policies[tk.pol], set, run.jobs, cfg)
-			run.elapsed[tk.pol] = time.Since(start)
+			band.results[tk.pol], errs[i] = replayPolicy(set.policies[tk.pol], set, run.jobs, cfg)
+			band.elapsed[tk.pol] = time.Since(start)
 		}()
 	}
 	wg.Wait()

@@ -21,9 +21,19 @@ type replaySweep struct {
 
 func (sw *replaySweep) table() [][]string {
 	t := [][]string{{"peak load", "compress", "policy", "GPU util %", "mean wait min", "1-GPU wait min", "16+ wait min",
-		"16+ vs slurm", "tightest %", "slowdown GPU-h", "held idle GPU-h", "timeouts"}}
+		"16+ vs slurm", "tightest %", "slowdown GPU-h", "stranded GPU-h", "held idle GPU-h", "timeouts"}}
 	for _, run := range sw.set.runs {
-		rep := newReplayReport(sw.set, run)
+		t = append(t, newReplayReports(sw.set, run).table(sweepRows)[1:]...)
+	}
+	return t
+}
+
+// sweepRows are one run's rows of the sweep table at one band, under a
+// header row.
+func sweepRows(rep *replayReport) [][]string {
+	t := [][]string{nil}
+	run := rep.run
+	{
 		ref := -1.0
 		for _, row := range rep.rows {
 			if row.s.Policy == replayReference {
@@ -38,13 +48,13 @@ func (sw *replaySweep) table() [][]string {
 			}
 			t = append(t, []string{fmt.Sprintf("%.3g", run.peak), fmt.Sprintf("%.3g", run.compress), s.Policy,
 				replayPct(s.Util), replayMinutes(s.MeanWait), replayMinutes(s.Classes[0].MeanWait), replayMinutes(s.Wait16), ratio,
-				replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Timeouts)})
+				replayPct(s.Tight), replayNum(s.SlowdownGPUHours), replayNum(s.StrandedGPUHours), replayNum(s.HeldIdleGPUHours), strconv.Itoa(s.Timeouts)})
 		}
 	}
 	return t
 }
 
-// writeSVG draws the sweep (replay --svg): per policy, the mean wait of
+// writeSVG draws the sweep (replay --svg) at the central band: per policy, the mean wait of
 // all jobs and of 16+ GPU gangs, and the GPU utilisation, against the
 // peak load; what a load sweep is for, rather than its table.
 func (sw *replaySweep) writeSVG(w io.Writer) error {
@@ -64,7 +74,7 @@ func (sw *replaySweep) writeSVG(w io.Writer) error {
 			sr := picture.Series{Name: pol}
 			for _, run := range sw.set.runs {
 				sr.X = append(sr.X, 100*run.peak)
-				sr.Y = append(sr.Y, figures[ci](queue.Summarize(run.results[pi])))
+				sr.Y = append(sr.Y, figures[ci](queue.Summarize(run.bands[sw.set.slowdown.central()].results[pi])))
 			}
 			charts[ci].Series = append(charts[ci].Series, sr)
 		}
@@ -90,12 +100,7 @@ func (sw *replaySweep) writeMarkdown(w io.Writer) {
 		fmt.Fprintln(w, h+"  ")
 	}
 	fmt.Fprintln(w)
-	for i, line := range sw.table() {
-		fmt.Fprintln(w, "| "+strings.Join(line, " | ")+" |")
-		if i == 0 {
-			fmt.Fprintln(w, "|"+strings.Repeat("---|", len(line)))
-		}
-	}
+	writeMarkdownTable(w, sw.table())
 }
 
 // writeCSV writes the full figures of every (load, policy) pair.
@@ -112,7 +117,7 @@ func (sw *replaySweep) writeJSON(w io.Writer) error {
 func (sw *replaySweep) rows() [][]string {
 	rows := [][]string{replayCSVHeader()}
 	for _, run := range sw.set.runs {
-		rows = append(rows, newReplayReport(sw.set, run).csvRows()...)
+		rows = append(rows, newReplayReports(sw.set, run).csvRows()...)
 	}
 	return rows
 }

@@ -12,8 +12,8 @@ import (
 
 // replayNormalizeTimes replaces the wall-clock figures of replay output, which
 // differ from run to run, with T: the last field of the rows under a
-// header ending in "run s" (table and Markdown) and the run_s field of
-// the CSV.
+// header ending in "run s" (table and Markdown; with its band, when it
+// has one) and the run_s field of the CSV.
 func replayNormalizeTimes(s string) string {
 	lines := strings.Split(s, "\n")
 	runCol := -1
@@ -41,7 +41,7 @@ func replayNormalizeTimes(s string) string {
 
 var replayJSONRunTime = regexp.MustCompile(`^(\s*"run_s": )[0-9.e-]+(,?)$`)
 
-var replayLastNumber = regexp.MustCompile(`(\s)[0-9]+\.[0-9]+( \|)?$`)
+var replayLastNumber = regexp.MustCompile(`(\s)[0-9]+\.[0-9]+(?: \[[0-9.]+\.\.[0-9.]+\])?( \|)?$`)
 
 // TestReplayGolden runs gangtopo replay on a 48-job fixture in the Philly
 // format and compares stdout, stderr and the exit code with
@@ -71,6 +71,13 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-missing-trace", append(base, "--trace", filepath.Join("testdata", "replay", "nonexistent.csv"))},
 		{"replay-unknown-policy", append(base, "--trace", small, "--policies", "gangtopo,kube")},
 		{"replay-bad-slowdown", append(base, "--trace", small, "--slowdown", "leaf=0.5")},
+		// the fixed factors of earlier releases, one band of the grounded
+		// model, and the values the flag refuses
+		{"replay-slowdown-factors", append(base, "--trace", small, "--policies", "gangtopo,slurm", "--slowdown", "factors")},
+		{"replay-slowdown-central", append(base, "--trace", small, "--policies", "gangtopo,slurm", "--slowdown", "grounded:central", "-o", "csv")},
+		{"replay-bad-slowdown-band", append(base, "--trace", small, "--slowdown", "grounded:middle")},
+		{"replay-bad-slowdown-default", append(base, "--trace", small, "--slowdown", "default")},
+		{"replay-bad-slowdown-factors", append(base, "--trace", small, "--slowdown", "factors:leaf=x")},
 		{"replay-bad-window", append(base, "--trace", small, "--from", "2018-01-01")},
 		{"replay-bad-output", append(base, "--trace", small, "-o", "yaml")},
 		// what a newcomer tries first (issue 25): a window shorter than a
@@ -92,6 +99,20 @@ func TestReplayGolden(t *testing.T) {
 		{"replay-quota-unknown-base", append(base, "--trace", small, "--policies", "slurm+quota")},
 		{"replay-quota-naive-pods", append(base, "--trace", small, "--policies", "gangtopo+quota,naive-pods")},
 		{"replay-quota-too-many-accounts", append(base, "--trace", small, "--policies", "gangtopo", "--quota", "accounts=16")},
+		// static per-team partitions beside one shared cluster with hard
+		// limits and gangtopo with dynamic quotas and defragmentation, every
+		// account's share its partition's whole nodes
+		{"replay-static", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.05",
+			"--policies", "static,slurm+hard,gangtopo-slurm+quota+defrag", "--quota", "accounts=3,shares=nodes"}},
+		// the sustainable load of each, and the targets
+		{"replay-sustain", []string{"replay", "--topology", lab, "--trace", small, "--sustain", "--sustain-from", "0.5",
+			"--policies", "static,slurm+hard,gangtopo-slurm+quota+defrag", "--quota", "accounts=3,shares=nodes", "-o", "markdown"}},
+		{"replay-sustain-csv", []string{"replay", "--topology", lab, "--trace", small, "--sustain", "--sustain-from", "0.5",
+			"--policies", "slurm,gangtopo-slurm", "--slowdown", "grounded:high", "-o", "csv"}},
+		{"replay-bad-sustain-load", append(bad, "--trace", small, "--sustain", "--peak-load", "1.2")},
+		{"replay-bad-sustain-tolerance", append(bad, "--trace", small, "--sustain", "--sustain-tolerance", "0")},
+		{"replay-bad-quota-shares", append(base, "--trace", small, "--policies", "static", "--quota", "shares=cores")},
+		{"replay-bad-hard-defrag", append(base, "--trace", small, "--policies", "gangtopo+hard+defrag")},
 		// the header names the series the slurm model stands for, and the
 		// recording it was checked against; a series never recorded (or a
 		// release rather than a series) is refused with the ones allowed

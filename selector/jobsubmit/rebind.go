@@ -252,23 +252,11 @@ func diff(now, want Job) Update {
 	return u
 }
 
-// Rebound is job now after the controller's update towards the new
-// rewrite want (the fields diff changes), and whether the update changes
-// anything: how the replay's model of the controller (selector/sim/deployed)
-// carries a re-binding out, as the controller does through scontrol. A
-// shape gangtopo set earlier (-N 1 on a job that waits for one node, say)
-// stays when want sets none.
-func Rebound(now, want Job) (Job, bool) {
-	u := diff(now, want)
-	if u.Empty() {
-		return now, false
-	}
-	return u.apply(now), true
-}
-
-// apply is job j with update u carried out, as Slurm stores it
-// (NumNodes=n sets both bounds to n).
-func (u Update) apply(j Job) Job {
+// Apply is job j with update u carried out, as Slurm stores it after
+// `scontrol update` (NumNodes=n sets both bounds to n): how the replay's
+// model of the controller (selector/sim/deployed) carries a re-binding
+// out, as the controller does through scontrol.
+func (u Update) Apply(j Job) Job {
 	set := func(dst *string, src *string) {
 		if src != nil {
 			*dst = *src

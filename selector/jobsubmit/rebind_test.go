@@ -213,9 +213,9 @@ func allNodes() []string {
 	return out
 }
 
-// Rebound carries a new rewrite out the way the controller's scontrol
-// update does: what want changes, a shape set earlier kept.
-func TestRebound(t *testing.T) {
+// The update towards a new rewrite, carried out as the controller's
+// scontrol update does: what want changes, a shape set earlier kept.
+func TestUpdateApply(t *testing.T) {
 	tests := []struct {
 		name      string
 		now, want Job
@@ -243,7 +243,8 @@ func TestRebound(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, changed := Rebound(tc.now, tc.want)
+			u := diff(tc.now, tc.want)
+			got, changed := u.Apply(tc.now), !u.Empty()
 			if changed != tc.changed {
 				t.Errorf("changed %v, want %v", changed, tc.changed)
 			}

@@ -269,6 +269,16 @@ func (l Ledger) Admit(jobs []Job) []Admission {
 	return out
 }
 
+// Queue counts a job of gpus GPUs of account that starts waiting (a job
+// of an account in no share waits outside the ledger: nothing to count).
+func (l *Ledger) Queue(account string, gpus int) {
+	if u := l.find(account); u != nil {
+		u.Waiting += gpus
+		u.waiting = recount(u.waiting, gpus, 1)
+		l.settle()
+	}
+}
+
 // Start counts a waiting job of gpus GPUs of account as running
 // (borrowing: in the borrowing QOS), for decisions taken one after another
 // in one cycle.

@@ -193,6 +193,23 @@ func TestKeep(t *testing.T) {
 	}
 }
 
+// Queue counts a submitted job as waiting, as Compute does for a waiting
+// job: the ledger made from the counts and the one kept event by event
+// agree.
+func TestQueueAgreesWithCompute(t *testing.T) {
+	l := Compute(three, 128, nil, nil, 0)
+	l.Queue("a", 40)
+	l.Queue("nobody", 8) // no share: nothing to count
+	want := Compute(three, 128, []Job{{Account: "a", GPUs: 40}}, nil, 0)
+	if l.Pool != want.Pool || l.Accounts[0].Waiting != 40 || l.Outside != 0 {
+		t.Fatalf("after Queue: pool %d (want %d), %+v, outside %d", l.Pool, want.Pool, l.Accounts[0], l.Outside)
+	}
+	l.Start("nobody", 8, false) // outside the shares
+	if l.Outside != 8 {
+		t.Errorf("outside %d, want 8", l.Outside)
+	}
+}
+
 func TestAdmit(t *testing.T) {
 	// a runs 40 of its 48; the jobs below, one after another:
 	l := Compute(three, 128, []Job{{Account: "a", GPUs: 40, Running: true}}, nil, 0)

@@ -92,6 +92,7 @@ func (b *builder) checkNodes() {
 			}
 		}
 		b.checkLinks(n)
+		b.checkSpeeds(n)
 		for ni, nic := range n.NICs {
 			for _, g := range nic.GPUs {
 				if g < 0 || g >= len(n.GPUs) {
@@ -131,6 +132,31 @@ func (b *builder) checkLinks(n *NodeSpec) {
 	}
 }
 
+// checkSpeeds checks the link speeds a spec gives (0: the model's default).
+func (b *builder) checkSpeeds(n *NodeSpec) {
+	for _, c := range []struct {
+		key string
+		v   float64
+	}{{"nvlink_gbytes", n.NVLinkGBs}, {"pcie_gbytes", n.PCIeGBs}} {
+		if msg := checkSpeed(c.v); c.v != 0 && msg != "" {
+			b.errorf(n.At, "node %s: %s %s", n.Name, c.key, msg)
+		}
+	}
+	if msg := checkTFLOPS(n.DenseTFLOPS); n.DenseTFLOPS != 0 && msg != "" {
+		b.errorf(n.At, "node %s: dense_tflops %s", n.Name, msg)
+	}
+	if n.NVLinkGBs != 0 && n.Links == nil {
+		b.errorf(n.At, "node %s: nvlink_gbytes %g given, but its GPUs have no NVLink (nvlink: none)", n.Name, n.NVLinkGBs)
+	}
+}
+
+// checkOversubscription checks a leaf's or spine's ratio (0: 1).
+func (b *builder) checkOversubscription(what, name, at string, v float64) {
+	if msg := checkOversubscription(v); v != 0 && msg != "" {
+		b.errorf(at, "%s %s: oversubscription %s", what, name, msg)
+	}
+}
+
 // checkTree is phase 2.
 func (b *builder) checkTree() {
 	if len(b.spec.Spines) > 0 && len(b.spec.Leaves) > 0 {
@@ -139,6 +165,7 @@ func (b *builder) checkTree() {
 	b.claimDomain(b.spec.Name, b.spec.At)
 	for _, s := range b.spec.Spines {
 		b.claimDomain(s.Name, s.At)
+		b.checkOversubscription("spine", s.Name, s.At, s.Oversubscription)
 		if len(s.Leaves) == 0 {
 			b.errorf(s.At, "spine %s has no leaves", s.Name)
 		}
@@ -158,6 +185,7 @@ func (b *builder) checkTree() {
 
 func (b *builder) checkLeaf(l LeafSpec) {
 	b.claimDomain(l.Name, l.At)
+	b.checkOversubscription("leaf", l.Name, l.At, l.Oversubscription)
 	if len(l.Nodes) == 0 && len(l.Blocks) == 0 {
 		b.errorf(l.At, "leaf %s has no nodes", l.Name)
 	}

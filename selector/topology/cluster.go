@@ -76,6 +76,10 @@ type Domain struct {
 	// NVLink is true for a block whose nodes share an NVLink fabric, and for
 	// islands of more than one GPU.
 	NVLink bool
+	// Oversubscription is, for a leaf or a spine, the ratio of its
+	// bandwidth down to its bandwidth up (1: non-blocking); 0 for the
+	// other tiers.
+	Oversubscription float64
 }
 
 // NumGPUs is the number of GPUs in the domain.
@@ -111,6 +115,11 @@ type Node struct {
 	// TierNode, the root for TierCluster), or NoDomain.
 	Up   [NumTiers]DomainID
 	NICs []NIC
+	// Speeds are its GPUs' link speeds: the cluster file's, the rest from
+	// the GPU model's reference system (DefaultSpeeds). SpeedsAssumed says
+	// some came from a row of that table marked as an assumption.
+	Speeds        Speeds
+	SpeedsAssumed bool
 	// links is the NVLink count matrix, row-major over local GPU indices.
 	links []uint8
 }

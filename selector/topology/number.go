@@ -26,6 +26,7 @@ func (b *builder) number() {
 	}
 	for _, s := range b.spec.Spines {
 		sid := b.newDomain(s.Name, TierSpine, root)
+		b.c.Domains[sid].Oversubscription = max(s.Oversubscription, 1)
 		for _, l := range s.Leaves {
 			b.addLeaf(l, sid)
 		}
@@ -60,6 +61,7 @@ func (b *builder) close(id DomainID) {
 
 func (b *builder) addLeaf(l LeafSpec, parent DomainID) {
 	lid := b.newDomain(l.Name, TierLeaf, parent)
+	b.c.Domains[lid].Oversubscription = max(l.Oversubscription, 1)
 	for _, name := range l.Nodes {
 		b.addNode(name, lid)
 	}
@@ -104,6 +106,7 @@ func (b *builder) addNode(name string, parent DomainID) {
 	}
 	n.GPUHi = GPUID(len(c.GPUs))
 	n.links = flattenLinks(ns.Links, len(ns.GPUs))
+	n.Speeds, n.SpeedsAssumed = resolveSpeeds(ns)
 	for _, nic := range ns.NICs {
 		n.NICs = append(n.NICs, NIC{
 			Name: nic.Name, NetDev: nic.NetDev, PCIBusID: nic.PCIBusID, NUMA: nic.NUMA,

@@ -23,6 +23,10 @@ type SpineSpec struct {
 	Name   string
 	At     string `json:"-"`
 	Leaves []LeafSpec
+	// Oversubscription is the ratio of the spine's bandwidth down to its
+	// leaves to its bandwidth up to the core (traffic between spines); 0
+	// means 1, non-blocking. Left out of the hash when 0.
+	Oversubscription float64 `json:",omitempty"`
 }
 
 // LeafSpec is one leaf switch with its nodes: directly in Nodes, or grouped
@@ -32,6 +36,10 @@ type LeafSpec struct {
 	At     string `json:"-"`
 	Nodes  []string
 	Blocks []BlockSpec
+	// Oversubscription is the ratio of the leaf's bandwidth down to its
+	// nodes to its bandwidth up to the spines; 0 means 1, non-blocking.
+	// Left out of the hash when 0.
+	Oversubscription float64 `json:",omitempty"`
 }
 
 // BlockSpec is a multi-node domain inside a leaf. NVLink says whether its
@@ -63,6 +71,14 @@ type NodeSpec struct {
 	// diagonal is ignored (nvidia-smi and gres.conf write -1 there).
 	Links [][]int
 	NICs  []NICSpec
+	// NVLinkGBs and PCIeGBs are each GPU's NVLink and PCIe bandwidth (GB/s,
+	// one direction); 0 takes the GPU model's default (DefaultSpeeds).
+	// Left out of the hash when 0, so files without them keep theirs.
+	NVLinkGBs float64 `json:",omitempty"`
+	PCIeGBs   float64 `json:",omitempty"`
+	// DenseTFLOPS is each GPU's peak dense 16-bit tensor rate; 0 takes the
+	// model's default. Left out of the hash when 0.
+	DenseTFLOPS float64 `json:",omitempty"`
 }
 
 // GPUSpec is one GPU of a node; its index is its position in NodeSpec.GPUs.

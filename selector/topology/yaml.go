@@ -71,6 +71,9 @@ type hardwareSpec struct {
 	gpus      []GPUSpec
 	links     [][]int
 	nics      []NICSpec
+	// nvlinkGBs, pcieGBs, tflops: the speeds the gpus block gives (0:
+	// defaults).
+	nvlinkGBs, pcieGBs, tflops float64
 }
 
 func (f *clusterFile) read(root *yaml.Node) {
@@ -155,7 +158,13 @@ func (f *clusterFile) readGPUs(n *yaml.Node, path string, hw *hardwareSpec) {
 		"pcie_switch":    func(v *yaml.Node, _ string) { b.switchNode = v },
 		"pci_bus_ids":    func(v *yaml.Node, p string) { f.strings(v, p, &b.pciBusIDs) },
 		"list":           func(v *yaml.Node, _ string) { b.list = v },
+		"nvlink_gbytes":  func(v *yaml.Node, p string) { f.number(v, p, checkSpeed, &hw.nvlinkGBs) },
+		"pcie_gbytes":    func(v *yaml.Node, p string) { f.number(v, p, checkSpeed, &hw.pcieGBs) },
+		"dense_tflops":   func(v *yaml.Node, p string) { f.number(v, p, checkTFLOPS, &hw.tflops) },
 	}, "count")
+	if hw.nvlinkGBs > 0 && b.nvlink == "none" {
+		f.errorf(n, joinPath(path, "nvlink_gbytes"), "given, but the GPUs have no NVLink (nvlink: none); set nvlink or leave the speed out")
+	}
 	if b.count > 0 && b.model == "" {
 		f.errorf(n, joinPath(path, "model"), "missing (required when count > 0)")
 	}
@@ -398,6 +407,7 @@ func (f *clusterFile) readNodeGroup(n *yaml.Node, path string) {
 			Name: h, At: f.at(n), Hardware: hwName, CPUs: hw.cpus, ThreadsPerCore: hw.threads, MemoryMiB: hw.memoryMiB,
 			Partitions: parts, Features: feats, Weight: weight,
 			GPUs: append([]GPUSpec(nil), hw.gpus...), Links: hw.links, NICs: hw.nics,
+			NVLinkGBs: hw.nvlinkGBs, PCIeGBs: hw.pcieGBs, DenseTFLOPS: hw.tflops,
 		}
 		if cpus > 0 {
 			ns.CPUs = cpus

@@ -127,6 +127,25 @@ func (r *yamlReader) integer(n *yaml.Node, path string, lo, hi int64, dst *int64
 	*dst = v
 }
 
+// number reads a finite number scalar; check says what is wrong with its
+// value, or "".
+func (r *yamlReader) number(n *yaml.Node, path string, check func(float64) string, dst *float64) {
+	if n.Kind != yaml.ScalarNode {
+		r.errorf(n, path, "want a number, got %s", kindName(n))
+		return
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+	if err != nil {
+		r.errorf(n, path, "want a number, got %q", n.Value)
+		return
+	}
+	if msg := check(v); msg != "" {
+		r.errorf(n, path, "%s", msg)
+		return
+	}
+	*dst = v
+}
+
 func (r *yamlReader) intField(n *yaml.Node, path string, lo, hi int64, dst *int) {
 	var v int64
 	r.integer(n, path, lo, hi, &v)

@@ -8,7 +8,10 @@ import (
 
 // readTopology reads the `topology:` section: spines with leaves, or leaves
 // alone; each leaf lists nodes and/or blocks.
+// leaf_oversubscription and spine_oversubscription set the ratio of every
+// leaf and spine that does not give its own.
 func (f *clusterFile) readTopology(n *yaml.Node, path string) {
+	var leafOver, spineOver float64
 	f.mapping(n, path, fields{
 		"spines": func(v *yaml.Node, p string) {
 			f.sequence(v, p, func(v *yaml.Node, p string) { f.spec.Spines = append(f.spec.Spines, f.readSpine(v, p)) })
@@ -16,7 +19,26 @@ func (f *clusterFile) readTopology(n *yaml.Node, path string) {
 		"leaves": func(v *yaml.Node, p string) {
 			f.sequence(v, p, func(v *yaml.Node, p string) { f.spec.Leaves = append(f.spec.Leaves, f.readLeaf(v, p)) })
 		},
+		"leaf_oversubscription":  func(v *yaml.Node, p string) { f.number(v, p, checkOversubscription, &leafOver) },
+		"spine_oversubscription": func(v *yaml.Node, p string) { f.number(v, p, checkOversubscription, &spineOver) },
 	})
+	if spineOver > 0 && len(f.spec.Spines) == 0 {
+		f.errorf(n, joinPath(path, "spine_oversubscription"), "given, but the topology has no spines")
+	}
+	setLeaves := func(ls []LeafSpec) {
+		for i := range ls {
+			if ls[i].Oversubscription == 0 {
+				ls[i].Oversubscription = leafOver
+			}
+		}
+	}
+	setLeaves(f.spec.Leaves)
+	for i := range f.spec.Spines {
+		if f.spec.Spines[i].Oversubscription == 0 {
+			f.spec.Spines[i].Oversubscription = spineOver
+		}
+		setLeaves(f.spec.Spines[i].Leaves)
+	}
 }
 
 func (f *clusterFile) readSpine(n *yaml.Node, path string) SpineSpec {
@@ -26,6 +48,7 @@ func (f *clusterFile) readSpine(n *yaml.Node, path string) SpineSpec {
 		"leaves": func(v *yaml.Node, p string) {
 			f.sequence(v, p, func(v *yaml.Node, p string) { s.Leaves = append(s.Leaves, f.readLeaf(v, p)) })
 		},
+		"oversubscription": func(v *yaml.Node, p string) { f.number(v, p, checkOversubscription, &s.Oversubscription) },
 	}, "name", "leaves")
 	return s
 }
@@ -38,6 +61,7 @@ func (f *clusterFile) readLeaf(n *yaml.Node, path string) LeafSpec {
 		"blocks": func(v *yaml.Node, p string) {
 			f.sequence(v, p, func(v *yaml.Node, p string) { l.Blocks = append(l.Blocks, f.readBlock(v, p)) })
 		},
+		"oversubscription": func(v *yaml.Node, p string) { f.number(v, p, checkOversubscription, &l.Oversubscription) },
 	}, "name")
 	return l
 }

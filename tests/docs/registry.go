@@ -109,6 +109,9 @@ var Registry = []Entry{
 	{File: "docs/replay.md", Cmd: "gangtopo replay --topology docs/examples/lab16.yaml --trace my-philly.csv --from 2017-10-01 --to 2017-10-08", By: Unit,
 		Replace: []string{"my-philly.csv", "../shared/data/traces/philly-via-pollux/philly.csv"}},
 	{File: "docs/replay.md", Cmd: "gangtopo replay --topology docs/examples/dgx-h100-256.yaml --from 2017-10-09 --to 2017-10-12 --peak-load 1.15 --policies gangtopo-slurm,gangtopo-slurm+defrag", By: Unit},
+	{File: "docs/replay.md", Cmd: "gangtopo replay --topology docs/examples/dgx-h100-256.yaml --from 2017-10-09 --to 2017-10-16 --slowdown grounded:central", By: Unit},
+	{File: "docs/replay.md", Cmd: "gangtopo replay --topology docs/examples/dgx-h100-256.yaml --sustain --quota accounts=15,shares=nodes --policies static,slurm+hard,gangtopo-slurm+quota+defrag", By: Itself,
+		Why: "make bench-headline runs it on the whole trace at every band (long); TestSustainSmoke (cmd/gangtopo) runs the same search on the busiest fortnight"},
 
 	// docs/simulate.md
 	{File: "docs/simulate.md", Cmd: "make bench-simulate", By: Itself, Why: "make bench runs it, rewriting docs/benchmarks.md and docs/simulate.svg (minutes)"},

@@ -145,6 +145,15 @@ func (p *Path) Submit(s *occupancy.Snapshot, j jobsubmit.Job) (jobsubmit.Result,
 	return p.dec.Decide(j, p.withFeatures(s), p.gen, p.eng)
 }
 
+// Rebind is the controller's answer about pending job j (as Slurm holds
+// it, with gangtopo's decision d) on the state s of now:
+// jobsubmit.Decider.Rebind with the path's engine, on s reporting the
+// nodes' features as the controller's snapshots do.
+func (p *Path) Rebind(s *occupancy.Snapshot, j jobsubmit.Job, d jobsubmit.Decision) jobsubmit.Rebinding {
+	p.gen++
+	return p.dec.Rebind(j, d, p.withFeatures(s), p.eng, p.gen)
+}
+
 // Start is where Slurm would start job j (as rewritten) on the state s of
 // now; false when it stays pending. exact, when set, replaces the CPUs and
 // memory Slurm charges (whole CPUs, MiB per GPU) with the trace's own, so

@@ -140,7 +140,13 @@ func TestQueueRebindsStaleDecisions(t *testing.T) {
 	if !q.Stale(s, r) {
 		t.Fatal("not stale, though a new decision would start it")
 	}
-	q.Rebind(s, r)
+	work := s.Clone()
+	if !q.Rebind(work, r) {
+		t.Fatal("Rebind changed nothing")
+	}
+	if q.Rebind(work, r) {
+		t.Error("re-bound twice: the first re-binding holds its place on the working copy, where the job now fits its binding")
+	}
 	if a, ok := q.Place(s, r); !ok || c.Nodes[a.Nodes[0].Node].Name == "node02" {
 		t.Errorf("after rebinding: %v, started %v", nodesOf(c, a), ok)
 	}

@@ -63,49 +63,43 @@ func (q *Queue) Submit(s *occupancy.Snapshot, r *request.Request) {
 }
 
 // Stale says whether the job waits on s only because of what gangtopo
-// wrote, as the controller judges it (jobsubmit.Rebind): its decision
-// binds it, the job as Slurm holds it cannot start on s, the controller would change it (a new
-// decision differs from it in what the controller updates), and the job
-// so changed would start now.
+// wrote, as the controller judges it: jobsubmit.Decider.Rebind, the code
+// the controller runs each cycle (its binding cannot start it now, a new
+// decision on s would, and the update changes something).
 func (q *Queue) Stale(s *occupancy.Snapshot, r *request.Request) bool {
-	if now, had := q.jobs[r.JobID]; had {
-		if d, err := jobsubmit.ParseDecision(now.AdminComment + now.Comment); err != nil || !d.Binds() {
-			return false // nothing the controller re-binds (a waiting job kept on one node, say)
-		}
-		if _, fits, err := q.p.Start(s, now, nil); fits && err == nil {
-			return false // its binding has room: something else keeps it waiting
-		}
-	}
-	j, ok := q.rebound(s, r)
-	if !ok {
+	_, rb, ok := q.rebinding(s, r)
+	return ok && rb.Stale
+}
+
+// Rebind carries out the controller's re-binding of the job on s, the
+// cycle's working copy: the job becomes what the update makes of it in
+// Slurm, and its new place is held on s so that the next job re-bound in
+// the same cycle does not take it (as the controller does). False when
+// the controller finds it not stale on s after all: nothing changes.
+func (q *Queue) Rebind(s *occupancy.Snapshot, r *request.Request) bool {
+	now, rb, ok := q.rebinding(s, r)
+	if !ok || !rb.Stale {
 		return false
 	}
-	_, starts, err := q.p.Start(s, j, nil)
-	return starts && err == nil
+	q.jobs[r.JobID] = rb.Update.Apply(now)
+	for _, a := range rb.Tasks {
+		_ = s.Allocate(a) // placed by the engine on s: it fits
+	}
+	return true
 }
 
-// Rebind replaces the job with the one the controller's update makes of
-// it on s.
-func (q *Queue) Rebind(s *occupancy.Snapshot, r *request.Request) {
-	if j, ok := q.rebound(s, r); ok {
-		q.jobs[r.JobID] = j
-	}
-}
-
-// rebound is the pending job of r after the controller's update towards
-// a new decision on s (jobsubmit.Rebound: what a new decision changes
-// through scontrol, a shape set earlier kept); false when the update
-// changes nothing or the plugin would not take the job now.
-func (q *Queue) rebound(s *occupancy.Snapshot, r *request.Request) (jobsubmit.Job, bool) {
-	want, ok := q.decide(s, r)
-	if !ok {
-		return jobsubmit.Job{}, false
-	}
+// rebinding is the controller's answer about the job of r on s, and the
+// job as Slurm holds it; false when gangtopo wrote no decision into it.
+func (q *Queue) rebinding(s *occupancy.Snapshot, r *request.Request) (jobsubmit.Job, jobsubmit.Rebinding, bool) {
 	now, had := q.jobs[r.JobID]
 	if !had {
-		return want, true
+		return now, jobsubmit.Rebinding{}, false
 	}
-	return jobsubmit.Rebound(now, want)
+	d, err := jobsubmit.ParseDecision(now.AdminComment + now.Comment)
+	if err != nil {
+		return now, jobsubmit.Rebinding{}, false
+	}
+	return now, q.p.Rebind(s, now, d), true
 }
 
 // decide is the plugin's rewrite of the job of r on s; false when the job

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/request"
@@ -20,11 +21,17 @@ import (
 //     declines a queued job that Stale says a new decision would start
 //     now (its binding alone keeps it waiting: a self-inflicted wait), the
 //     controller's next cycle (every RebindInterval seconds of replay time)
-//     calls Rebind, and a scheduling pass follows.
+//     calls Rebind for each such job still waiting, oldest first, on one
+//     working copy of the state of then (Rebind holds the place it gives
+//     a job on it, so the next job is not sent to the same GPUs), and a
+//     scheduling pass follows.
 type Deciding interface {
 	Submit(s *occupancy.Snapshot, r *request.Request)
 	Stale(s *occupancy.Snapshot, r *request.Request) bool
-	Rebind(s *occupancy.Snapshot, r *request.Request)
+	// Rebind re-decides a job found stale, on the cycle's working copy of
+	// the state; false when the controller finds it not stale there after
+	// all (the GPUs it would have had were taken since): nothing changed.
+	Rebind(s *occupancy.Snapshot, r *request.Request) bool
 	// RebindInterval is the controller's cycle in seconds; 0 turns the
 	// controller's re-binding off.
 	RebindInterval() float64
@@ -65,15 +72,25 @@ func (rb *rebinder) declined(g *gangSim, t float64, j int32) {
 }
 
 // cycle is the controller's cycle at t: every job still waiting on a
-// stale binding is decided again on the state of now.
+// stale binding is decided again, oldest first, on a working copy of the
+// state of now.
 func (rb *rebinder) cycle(g *gangSim, t float64) {
 	rb.next = math.Inf(1)
-	for j, since := range rb.stale {
+	jobs := make([]int32, 0, len(rb.stale))
+	for j := range rb.stale {
+		jobs = append(jobs, j)
+	}
+	slices.Sort(jobs)
+	work := g.s.Clone()
+	for _, j := range jobs {
+		since := rb.stale[j]
 		delete(rb.stale, j)
 		if !math.IsNaN(g.out[j].Start) {
 			continue // started meanwhile
 		}
-		rb.pol.Rebind(g.s, g.request(j))
+		if !rb.pol.Rebind(work, g.request(j)) {
+			continue
+		}
 		g.res.Rebinds++
 		g.res.SelfWaitSeconds += t - since
 		if t-since > rb.interval {

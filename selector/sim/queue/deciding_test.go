@@ -31,8 +31,9 @@ func (p *staleAtSubmit) Place(s *occupancy.Snapshot, r *request.Request) (occupa
 }
 
 func (p *staleAtSubmit) Stale(*occupancy.Snapshot, *request.Request) bool { return true }
-func (p *staleAtSubmit) Rebind(_ *occupancy.Snapshot, r *request.Request) {
+func (p *staleAtSubmit) Rebind(_ *occupancy.Snapshot, r *request.Request) bool {
 	delete(p.bound, r.JobID)
+	return true
 }
 func (p *staleAtSubmit) RebindInterval() float64 { return 5 }
 

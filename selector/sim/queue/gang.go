@@ -53,6 +53,7 @@ type gangSim struct {
 	never  map[int]bool             // by GPU count: does not fit the empty cluster
 	undo   []int32                  // scratch for reserve
 	most   int                      // GPUs of the largest node
+	slow   slower                   // the slowdown model
 	honors bool                     // the policy keeps Required gangs inside their tier
 	// jobReqs, for a Deciding policy, is each job's own request (nil
 	// otherwise: requests are shared by size), and rebind models the
@@ -79,6 +80,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 		reqs: map[int]*request.Request{}, never: map[int]bool{}, running: newRunningSet()}
 	g.out = g.res.Outcomes
 	g.most = mostGPUs(c)
+	g.slow = newSlower(c, &g.cfg)
 	if th, ok := p.(TierHonoring); ok {
 		g.honors = th.HonorsTier()
 	}
@@ -118,8 +120,12 @@ func (g *gangSim) run() (*Result, error) {
 		}
 		for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
 			e := g.ends.pop()
-			if g.out[e.job].End != e.at || math.IsNaN(g.out[e.job].Start) {
-				continue // requeued since: this end is not its end any more
+			if _, running := g.running.pos[e.job]; !running || g.out[e.job].End != e.at {
+				// requeued since: this end is not its end any more; or a job
+				// requeued at the instant it started (a quota reclaim's delayed
+				// start meeting a defragmentation plan) and started again with
+				// the same end, whose first end event has finished it
+				continue
 			}
 			g.finish(e.job)
 			released = true
@@ -235,15 +241,14 @@ func (g *gangSim) limitOn(j int32, a occupancy.Allocation) float64 {
 
 // slowdown is the slowdown of job j with allocation a.
 func (g *gangSim) slowdown(j int32, a occupancy.Allocation) float64 {
-	tier, nodes := Reach(g.c, a)
-	return g.cfg.Slowdown.Factor(tier, nodes, minNodes(g.most, g.jobs[j].GPUs))
+	f, _, _ := g.slow.factor(&g.jobs[j], a)
+	return f
 }
 
 // start records that job j starts at t with allocation a.
 func (g *gangSim) start(t float64, j int32, a occupancy.Allocation, feasible topology.Tier) {
 	job := &g.jobs[j]
-	tier, nodes := Reach(g.c, a)
-	f := g.cfg.Slowdown.Factor(tier, nodes, minNodes(g.most, job.GPUs))
+	f, tier, nodes := g.slow.factor(job, a)
 	o := &g.out[j]
 	o.Start, o.End = t, t+job.Duration*f
 	o.Tier, o.Nodes, o.Slowdown, o.Feasible = tier, nodes, f, feasible

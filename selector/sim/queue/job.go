@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/sim/stepcost"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -26,8 +27,12 @@ type Job struct {
 // Config holds the replay's settings. The zero value is usable: Defaults
 // fills every unset field, in one place.
 type Config struct {
-	// Slowdown is the placement slowdown model. Zero value: DefaultSlowdown.
+	// Slowdown is the fixed-factor slowdown model, used when Grounded is
+	// nil. Zero value: DefaultSlowdown.
 	Slowdown Slowdown
+	// Grounded, when set, charges placements with the grounded model
+	// (selector/sim/stepcost) at its band instead of Slowdown.
+	Grounded *Grounded
 	// LimitFactor sets each job's time limit (Slurm's --time, what
 	// backfill plans with) to its run time where placed, Duration x
 	// slowdown, times LimitFactor. Default 1: exact limits.
@@ -91,6 +96,9 @@ func (c Config) Defaults() Config {
 func (c *Config) validate() error {
 	if err := c.Slowdown.Validate(); err != nil {
 		return err
+	}
+	if g := c.Grounded; g != nil && (g.Band < 0 || g.Band >= stepcost.NumBands) {
+		return fmt.Errorf("grounded slowdown band %d: want low, central or high", g.Band)
 	}
 	if !(c.LimitFactor > 0) || math.IsInf(c.LimitFactor, 0) {
 		return fmt.Errorf("time limit factor %g: want a positive number", c.LimitFactor)

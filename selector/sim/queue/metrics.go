@@ -58,6 +58,9 @@ type Summary struct {
 	Gangs int
 	// SlowdownGPUHours is sum over jobs of GPUs * duration * (slowdown-1).
 	SlowdownGPUHours float64
+	// StrandedGPUHours integrates, over the submission window, the idle
+	// GPUs the waiting jobs could have filled by count (stranded.go).
+	StrandedGPUHours float64
 	// MeanSlowdown is the GPU-time weighted mean slowdown.
 	MeanSlowdown float64
 	Backfilled   float64 // fraction of jobs started by backfill
@@ -110,6 +113,7 @@ func Summarize(r *Result) Summary {
 	}
 	acc.lost(&s, r)
 	acc.finish(&s, r.GPUs)
+	s.StrandedGPUHours = strandedGPUHours(r, acc.lo, acc.hi)
 	s.ownerWaits(r)
 	return s
 }

@@ -36,6 +36,10 @@ func TestSummarize(t *testing.T) {
 		// j2 reached its feasible leaf, j3 a leaf where one node was free.
 		Tight: 0.5, Gangs: 2,
 		SlowdownGPUHours: 16 * 20 * 0.2 / 3600,
+		// 0-10: 15 free, j1 (1) waits: 1 x 10; 10-20: 16 free, j1 and j2
+		// (17) wait: 16 x 10; 20-30: 11 free, j2 (16) does not fit; 30-40:
+		// 16 free for j2: 16 x 10. 330 GPU-s.
+		StrandedGPUHours: 330.0 / 3600,
 		MeanSlowdown:     445.0 / 381, Backfilled: 0.2,
 		HeldIdleGPUHours: 2, PeakHeldIdle: 3, Deadlocks: 2, Timeouts: 1,
 		Wait32: math.NaN(), P95Wait32: math.NaN(),

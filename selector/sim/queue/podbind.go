@@ -95,8 +95,7 @@ func (p *podSim) startJob(t float64, j int32) {
 	if job.GPUs >= 2 {
 		o.Feasible = p.feasibleFor(pj.held, job.GPUs)
 	}
-	tier, nodes := Reach(p.c, pj.held)
-	f := p.cfg.Slowdown.Factor(tier, nodes, minNodes(p.most, job.GPUs))
+	f, tier, nodes := p.slow.factor(job, pj.held)
 	o.Start, o.End = t, t+job.Duration*f
 	o.Tier, o.Nodes, o.Slowdown = tier, nodes, f
 	p.ends.push(o.End, j)

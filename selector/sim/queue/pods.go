@@ -88,6 +88,7 @@ type podSim struct {
 	feas                *feasibility
 	most                int // GPUs of the largest node
 	mostPod             int // GPUs of the largest pod a node can ever hold, CPUs counted
+	slow                slower
 	done                int
 	err                 error
 }
@@ -100,6 +101,7 @@ func newPodSim(c *topology.Cluster, jobs []Job, cfg Config) *podSim {
 	if cpus := cfg.CPUsPerGPU; cpus > 0 {
 		p.mostPod = min(p.most, mostCPUs(c)/cpus)
 	}
+	p.slow = newSlower(c, &p.cfg)
 	p.pendingBySize = make([]int, p.most+1)
 	if len(jobs) > 0 {
 		p.last = jobs[0].Submit

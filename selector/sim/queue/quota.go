@@ -88,20 +88,17 @@ func (q Quota) defaults() Quota {
 	return q
 }
 
-// quotaSim is the replay's quota state: the ledger's counts, kept as jobs
-// start and stop, and the controller's cycle.
+// quotaSim is the replay's quota state: the live ledger, kept by the
+// ledger's own Queue, Start and Stop as jobs are submitted, start, stop
+// and are requeued (the counting the controller's ledger does, in one
+// place), and the controller's cycle.
 type quotaSim struct {
-	cfg    Quota
-	gpus   int
-	acct   []int // by job: its share's index, -1 for none
-	counts []quota.Counts
-	// outside is the GPUs running jobs of accounts without a share hold.
-	outside int
+	cfg  Quota
+	acct []int // by job: its share's index, -1 for none
 	// borrowing marks running jobs started beyond their share.
 	borrowing []bool
 	ledger    quota.Ledger
-	stale     bool // counts changed since ledger was made
-	version   uint64
+	version   uint64           // changes of the ledger so far
 	failed    map[int32]uint64 // job -> version at its last failed plan
 	eng       *place.Engine
 	epoch     time.Time
@@ -112,8 +109,8 @@ func newQuotaSim(c *topology.Cluster, jobs []Job, cfg *Quota) *quotaSim {
 	if cfg == nil {
 		return nil
 	}
-	q := &quotaSim{cfg: cfg.defaults(), gpus: c.NumGPUs(), acct: make([]int, len(jobs)), borrowing: make([]bool, len(jobs)),
-		counts: make([]quota.Counts, len(cfg.Shares)), stale: true, failed: map[int32]uint64{}, next: math.Inf(1),
+	q := &quotaSim{cfg: cfg.defaults(), acct: make([]int, len(jobs)), borrowing: make([]bool, len(jobs)),
+		ledger: quota.Compute(cfg.Shares, c.NumGPUs(), nil, nil, 0), failed: map[int32]uint64{}, next: math.Inf(1),
 		eng: place.New(c, place.Options{}), epoch: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}
 	index := map[string]int{}
 	for i, s := range cfg.Shares {
@@ -129,17 +126,17 @@ func newQuotaSim(c *topology.Cluster, jobs []Job, cfg *Quota) *quotaSim {
 }
 
 // live is the ledger of now.
-func (q *quotaSim) live() *quota.Ledger {
-	if q.stale {
-		q.ledger = quota.FromCounts(q.cfg.Shares, q.gpus, q.counts, q.outside, 0)
-		q.stale = false
-	}
-	return &q.ledger
-}
+func (q *quotaSim) live() *quota.Ledger { return &q.ledger }
 
-func (q *quotaSim) changed() {
-	q.stale = true
-	q.version++
+func (q *quotaSim) changed() { q.version++ }
+
+// account is job j's account as the ledger names it ("" for none: the
+// ledger counts such a job outside the shares).
+func (q *quotaSim) account(g *gangSim, j int32) string {
+	if q.acct[j] < 0 {
+		return g.jobs[j].Account
+	}
+	return q.cfg.Shares[q.acct[j]].Account
 }
 
 func (q *quotaSim) share(j int32) int {
@@ -162,7 +159,7 @@ func (q *quotaSim) refuses(g *gangSim, j int32) bool {
 	case QuotaHard:
 		return true
 	case QuotaDynamic:
-		lendable := max(0, q.gpus-q.cfg.Shares.Sum())
+		lendable := max(0, q.ledger.GPUs-q.cfg.Shares.Sum())
 		for _, s := range q.cfg.Shares {
 			if s.Lend {
 				lendable += s.GPUs
@@ -177,17 +174,13 @@ func (q *quotaSim) refuses(g *gangSim, j int32) bool {
 // its account's share: what the account holds and waits for before it,
 // plus the job, within the share (an owner's job: its wait is measured).
 func (q *quotaSim) admitted(g *gangSim, j int32) {
-	if q == nil {
+	if q == nil || q.acct[j] < 0 {
 		return
 	}
-	a, gpus := q.acct[j], g.jobs[j].GPUs
-	if a < 0 {
-		return
-	}
-	c := &q.counts[a]
-	g.out[j].Owner = c.InUse+c.Waiting+gpus <= q.share(j)
-	c.Waiting += gpus
-	waitingJob(c, gpus, 1)
+	name, gpus := q.account(g, j), g.jobs[j].GPUs
+	u, _ := q.ledger.Usage(name)
+	g.out[j].Owner = u.InUse+u.Waiting+gpus <= q.share(j)
+	q.ledger.Queue(name, gpus)
 	q.changed()
 }
 
@@ -196,13 +189,13 @@ func (q *quotaSim) allows(g *gangSim, j int32) bool {
 	if q == nil || q.acct[j] < 0 {
 		return true
 	}
-	gpus := g.jobs[j].GPUs
+	name, gpus := q.account(g, j), g.jobs[j].GPUs
 	switch q.cfg.Mode {
 	case QuotaHard:
-		return q.counts[q.acct[j]].InUse+gpus <= q.share(j)
+		u, _ := q.ledger.Usage(name)
+		return u.InUse+gpus <= q.share(j)
 	case QuotaDynamic:
-		l, name := q.live(), q.cfg.Shares[q.acct[j]].Account
-		return l.Entitled(name, gpus) || l.MayBorrow(name, gpus)
+		return q.ledger.Entitled(name, gpus) || q.ledger.MayBorrow(name, gpus)
 	}
 	return true
 }
@@ -212,20 +205,9 @@ func (q *quotaSim) started(g *gangSim, j int32) {
 	if q == nil {
 		return
 	}
-	a, gpus := q.acct[j], g.jobs[j].GPUs
-	if a < 0 {
-		q.outside += gpus
-		q.changed()
-		return
-	}
-	q.borrowing[j] = q.cfg.Mode == QuotaDynamic && !q.live().Entitled(q.cfg.Shares[a].Account, gpus)
-	c := &q.counts[a]
-	c.InUse += gpus
-	c.Waiting = max(0, c.Waiting-gpus)
-	waitingJob(c, gpus, -1)
-	if q.borrowing[j] {
-		c.Preemptible += gpus
-	}
+	name, gpus := q.account(g, j), g.jobs[j].GPUs
+	q.borrowing[j] = q.acct[j] >= 0 && q.cfg.Mode == QuotaDynamic && !q.ledger.Entitled(name, gpus)
+	q.ledger.Start(name, gpus, q.borrowing[j])
 	q.changed()
 }
 
@@ -234,35 +216,9 @@ func (q *quotaSim) stopped(g *gangSim, j int32, requeued bool) {
 	if q == nil {
 		return
 	}
-	a, gpus := q.acct[j], g.jobs[j].GPUs
-	if a < 0 {
-		q.outside = max(0, q.outside-gpus)
-		q.changed()
-		return
-	}
-	c := &q.counts[a]
-	c.InUse = max(0, c.InUse-gpus)
-	if q.borrowing[j] {
-		c.Preemptible = max(0, c.Preemptible-gpus)
-		q.borrowing[j] = false
-	}
-	if requeued {
-		c.Waiting += gpus
-		waitingJob(c, gpus, 1)
-	}
+	q.ledger.Stop(q.account(g, j), g.jobs[j].GPUs, q.borrowing[j], requeued && q.acct[j] >= 0)
+	q.borrowing[j] = false
 	q.changed()
-}
-
-// waitingJob counts one more (by = 1) or one fewer waiting job of gpus
-// GPUs. The map is changed in place: the ledger made from the counts is
-// made again after every change (quotaSim.changed).
-func waitingJob(c *quota.Counts, gpus, by int) {
-	if c.WaitingJobs == nil {
-		c.WaitingJobs = map[int]int{}
-	}
-	if c.WaitingJobs[gpus] += by; c.WaitingJobs[gpus] <= 0 {
-		delete(c.WaitingJobs, gpus)
-	}
 }
 
 // nextEvent is the next controller cycle with work (+Inf when none).

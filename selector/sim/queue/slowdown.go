@@ -7,8 +7,60 @@ import (
 	"strings"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/sim/stepcost"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
+
+// Two slowdown models charge a placement: the grounded one
+// (selector/sim/stepcost: each job's collectives, published demands, the
+// bandwidth its placement gets from the cluster file), when
+// Config.Grounded is set, and otherwise Slowdown's fixed factors per tier
+// (NoSlowdown: none). A replay asks its slower for every job it starts.
+
+// Grounded selects the grounded slowdown model at a band.
+type Grounded struct {
+	Band stepcost.Band
+}
+
+// slower is the slowdown model a replay charges placements with.
+type slower interface {
+	factor(j *Job, a occupancy.Allocation) (f float64, tier topology.Tier, nodes int)
+}
+
+// newSlower is the model cfg selects for cluster c (a grounded model
+// keeps per-replay caches: one per replay).
+func newSlower(c *topology.Cluster, cfg *Config) slower {
+	if cfg.Grounded != nil {
+		return &groundedSlower{c: c, m: stepcost.New(c, cfg.Grounded.Band)}
+	}
+	return &factorSlower{c: c, s: cfg.Slowdown, most: mostGPUs(c)}
+}
+
+// factorSlower charges Slowdown's fixed factors.
+type factorSlower struct {
+	c    *topology.Cluster
+	s    Slowdown
+	most int
+}
+
+func (f *factorSlower) factor(j *Job, a occupancy.Allocation) (float64, topology.Tier, int) {
+	tier, nodes := Reach(f.c, a)
+	return f.s.Factor(tier, nodes, minNodes(f.most, j.GPUs)), tier, nodes
+}
+
+// groundedSlower charges the grounded model.
+type groundedSlower struct {
+	c *topology.Cluster
+	m *stepcost.Model
+}
+
+func (g *groundedSlower) factor(j *Job, a occupancy.Allocation) (float64, topology.Tier, int) {
+	tier, nodes := Reach(g.c, a)
+	if len(a.Nodes) == 0 {
+		return 1, tier, nodes
+	}
+	return g.m.Factor(j.Name, a), tier, nodes
+}
 
 // Slowdown is the placement slowdown model: how much longer a job runs
 // because of where its GPUs are. A job of base duration d placed with

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/sim/stepcost"
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 )
@@ -142,4 +144,73 @@ func FuzzParseSlowdown(f *testing.F) {
 			t.Fatalf("ParseSlowdown(%q): %v does not round-trip (%v, %v)", s, sd, back, err)
 		}
 	})
+}
+
+// spreadPolicy places a job four GPUs a node at most, in node order: a
+// scheduler that splits gangs, so the grounded model has something to
+// charge.
+type spreadPolicy struct{ c *topology.Cluster }
+
+func (p spreadPolicy) Name() string { return "spread" }
+
+func (p spreadPolicy) Place(s *occupancy.Snapshot, r *request.Request) (occupancy.Allocation, bool) {
+	var a occupancy.Allocation
+	left := r.GPUs
+	for n := range p.c.Nodes {
+		free := s.NodeFree(topology.NodeID(n))
+		na := occupancy.NodeAlloc{Node: topology.NodeID(n), Milli: occupancy.WholeGPU, CPUMilli: 0}
+		for g := 0; g < len(free) && len(na.GPUs) < 4 && left > 0; g++ {
+			if free[g] == occupancy.WholeGPU {
+				na.GPUs = append(na.GPUs, g)
+				left--
+			}
+		}
+		if len(na.GPUs) > 0 {
+			a.Nodes = append(a.Nodes, na)
+		}
+		if left == 0 {
+			return a, true
+		}
+	}
+	return occupancy.Allocation{}, false
+}
+
+// The grounded model charges each job what stepcost says of its
+// placement: its run time (and its GPUs' hold) is its duration times the
+// model's factor, at the configured band.
+func TestGroundedSlowdownCharged(t *testing.T) {
+	c := topotest.FatTree(1, 2, 2, topotest.DGXH100)
+	jobs := []Job{
+		{Name: "a", Submit: 0, Duration: 1000, GPUs: 8},
+		{Name: "b", Submit: 0, Duration: 500, GPUs: 16},
+		{Name: "c", Submit: 0, Duration: 100, GPUs: 1},
+	}
+	four := func(n topology.NodeID, first int) occupancy.NodeAlloc {
+		return occupancy.NodeAlloc{Node: n, Milli: occupancy.WholeGPU, GPUs: []int{first, first + 1, first + 2, first + 3}}
+	}
+	// a: GPUs 0-3 of node1 and node2; b: 4-7 of node1 and node2, 0-3 of
+	// node3 and node4; c one of the GPUs left on node3.
+	allocs := map[string]occupancy.Allocation{
+		"a": {Nodes: []occupancy.NodeAlloc{four(0, 0), four(1, 0)}},
+		"b": {Nodes: []occupancy.NodeAlloc{four(0, 4), four(1, 4), four(2, 0), four(3, 0)}},
+	}
+	for _, band := range []stepcost.Band{stepcost.Low, stepcost.High} {
+		res, err := Replay(c, jobs, spreadPolicy{c}, Config{CPUsPerGPU: 1, Grounded: &Grounded{Band: band}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := stepcost.New(c, band)
+		for i, o := range res.Outcomes {
+			want := 1.0 // one GPU: nothing to send
+			if a, ok := allocs[jobs[i].Name]; ok {
+				want = m.Factor(jobs[i].Name, a)
+				if !(want > 1) {
+					t.Errorf("%s band %s: a gang split 4 GPUs a node has factor %g, want above 1", jobs[i].Name, band, want)
+				}
+			}
+			if math.Abs(o.Slowdown-want) > 1e-12 || math.Abs(o.End-o.Start-jobs[i].Duration*want) > 1e-6 {
+				t.Errorf("%s band %s: slowdown %g, run %g s; want %g, %g s", jobs[i].Name, band, o.Slowdown, o.End-o.Start, want, jobs[i].Duration*want)
+			}
+		}
+	}
 }
