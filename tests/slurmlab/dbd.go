@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -15,6 +16,9 @@ import (
 // accounting database (QOS, associations, GrpTRES limits, preempt/qos).
 //
 // Both run as the other daemons do: started by the lab with its marker,
+// chrooted into Options.Root in a rooted lab (whose root must then carry
+// slurmdbd and MariaDB: DBPackages installed into a copy of a make roots
+// root; checkDBRoot),
 // foreground, on private TCP ports of 127.0.0.1, with every file under the
 // lab directory (db/data is MariaDB's data directory, db/mysqld.sock its
 // socket, etc/slurmdbd.conf next to slurm.conf, where slurmdbd looks for it
@@ -44,6 +48,18 @@ const (
 // (about 40 s on a fresh machine), starting no service.
 func EnsureDBPackages(ctx context.Context, logf func(string, ...any)) error {
 	return ensure(ctx, logf, []string{sbinMariadb, binInstallDB, binMariadb, sbinDbd, dbdPlugin}, DBPackages)
+}
+
+// checkDBRoot fails unless a rooted lab's root carries the accounting
+// binaries (the roots of make roots do not; DBPackages installed into a
+// copy of one do: docs of testdata/sacct say how).
+func checkDBRoot(root string) error {
+	for _, f := range []string{sbinMariadb, binInstallDB, binMariadb, sbinDbd, dbdPlugin} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			return fmt.Errorf("slurmlab: accounting in the root %s needs %v installed there (%s is missing): install them into a copy of the root, never into make roots' own", root, DBPackages, f)
+		}
+	}
+	return nil
 }
 
 // accounting is the state of a lab's database and slurmdbd.
@@ -78,16 +94,17 @@ func (l *Lab) startMariaDB(ctx context.Context) error {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return err
 	}
-	install := exec.CommandContext(ctx, binInstallDB, "--no-defaults", "--datadir="+data, "--user=root",
+	argv := l.inRoot("", binInstallDB, "--no-defaults", "--datadir="+data, "--user=root",
 		"--auth-root-authentication-method=normal", "--skip-test-db")
+	install := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	install.Env = l.Env()
 	if out, err := install.CombinedOutput(); err != nil {
 		return fmt.Errorf("mariadb-install-db: %v: %s", err, tail(string(out), 10))
 	}
-	_, err := l.spawn("mariadbd", nil, sbinMariadb, "--no-defaults", "--datadir="+data, "--socket="+l.dbSocket(),
+	_, err := l.spawn("mariadbd", nil, l.inRoot("", sbinMariadb, "--no-defaults", "--datadir="+data, "--socket="+l.dbSocket(),
 		fmt.Sprintf("--port=%d", l.acct.dbPort), "--bind-address=127.0.0.1", "--user=root", "--skip-name-resolve",
 		"--pid-file="+l.Path("run", "mariadbd.pid"), "--log-error="+l.Path("log", "mariadb.log"),
-		"--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M", "--innodb-lock-wait-timeout=900", "--skip-log-bin")
+		"--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M", "--innodb-lock-wait-timeout=900", "--skip-log-bin")...)
 	if err != nil {
 		return err
 	}
@@ -108,7 +125,8 @@ func (l *Lab) startMariaDB(ctx context.Context) error {
 func (l *Lab) sql(ctx context.Context, stmt string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binMariadb, "--no-defaults", "--socket="+l.dbSocket(), "-uroot", "-N", "-e", stmt)
+	argv := l.inRoot("", binMariadb, "--no-defaults", "--socket="+l.dbSocket(), "-uroot", "-N", "-e", stmt)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("mariadb: %v: %s", err, strings.TrimSpace(string(out)))
@@ -144,7 +162,7 @@ func (l *Lab) startDbd(ctx context.Context) error {
 	if err := os.WriteFile(l.Path("etc", "slurmdbd.conf"), []byte(conf), 0o600); err != nil {
 		return err
 	}
-	pid, err := l.spawn("slurmdbd", nil, sbinDbd, "-D")
+	pid, err := l.spawn("slurmdbd", nil, l.inRoot("", sbinDbd, "-D")...)
 	if err != nil {
 		return err
 	}

@@ -161,12 +161,13 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if err := opts.Topology.check(rel); err != nil {
 		return nil, err
 	}
-	if opts.Accounting && opts.Root != "" {
-		// slurmdbd and MariaDB come from the host's packages (dbd.go); the
-		// Debian roots carry no slurmdbd
-		return nil, errors.New("slurmlab: accounting (slurmdbd over MariaDB) runs on the host's Slurm only, not in a Debian root (Options.Root)")
-	}
-	if opts.Accounting {
+	switch {
+	case opts.Accounting && opts.Root != "":
+		// the roots of make roots carry no slurmdbd: a copy with it does
+		if err := checkDBRoot(opts.Root); err != nil {
+			return nil, err
+		}
+	case opts.Accounting:
 		if err := EnsureDBPackages(ctx, opts.Logf); err != nil {
 			return nil, err
 		}
