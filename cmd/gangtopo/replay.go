@@ -42,6 +42,10 @@ type replayOptions struct {
 	quota                   string
 	slurmSeries             string
 	output                  string
+	// a site's history (replay_sacct.go)
+	sacct, scontrolConfig, nameSalt, skippedFile string
+	keepNames, checkStarts, slurmTiming          bool
+	policiesGiven, slowdownGiven                 bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -65,6 +69,7 @@ policies also with +hard (Slurm's hard GrpTRES limits at each account's
 share); --quota says how the trace's jobs are dealt to accounts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.policiesGiven, o.slowdownGiven = cmd.Flags().Changed("policies"), cmd.Flags().Changed("slowdown")
 			return runReplay(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -89,6 +94,13 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 	f.StringVar(&o.slurmSeries, "slurm-series", stockslurm.DefaultSeries, "the Slurm series the slurm policy models, named in the report: "+
 		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, csv or markdown")
+	f.StringVar(&o.sacct, "sacct", "", "replay a site's own job history instead of the Philly trace: the output of sacct --json or sacct -P (see docs/replay.md); default policies "+sacctPolicies)
+	f.BoolVar(&o.keepNames, "keep-names", false, "--sacct: keep user and account names (default: hashed)")
+	f.StringVar(&o.nameSalt, "name-salt", "", "--sacct: hash names keyed with this secret (HMAC-SHA-256), so that no one can confirm a guessed name")
+	f.StringVar(&o.scontrolConfig, "scontrol-config", "", "--sacct: the output of scontrol show config on the cluster: its scheduler parameters and boot time (default: Slurm's defaults)")
+	f.BoolVar(&o.slurmTiming, "slurm-timing", true, "--sacct: schedule when slurmctld does (main pass on submit and end, backfill every bf_interval); false: a pass at every event")
+	f.BoolVar(&o.checkStarts, "check-starts", false, "--sacct: compare the slurm policy's predicted start of each job with the recorded one (slowdown none unless --slowdown is given)")
+	f.StringVar(&o.skippedFile, "skipped", "", "--sacct: write every job left out of the replay, with the reason, to this file (tab-separated)")
 	return cmd
 }
 
@@ -100,6 +112,7 @@ type replaySetup struct {
 	cfg      queue.Config
 	info     replayInfo
 	runs     []*replayRun
+	hist     *historyInfo // --sacct
 }
 
 // replayRun is the trace at one load and what each policy made of it.
@@ -127,6 +140,8 @@ type replayInfo struct {
 	QuotaIdle  bool
 	// Slurm says what the slurm model stands for, when a policy uses it
 	Slurm string
+	// History describes a --sacct replay's jobs and timing ("" for Philly)
+	History string
 }
 
 func runReplay(w, errw io.Writer, o replayOptions) error {
@@ -158,6 +173,9 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 	default:
 		rep.writeTable(w)
 	}
+	if set.hist != nil {
+		return set.hist.write(w, set, o.skippedFile)
+	}
 	return nil
 }
 
@@ -166,6 +184,9 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 func (o *replayOptions) setup() (*replaySetup, error) {
 	if o.output != "table" && o.output != "csv" && o.output != "markdown" {
 		return nil, usagef("--output %q: want table, csv or markdown", o.output)
+	}
+	if err := o.sacctFlags(); err != nil {
+		return nil, err
 	}
 	pols, err := parseReplayPolicies(o.policies)
 	if err != nil {
@@ -183,16 +204,12 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	path, err := o.tracePath()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := traces.ReadPhilly(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, usagef("trace %s does not exist (give --trace FILE, --traces DIR or $%s)", path, traces.EnvDir)
-	}
-	if err != nil {
-		return nil, asUsage(err)
+	var path string
+	var raw []traces.Job
+	if o.sacct == "" {
+		if path, raw, err = o.readTrace(); err != nil {
+			return nil, err
+		}
 	}
 	if slices.ContainsFunc(pols, func(p string) bool { return strings.HasSuffix(p, defragSuffix) }) {
 		d, err := parseReplayDefrag(o.defrag)
@@ -222,7 +239,12 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if usesSlurmModel(pols) {
 		set.info.Slurm = series.Describe()
 	}
-	if err := o.scale(set, raw); err != nil {
+	if o.sacct != "" {
+		err = o.loadSacct(set)
+	} else {
+		err = o.scale(set, raw)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if q := o.quotaSet; q != nil {
@@ -230,6 +252,22 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		set.info.Quota, set.info.OwnerBound, set.info.QuotaIdle = describeQuota(q), q.sim.OwnerBound(), q.idle > 0
 	}
 	return set, nil
+}
+
+// readTrace reads the Philly table.
+func (o *replayOptions) readTrace() (string, []traces.Job, error) {
+	path, err := o.tracePath()
+	if err != nil {
+		return "", nil, err
+	}
+	raw, err := traces.ReadPhilly(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, usagef("trace %s does not exist (give --trace FILE, --traces DIR or $%s)", path, traces.EnvDir)
+	}
+	if err != nil {
+		return "", nil, asUsage(err)
+	}
+	return path, raw, nil
 }
 
 // replayDisplayPath shows a path relative to the working directory when it is

@@ -29,6 +29,8 @@ type replayReport struct {
 	cluster *topology.Cluster
 	run     *replayRun
 	rows    []replayRow
+	// recorded summarises a history's own record (--sacct)
+	recorded *queue.Summary
 }
 
 type replayRow struct {
@@ -41,12 +43,19 @@ func newReplayReport(set *replaySetup, run *replayRun) *replayReport {
 	for i, res := range run.results {
 		r.rows = append(r.rows, replayRow{queue.Summarize(res), run.elapsed[i]})
 	}
+	if set.hist != nil && run.compress == 1 {
+		s := queue.Summarize(set.hist.recordedResult(run.jobs, set.cluster.NumGPUs()))
+		r.recorded = &s
+	}
 	return r
 }
 
 // header describes the run in a few lines.
 func (r *replayReport) header() []string {
 	h := replayHeader(r.info, r.cluster)
+	if r.info.History != "" {
+		return h
+	}
 	return append(append(h[:2:2], fmt.Sprintf("submit times compressed %.3gx: the trace's busiest week arrives at %.0f%% of the cluster's GPU capacity, the whole replay at %.0f%% on average",
 		r.run.compress, 100*r.run.peak, 100*r.run.offered)), h[2:]...)
 }
@@ -58,6 +67,10 @@ func replayHeader(in replayInfo, c *topology.Cluster) []string {
 		fmt.Sprintf("%d jobs submitted %s .. %s (trace time)", in.Jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04")),
 		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; slowdown %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
 			replayOneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
+	}
+	if in.History != "" {
+		h[1] = fmt.Sprintf("%d jobs eligible %s .. %s, replayed at their own pace", in.Jobs, in.Trace0.Format("2006-01-02 15:04:05"), in.Trace1.Format("2006-01-02 15:04:05"))
+		h[2] = in.History + fmt.Sprintf("; slowdown %s", in.Slowdown)
 	}
 	if in.Defrag != "" {
 		h[2] += "; " + in.Defrag
@@ -147,8 +160,8 @@ func (r *replayReport) targets() [][]string {
 			ref = &r.rows[i].s
 		}
 	}
-	if ref == nil {
-		return nil
+	if ref == nil || r.info.History != "" {
+		return nil // the targets are the Philly replay's
 	}
 	met := func(ok bool) string {
 		if ok {
@@ -182,7 +195,7 @@ func (r *replayReport) writeTable(w io.Writer) {
 	for _, h := range r.header() {
 		fmt.Fprintln(w, h)
 	}
-	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable(), r.quotaTable(), r.accountTable()} {
+	for i, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable(), r.quotaTable(), r.accountTable(), r.historyTable()} {
 		if t == nil {
 			continue
 		}
@@ -202,7 +215,7 @@ func (r *replayReport) writeMarkdown(w io.Writer) {
 	for _, h := range r.header() {
 		fmt.Fprintln(w, h+"  ")
 	}
-	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable(), r.quotaTable(), r.accountTable()} {
+	for _, t := range [][][]string{r.mainTable(), r.classTable(), r.targets(), r.defragTable(), r.quotaTable(), r.accountTable(), r.historyTable()} {
 		if t == nil {
 			continue
 		}

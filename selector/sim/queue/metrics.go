@@ -41,6 +41,10 @@ type Summary struct {
 	Policy   string
 	Jobs     int // jobs run
 	Rejected int // jobs that never fit
+	// Cancelled counts the jobs cancelled while they waited (Job.Cancel).
+	Cancelled int
+	// StrandedGPUHours: Result.StrandedGPUSeconds in hours.
+	StrandedGPUHours float64
 	// Util is the mean fraction of the cluster's GPUs allocated to running
 	// jobs over the submission window (first to last submit); Useful is
 	// the same with each job's share divided by its slowdown, the work
@@ -97,12 +101,17 @@ type Summary struct {
 func Summarize(r *Result) Summary {
 	s := Summary{Policy: r.Policy, HeldIdleGPUHours: r.HeldIdleGPUSeconds / 3600, PeakHeldIdle: r.PeakHeldIdle,
 		Deadlocks: r.Deadlocks, Timeouts: r.Timeouts,
-		Rebinds: r.Rebinds, SelfWaitHours: r.SelfWaitSeconds / 3600, SelfWaitsOverCycle: r.SelfWaitsOverCycle}
+		Rebinds: r.Rebinds, SelfWaitHours: r.SelfWaitSeconds / 3600, SelfWaitsOverCycle: r.SelfWaitsOverCycle,
+		StrandedGPUHours: r.StrandedGPUSeconds / 3600}
 	var acc summaryAcc
 	acc.init(r)
 	for i := range r.Jobs {
 		if r.Outcomes[i].Rejected {
 			s.Rejected++
+			continue
+		}
+		if r.Outcomes[i].Cancelled {
+			s.Cancelled++
 			continue
 		}
 		s.Jobs++
@@ -120,7 +129,7 @@ func (s *Summary) ownerWaits(r *Result) {
 	var waits []float64
 	for i := range r.Jobs {
 		o := &r.Outcomes[i]
-		if !o.Owner || o.Rejected {
+		if !o.Owner || o.Rejected || o.Cancelled {
 			continue
 		}
 		w := o.Wait(&r.Jobs[i])

@@ -191,6 +191,17 @@ func (q *quotaSim) admitted(g *gangSim, j int32) {
 	q.changed()
 }
 
+// cancelled takes a waiting job that was cancelled off its account.
+func (q *quotaSim) cancelled(g *gangSim, j int32) {
+	if q == nil || q.acct[j] < 0 {
+		return
+	}
+	c := &q.counts[q.acct[j]]
+	c.Waiting -= g.jobs[j].GPUs
+	waitingJob(c, g.jobs[j].GPUs, -1)
+	q.changed()
+}
+
 // allows says whether the quota lets job j start now.
 func (q *quotaSim) allows(g *gangSim, j int32) bool {
 	if q == nil || q.acct[j] < 0 {

@@ -19,6 +19,11 @@ type Outcome struct {
 	Rejected bool
 	// Backfilled: started ahead of an older blocked job.
 	Backfilled bool
+	// Cancelled: the job's Cancel time came while it waited; it never ran.
+	Cancelled bool
+	// By names the pass that started the job with Config.Timing: "submit",
+	// "main" or "backfill" (as sacct's flags do); "" without.
+	By string
 	// Tier is the tightest domain tier holding the job's GPUs, Nodes the
 	// servers it used and Slowdown the factor its run time was multiplied
 	// by.
@@ -78,6 +83,11 @@ type Result struct {
 	// they requeued.
 	DefragPlans int
 	Requeues    []Requeue
+	// StrandedGPUSeconds integrates, over the replay, the free GPUs while
+	// a waiting job would have fitted them by count (its GPUs no more
+	// than the free ones): capacity idle while work that fits it waits,
+	// to reservations, fragmentation or scheduler timing.
+	StrandedGPUSeconds float64
 	// QuotaReclaims counts the owners' jobs started by taking borrowed
 	// GPUs back (Config.Quota, QuotaDynamic); OwnerBound is the quota's
 	// allowed owner wait (Quota.OwnerBound; 0 without a quota).
