@@ -18,7 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean deb record-reference series-check series-plugins
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-history
 
 all: build
 
@@ -236,7 +236,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-simulate
+bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-simulate bench-history
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -290,6 +290,15 @@ bench-defrag: build
 # docs/benchmarks.md.
 bench-quota: build
 	tests/tools/bench-quota.sh $(BUILD)/gangtopo docs/benchmarks.md
+
+# The queue model against what really happened (issue 23): 500 sleep jobs
+# through the lab's slurmctld with slurmdbd over MariaDB (about 15
+# minutes; needs root), dumped with sacct, replayed under the slurm model
+# with --check-starts: the "history" section of docs/benchmarks.md. make
+# test runs a 100-job version (tests/e2e/quota/history_test.go).
+bench-history: slurm-packages plugins build
+	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) tests/tools/bench-history.sh $(BUILD) docs/benchmarks.md
 
 # The trace simulator (issue 3): the FGD protocol on the openb traces, every
 # policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on
