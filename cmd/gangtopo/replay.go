@@ -43,9 +43,9 @@ type replayOptions struct {
 	slurmSeries             string
 	output                  string
 	// a site's history (replay_sacct.go)
-	sacct, scontrolConfig, nameSalt, skippedFile string
-	keepNames, checkStarts, slurmTiming          bool
-	policiesGiven, slowdownGiven                 bool
+	sacct, scontrolConfig, nameSalt, skippedFile, timing string
+	keepNames, checkStarts                               bool
+	policiesGiven, slowdownGiven                         bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -98,7 +98,7 @@ share); --quota says how the trace's jobs are dealt to accounts.`,
 	f.BoolVar(&o.keepNames, "keep-names", false, "--sacct: keep user and account names (default: hashed)")
 	f.StringVar(&o.nameSalt, "name-salt", "", "--sacct: hash names keyed with this secret (HMAC-SHA-256), so that no one can confirm a guessed name")
 	f.StringVar(&o.scontrolConfig, "scontrol-config", "", "--sacct: the output of scontrol show config on the cluster: its scheduler parameters and boot time (default: Slurm's defaults)")
-	f.BoolVar(&o.slurmTiming, "slurm-timing", true, "--sacct: schedule when slurmctld does (main pass on submit and end, backfill every bf_interval); false: a pass at every event")
+	f.StringVar(&o.timing, "timing", "slurm", "--sacct: when passes run: slurm (as slurmctld: main pass on submit and end, a backfill cycle every bf_interval with a reservation for every job it tests), easy (the same times, EASY backfill: one reservation), events (a pass at every event)")
 	f.BoolVar(&o.checkStarts, "check-starts", false, "--sacct: compare the slurm policy's predicted start of each job with the recorded one (slowdown none unless --slowdown is given)")
 	f.StringVar(&o.skippedFile, "skipped", "", "--sacct: write every job left out of the replay, with the reason, to this file (tab-separated)")
 	return cmd

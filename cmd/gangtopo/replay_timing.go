@@ -14,24 +14,29 @@ import (
 	"github.com/gangtopo/gangtopo/selector/sim/queue"
 )
 
-// sacctTiming is the scheduler timing a history replays with: none with
-// --slurm-timing=false; the site's own from --scontrol-config (the
-// output of `scontrol show config`: SchedulerType, SchedulerParameters,
-// BOOT_TIME); else Slurm's defaults with slurmctld started at the first
-// job.
+// sacctTiming is the scheduler timing a history replays with (--timing):
+// none for events; the site's own from --scontrol-config (the output of
+// `scontrol show config`: SchedulerType, SchedulerParameters, BOOT_TIME);
+// else Slurm's defaults with slurmctld started at the first job.
 func (o *replayOptions) sacctTiming(origin time.Time) (*queue.Timing, string, error) {
-	if !o.slurmTiming {
-		return nil, "scheduling passes at every event (--slurm-timing=false)", nil
+	switch o.timing {
+	case "events":
+		return nil, "scheduling passes at every event (--timing events)", nil
+	case "slurm", "easy":
+	default:
+		return nil, "", usagef("--timing %q: want slurm, easy or events", o.timing)
 	}
-	if o.scontrolConfig == "" {
-		t := queue.DefaultTiming(0)
-		return &t, describeTiming(t, "Slurm's defaults (no --scontrol-config), slurmctld started at the first job"), nil
+	t, from := queue.DefaultTiming(0), "Slurm's defaults (no --scontrol-config), slurmctld started at the first job"
+	if o.scontrolConfig != "" {
+		var boot time.Time
+		var err error
+		if t, boot, err = readSchedConfig(o.scontrolConfig, origin); err != nil {
+			return nil, "", err
+		}
+		from = fmt.Sprintf("from %s, slurmctld started %s", replayDisplayPath(o.scontrolConfig), boot.Format(time.DateTime))
 	}
-	t, boot, err := readSchedConfig(o.scontrolConfig, origin)
-	if err != nil {
-		return nil, "", err
-	}
-	return &t, describeTiming(t, fmt.Sprintf("from %s, slurmctld started %s", replayDisplayPath(o.scontrolConfig), boot.Format(time.DateTime))), nil
+	t.Epoch, t.EASY = float64(origin.Unix()), o.timing == "easy"
+	return &t, describeTiming(t, from), nil
 }
 
 func describeTiming(t queue.Timing, from string) string {
@@ -39,8 +44,12 @@ func describeTiming(t queue.Timing, from string) string {
 	if math.IsInf(t.BackfillInterval, 1) {
 		bf = "no backfill (sched/builtin)"
 	}
-	return fmt.Sprintf("slurmctld's scheduling times: batch_sched_delay=%g s, sched_interval=%g s, %s (%s)",
-		t.BatchSchedDelay, t.SchedInterval, bf, from)
+	kind := fmt.Sprintf("Slurm's backfill (a reservation for each of up to %d jobs tested, bf_resolution=%g s)", t.MaxJobTest, t.Resolution)
+	if t.EASY {
+		kind = "EASY backfill (--timing easy)"
+	}
+	return fmt.Sprintf("slurmctld's scheduling times: batch_sched_delay=%g s, sched_interval=%g s, %s, %s (%s)",
+		t.BatchSchedDelay, t.SchedInterval, bf, kind, from)
 }
 
 // readSchedConfig reads the scheduler's settings from `scontrol show
@@ -108,6 +117,15 @@ func schedParams(t *queue.Timing, params string, bad func(string, ...any) error)
 			dst = &t.SchedInterval
 		case "bf_interval":
 			dst = &t.BackfillInterval
+		case "bf_resolution":
+			dst = &t.Resolution
+		case "bf_max_job_test":
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil || n < 1 {
+				return bad("%s=%q: want a whole number >= 1", k, v)
+			}
+			t.MaxJobTest = n
+			continue
 		default:
 			continue
 		}

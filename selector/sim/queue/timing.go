@@ -26,8 +26,9 @@ import (
 //   - Backfill (backfill_agent) sleeps BackfillInterval, then runs as soon
 //     as something changed since its last cycle (_more_work; it checks
 //     every second): the first cycle at Boot + BackfillInterval when jobs
-//     are there by then. A cycle is the replay's full pass: the FIFO
-//     start, the reservation and EASY backfill (backfill.go).
+//     are there by then. A cycle is Slurm's backfill (slurmbf.go), or
+//     with Timing.EASY the replay's full pass: the FIFO start, the
+//     reservation and EASY backfill (backfill.go).
 //
 // Priority is submit order (priority/basic: job ID order), which the
 // replay's queue keeps.
@@ -41,12 +42,35 @@ type Timing struct {
 	BatchSchedDelay  float64 // batch_sched_delay, 3
 	SchedInterval    float64 // sched_interval, 60
 	BackfillInterval float64 // bf_interval, 30
+	// Resolution (bf_resolution, 60) rounds a cycle's reservations down,
+	// in wall-clock seconds: Epoch is replay second 0 as a Unix time.
+	Resolution, Epoch float64
+	// MaxJobTest is bf_max_job_test (500): the jobs a cycle tests.
+	MaxJobTest int
+	// EASY runs the replay's EASY backfill (one reservation, backfill.go)
+	// in each cycle instead of Slurm's reservation for every job tested
+	// (slurmbf.go): to see what the difference is worth.
+	EASY bool
 }
 
 // DefaultTiming is Slurm's default SchedulerParameters, with slurmctld
 // started at boot.
 func DefaultTiming(boot float64) Timing {
-	return Timing{Boot: boot, BatchSchedDelay: 3, SchedInterval: 60, BackfillInterval: 30}
+	return Timing{Boot: boot, BatchSchedDelay: 3, SchedInterval: 60, BackfillInterval: 30, Resolution: 60, MaxJobTest: 500}
+}
+
+func (t *Timing) resolution() float64 {
+	if t.Resolution < 1 {
+		return 1
+	}
+	return t.Resolution
+}
+
+func (t *Timing) maxJobTest() int {
+	if t.MaxJobTest < 1 {
+		return math.MaxInt
+	}
+	return t.MaxJobTest
 }
 
 // clock tracks when the passes of Timing are due.
@@ -130,8 +154,12 @@ func (g *gangSim) timedPass(t float64, released bool, firstNew int, pendingBefor
 		g.mainPass(t, "main")
 	}
 	if t >= c.bfDue() {
-		g.passBy = "backfill"
-		g.schedule(t, true, 0)
+		if c.t.EASY {
+			g.passBy = "backfill"
+			g.schedule(t, true, 0)
+		} else {
+			g.slurmBackfill(t)
+		}
 		c.lastBF = t
 	}
 }
