@@ -59,7 +59,9 @@ type Options struct {
 	// "PartitionName=cpu Nodes=node[13-16] State=UP".
 	Partitions []string
 	// Accounting runs a real slurmdbd over a real MariaDB with the lab
-	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced.
+	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced:
+	// the host's packages, or in a rooted lab the root's own (a copy of a
+	// make roots root with DBPackages installed: checkDBRoot).
 	Accounting bool
 	// Topology is the lab's TopologyPlugin and the topology.conf it reads:
 	// the zero value is topology/tree with a switch per leaf, block and
