@@ -75,7 +75,7 @@ func (h *historyInfo) writeCheck(w io.Writer, res *queue.Result) {
 	fmt.Fprintf(w, "\ntiming check: %s's predicted start of each job against the recorded one; on time within max(%g s, %g%% of the recorded wait)\n",
 		checkPolicy, checkSlack, 100*checkShare)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPUs\tjobs\ton time\t%\tmedian |error| s\tp95 |error| s\tmean recorded wait s")
+	fmt.Fprintln(tw, "GPUs\tjobs\ton time\t%\tmean error s\tmedian |error| s\tp95 |error| s\tmean recorded wait s")
 	var all []startCheck
 	for _, cl := range queue.Classes {
 		var in []startCheck
@@ -110,13 +110,14 @@ func (h *historyInfo) writeCheck(w io.Writer, res *queue.Result) {
 func checkRow(name string, cs []startCheck) string {
 	var errs []float64
 	onTime := 0
-	wait := 0.0
+	wait, signed := 0.0, 0.0
 	for _, c := range cs {
 		if c.onTime {
 			onTime++
 		}
 		if !c.predNever {
 			errs = append(errs, math.Abs(c.err()))
+			signed += c.err()
 		}
 		wait += c.wait
 	}
@@ -127,8 +128,9 @@ func checkRow(name string, cs []startCheck) string {
 		}
 		return strconv.FormatFloat(errs[int(math.Ceil(p*float64(len(errs))))-1], 'f', 0, 64)
 	}
-	return fmt.Sprintf("%s\t%d\t%d\t%s\t%s\t%s\t%.0f", name, len(cs), onTime, replayPct(float64(onTime)/float64(max(len(cs), 1))),
-		q(0.5), q(0.95), wait/float64(max(len(cs), 1)))
+	// mean error: predicted - recorded, so negative is early
+	return fmt.Sprintf("%s\t%d\t%d\t%s\t%+.1f\t%s\t%s\t%.0f", name, len(cs), onTime, replayPct(float64(onTime)/float64(max(len(cs), 1))),
+		signed/float64(max(len(errs), 1)), q(0.5), q(0.95), wait/float64(max(len(cs), 1)))
 }
 
 // writeMisses counts the misses by reason and lists the largest.

@@ -16,9 +16,13 @@ import (
 // accounting database (QOS, associations, GrpTRES limits, preempt/qos).
 //
 // Both run as the other daemons do: started by the lab with its marker,
-// chrooted into Options.Root in a rooted lab (whose root must then carry
-// slurmdbd and MariaDB: DBPackages installed into a copy of a make roots
-// root; checkDBRoot),
+// MariaDB always from the host's packages and slurmdbd from the lab's
+// Slurm: in a rooted lab chrooted into Options.Root, whose root must then
+// carry it (slurmdbd installed into a copy of a make roots root;
+// checkDBRoot). Not the root's MariaDB: sid's 11.8 server with its
+// Connector/C refused slurmdbd's first query ("5027 Number of columns in
+// result set exceeds maximum allowed number of columns"), where the
+// host's 10.11 serves 24.11's and 26.05's slurmdbd alike,
 // foreground, on private TCP ports of 127.0.0.1, with every file under the
 // lab directory (db/data is MariaDB's data directory, db/mysqld.sock its
 // socket, etc/slurmdbd.conf next to slurm.conf, where slurmdbd looks for it
@@ -50,13 +54,13 @@ func EnsureDBPackages(ctx context.Context, logf func(string, ...any)) error {
 	return ensure(ctx, logf, []string{sbinMariadb, binInstallDB, binMariadb, sbinDbd, dbdPlugin}, DBPackages)
 }
 
-// checkDBRoot fails unless a rooted lab's root carries the accounting
-// binaries (the roots of make roots do not; DBPackages installed into a
-// copy of one do: docs of testdata/sacct say how).
+// checkDBRoot fails unless a rooted lab's root carries slurmdbd and its
+// MySQL plugin (the roots of make roots do not; slurmdbd installed into a
+// copy of one does: cmd/gangtopo/internal/traces/testdata/sacct/README.md).
 func checkDBRoot(root string) error {
-	for _, f := range []string{sbinMariadb, binInstallDB, binMariadb, sbinDbd, dbdPlugin} {
+	for _, f := range []string{sbinDbd, dbdPlugin} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
-			return fmt.Errorf("slurmlab: accounting in the root %s needs %v installed there (%s is missing): install them into a copy of the root, never into make roots' own", root, DBPackages, f)
+			return fmt.Errorf("slurmlab: accounting in the root %s needs slurmdbd installed there (%s is missing): install it into a copy of the root, never into make roots' own", root, f)
 		}
 	}
 	return nil
@@ -94,17 +98,17 @@ func (l *Lab) startMariaDB(ctx context.Context) error {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return err
 	}
-	argv := l.inRoot("", binInstallDB, "--no-defaults", "--datadir="+data, "--user=root",
-		"--auth-root-authentication-method=normal", "--skip-test-db")
+	argv := []string{binInstallDB, "--no-defaults", "--datadir=" + data, "--user=root",
+		"--auth-root-authentication-method=normal", "--skip-test-db"}
 	install := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	install.Env = l.Env()
 	if out, err := install.CombinedOutput(); err != nil {
 		return fmt.Errorf("mariadb-install-db: %v: %s", err, tail(string(out), 10))
 	}
-	_, err := l.spawn("mariadbd", nil, l.inRoot("", sbinMariadb, "--no-defaults", "--datadir="+data, "--socket="+l.dbSocket(),
+	_, err := l.spawn("mariadbd", nil, sbinMariadb, "--no-defaults", "--datadir="+data, "--socket="+l.dbSocket(),
 		fmt.Sprintf("--port=%d", l.acct.dbPort), "--bind-address=127.0.0.1", "--user=root", "--skip-name-resolve",
 		"--pid-file="+l.Path("run", "mariadbd.pid"), "--log-error="+l.Path("log", "mariadb.log"),
-		"--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M", "--innodb-lock-wait-timeout=900", "--skip-log-bin")...)
+		"--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M", "--innodb-lock-wait-timeout=900", "--skip-log-bin")
 	if err != nil {
 		return err
 	}
@@ -125,8 +129,7 @@ func (l *Lab) startMariaDB(ctx context.Context) error {
 func (l *Lab) sql(ctx context.Context, stmt string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	argv := l.inRoot("", binMariadb, "--no-defaults", "--socket="+l.dbSocket(), "-uroot", "-N", "-e", stmt)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, binMariadb, "--no-defaults", "--socket="+l.dbSocket(), "-uroot", "-N", "-e", stmt)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("mariadb: %v: %s", err, strings.TrimSpace(string(out)))

@@ -60,8 +60,9 @@ type Options struct {
 	Partitions []string
 	// Accounting runs a real slurmdbd over a real MariaDB with the lab
 	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced:
-	// the host's packages, or in a rooted lab the root's own (a copy of a
-	// make roots root with DBPackages installed: checkDBRoot).
+	// MariaDB from the host's packages, slurmdbd from the lab's Slurm (in
+	// a rooted lab the root's own: a copy of a make roots root with
+	// slurmdbd installed; checkDBRoot).
 	Accounting bool
 	// Topology is the lab's TopologyPlugin and the topology.conf it reads:
 	// the zero value is topology/tree with a switch per leaf, block and
@@ -165,10 +166,12 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	}
 	switch {
 	case opts.Accounting && opts.Root != "":
-		// the roots of make roots carry no slurmdbd: a copy with it does
+		// the roots of make roots carry no slurmdbd: a copy with it does;
+		// MariaDB comes from the host
 		if err := checkDBRoot(opts.Root); err != nil {
 			return nil, err
 		}
+		fallthrough
 	case opts.Accounting:
 		if err := EnsureDBPackages(ctx, opts.Logf); err != nil {
 			return nil, err

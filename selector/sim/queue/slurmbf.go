@@ -81,6 +81,10 @@ func (g *gangSim) bfTry(t float64, j int32, resvs *[]bfResv) bool {
 		a, ok := g.pol.Place(g.s, r)
 		g.bfUnmask(masked)
 		if !ok {
+			if at == t && g.rebind != nil {
+				// the controller sees the job pending on the live state
+				g.rebind.declined(g, t, j)
+			}
 			continue
 		}
 		if at == t {
