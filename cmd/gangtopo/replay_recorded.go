@@ -122,3 +122,17 @@ func (r *replayReport) summaries() []queue.Summary {
 	}
 	return out
 }
+
+// recordedRequeues counts the runs the record says were requeued or
+// preempted (each a row of its own with sacct -D) and the GPU-hours they
+// ran: work lost, as a policy's requeues lose it.
+func (h *historyInfo) recordedRequeues() (n int, gpuHours float64) {
+	for i := range h.jobs {
+		j := &h.jobs[i]
+		if (j.State == "REQUEUED" || j.State == "PREEMPTED") && j.End.After(j.Start) && !j.Start.IsZero() {
+			n++
+			gpuHours += float64(j.GPUs) * j.End.Sub(j.Start).Hours()
+		}
+	}
+	return n, gpuHours
+}

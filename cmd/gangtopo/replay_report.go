@@ -45,6 +45,7 @@ func newReplayReport(set *replaySetup, run *replayRun) *replayReport {
 	}
 	if set.hist != nil && run.compress == 1 {
 		s := queue.Summarize(set.hist.recordedResult(run.jobs, set.cluster.NumGPUs()))
+		s.Requeues, s.LostGPUHours = set.hist.recordedRequeues()
 		r.recorded = &s
 	}
 	return r
