@@ -177,11 +177,16 @@ type tres struct {
 	memMiB            int64
 }
 
-// add takes one TRES: type (cpu, mem, node, gres, ...), name (gpu,
-// gpu:h100, ...) and count; memory in MiB.
+// add takes one TRES: type (cpu, mem, node, gres; others are not read),
+// name (gpu, gpu:h100, ...) and count; memory in MiB.
 func (t *tres) add(typ, name string, count int64) error {
-	if count < 0 {
-		return fmt.Errorf("negative TRES count %d for %s", count, strings.Trim(typ+"/"+name, "/"))
+	switch typ {
+	case "cpu", "node", "mem", "gres":
+		if count < 0 {
+			return fmt.Errorf("negative TRES count %d for %s", count, strings.Trim(typ+"/"+name, "/"))
+		}
+	default:
+		return nil // energy (24.11 writes -2 when unknown), billing, licenses, ...
 	}
 	switch typ {
 	case "cpu":
