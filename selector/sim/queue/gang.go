@@ -141,12 +141,7 @@ func (g *gangSim) run() (*Result, error) {
 		if qtick == t && g.quota.cycle(g, t) {
 			released = true // borrowed jobs requeued and owners' jobs started
 		}
-		for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
-			e := g.ends.pop()
-			if g.out[e.job].End != e.at || math.IsNaN(g.out[e.job].Start) {
-				continue // requeued since: this end is not its end any more
-			}
-			g.finish(e.job)
+		if g.endJobs(t) {
 			released = true
 		}
 		if g.cancelWaiting(t) {
@@ -173,6 +168,24 @@ func (g *gangSim) run() (*Result, error) {
 	}
 	g.progress()
 	return g.res, nil
+}
+
+// endJobs ends the jobs whose end is t and reports whether any did. An
+// end event of a run that is no longer the job's (requeued since), or of
+// a job already ended (two runs both capped at its cancellation), is
+// passed over.
+func (g *gangSim) endJobs(t float64) bool {
+	ended := false
+	for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
+		e := g.ends.pop()
+		o := &g.out[e.job]
+		if o.End != e.at || math.IsNaN(o.Start) || len(g.allocs[e.job].Nodes) == 0 {
+			continue
+		}
+		g.finish(e.job)
+		ended = true
+	}
+	return ended
 }
 
 // request returns the (shared, read-only) request of a job of gpus GPUs,

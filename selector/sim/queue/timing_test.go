@@ -83,3 +83,20 @@ func TestTimingPasses(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelledRequeuedEndsOnce: a job whose runs are both capped at its
+// cancellation has two end events at the same time; it ends once.
+func TestCancelledRequeuedEndsOnce(t *testing.T) {
+	c := topotest.FatTree(0, 1, 1, topotest.DGXH100)
+	g := newGangSim(c, []Job{{Name: "a", Duration: 100, GPUs: 8, Cancel: 50}}, firstFit{}, Config{}.Defaults())
+	g.admit(0)
+	g.schedule(0, false, 0) // ends at 50 (its cancellation)
+	g.requeue(10, 0)
+	g.schedule(10, true, 0) // again, ends at 50
+	if !g.endJobs(50) || g.done != 1 || g.err != nil {
+		t.Fatalf("at 50: %d jobs done, err %v; want the job ended once", g.done, g.err)
+	}
+	if o := g.out[0]; o.Start != 10 || o.End != 50 || o.Requeues != 1 {
+		t.Errorf("outcome %+v, want started at 10, ended at 50, requeued once", o)
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 // A site's own job history as Slurm's accounting keeps it: `sacct --json`
 // (22.05's openapi/dbv0.0.38 layout and the data_parser layouts of 23.02
-// and later: v0.0.42 in 24.11, v0.0.44 in 26.05; sacct_json.go) or
+// and later: v0.0.42 in 24.11, v0.0.45 in 26.05; sacct_json.go) or
 // `sacct -P` with a header row (any series; sacct_pipe.go). Both readers
 // give the same SacctJob per job allocation; steps are not jobs and are
 // not read.

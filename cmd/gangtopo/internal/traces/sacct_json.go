@@ -14,7 +14,7 @@ import (
 // sacct --json, every series: {"meta": ..., "errors": [...], "jobs": [...]}.
 // The job objects differ by layout: 22.05 (openapi/dbv0.0.38) writes plain
 // numbers and a state string; the data_parser layouts (v0.0.39 on, 24.11's
-// v0.0.42, 26.05's v0.0.44) write numbers that may be unset or infinite as
+// v0.0.42, 26.05's v0.0.45) write numbers that may be unset or infinite as
 // {"set", "infinite", "number"}, states as lists, and add submit_line.
 // jNum and jStrs read either form, so one job type serves all; fields a
 // layout adds that the replay does not use are ignored.
