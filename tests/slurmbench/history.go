@@ -55,7 +55,7 @@ func history(root string, n int, seed int64, out string) error {
 		return err
 	}
 	line := fmt.Sprintf("Slurm %s, lab16 (16 nodes x 8 GPUs), slurmbench history -n %d -seed %d: %s; the jobs ran for %v, lab start to dump %v\n",
-		lab.Release, n, seed, slurmlab.HistorySummary(jobs), ran.Round(time.Second), time.Since(t0).Round(time.Second))
+		lab.Release, n, seed, slurmlab.HistorySummary(jobs, gang), ran.Round(time.Second), time.Since(t0).Round(time.Second))
 	fmt.Print(line)
 	return os.WriteFile(filepath.Join(out, "MADE.txt"), []byte(line), 0o644)
 }

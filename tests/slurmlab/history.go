@@ -253,10 +253,11 @@ func (l *Lab) DumpHistory(ctx context.Context, start time.Time, dir string) erro
 	return os.WriteFile(filepath.Join(dir, "slurm.conf"), conf, 0o644)
 }
 
-// HistorySummary describes a workload in one line (the README's).
-func HistorySummary(jobs []HistoryJob) string {
+// HistorySummary describes a workload in one line (the README's); gang
+// says whether --gang-topology was given (the SPANK plugin loaded).
+func HistorySummary(jobs []HistoryJob, gang bool) string {
 	sizes := map[int]int{}
-	var cancel, arrays, het, gang int
+	var cancel, arrays, het, gangs int
 	var last time.Duration
 	for _, j := range jobs {
 		sizes[j.GPUs]++
@@ -269,8 +270,8 @@ func HistorySummary(jobs []HistoryJob) string {
 		if j.Het {
 			het++
 		}
-		if j.Gang {
-			gang++
+		if j.Gang && gang {
+			gangs++
 		}
 		last = max(last, j.At)
 	}
@@ -284,5 +285,5 @@ func HistorySummary(jobs []HistoryJob) string {
 		mix = append(mix, strconv.Itoa(sizes[k])+"x"+strconv.Itoa(k))
 	}
 	return fmt.Sprintf("%d submissions (GPUs: %s), %d cancelled, %d array, %d het, %d with --gang-topology; %d at once, the last %v after the first",
-		len(jobs), strings.Join(mix, " "), cancel, arrays, het, gang, len(jobs)/3, last.Round(time.Second))
+		len(jobs), strings.Join(mix, " "), cancel, arrays, het, gangs, len(jobs)/3, last.Round(time.Second))
 }

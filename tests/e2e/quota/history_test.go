@@ -41,7 +41,7 @@ func TestHistoryTimingCheck(t *testing.T) {
 	if err := lab.DumpHistory(ctx, start, dir); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s ran in %v", slurmlab.HistorySummary(jobs), time.Since(t0).Round(time.Second))
+	t.Logf("%s ran in %v", slurmlab.HistorySummary(jobs, false), time.Since(t0).Round(time.Second))
 	var replayed []string
 	for _, dump := range []string{"sacct.json", "sacct.txt"} {
 		out := replayHistory(t, filepath.Join(dir, dump), filepath.Join(dir, "config.txt"))
