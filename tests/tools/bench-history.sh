@@ -48,6 +48,24 @@ cmd="gangtopo replay --sacct $dump/sacct.json --scontrol-config $dump/config.txt
 		"$build/gangtopo" replay --sacct "$dump/sacct.json" --scontrol-config "$dump/config.txt" --topology docs/examples/lab16.yaml \
 			--check-starts --timing $tm | grep -E '^(all|target)' | sed "s/^/    --timing $tm: /"
 	done
+	echo
+	echo '### What the policies make of the same history'
+	echo
+	echo 'The same dump replayed under the default policies of `--sacct` (stock Slurm, the plugin as deployed, with'
+	echo 'dynamic quotas over the history'"'"'s four accounts, with defragmentation), beside what really happened'
+	echo '(`recorded`); every policy with slurmctld'"'"'s scheduling times and the recorded run times (no slowdown):'
+	echo
+	cmd2="gangtopo replay --sacct $dump/sacct.json --scontrol-config $dump/config.txt --topology docs/examples/lab16.yaml"
+	printf '    %s\n\n' "$cmd2"
+	"$build/gangtopo" replay --sacct "$dump/sacct.json" --scontrol-config "$dump/config.txt" --topology docs/examples/lab16.yaml |
+		sed 's/^/    /'
+	echo
+	echo 'The deployed path against stock Slurm on the same dump with a pass at every event (`--timing events`), to'
+	echo 'tell what slurmctld'"'"'s scheduling times do to it:'
+	echo
+	printf '    %s\n\n' "$cmd2 --policies slurm,gangtopo-slurm --timing events"
+	"$build/gangtopo" replay --sacct "$dump/sacct.json" --scontrol-config "$dump/config.txt" --topology docs/examples/lab16.yaml \
+		--policies slurm,gangtopo-slurm --timing events | sed -n '/stranded GPU-h/,/^$/p' | sed 's/^/    /'
 } >"$out"
 cat "$out"
 go run ./tests/tools/benchdoc -file "$doc" -section history -raw <"$out"
