@@ -80,8 +80,9 @@ e2e:
 	  if [ -n "$$fail" ]; then echo "e2e: FAILED on:$$fail" >&2; exit 1; fi
 
 # one series: the plugins for it, then the suite against its lab. The quota
-# tests (tests/e2e/quota: slurmdbd over MariaDB from the host's packages) run
-# on the host's series only: the Debian roots carry no slurmdbd. -p 1: one
+# tests and the queue model's timing check (tests/e2e/quota: slurmdbd over
+# MariaDB from the host's packages; about 6 minutes) run on the host's series
+# only: the Debian roots carry no slurmdbd. -p 1: one
 # lab at a time (two labs starting together raced for the same ports).
 E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -p 1 -count=1 -timeout 15m -v
 e2e-host: slurm-packages plugins plugins-fault build

@@ -66,7 +66,12 @@ slurm-flat (stock Slurm without a topology plugin), naive-pods (Kubernetes
 without gang scheduling). gangtopo and gangtopo-slurm also with +defrag (the
 controller's defragmentation) or +quota (dynamic GPU quotas); the gang
 policies also with +hard (Slurm's hard GrpTRES limits at each account's
-share); --quota says how the trace's jobs are dealt to accounts.`,
+share); --quota says how the trace's jobs are dealt to accounts.
+
+--sacct FILE replays a site's own history instead (sacct --json or sacct -P
+output), at its own pace with slurmctld's scheduling times, names hashed;
+--check-starts compares the slurm model's start of each job with the
+recorded one. See docs/replay.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.policiesGiven, o.slowdownGiven = cmd.Flags().Changed("policies"), cmd.Flags().Changed("slowdown")

@@ -4,6 +4,8 @@
 // preempt/qos, PreemptMode=REQUEUE, and the gangtopo binary as built
 // (`gangtopo quota sync --yes`, `gangtopo daemon --role controller
 // --once`). No gangtopo plugins: the quota works through Slurm's QOS.
+// The same lab, for its slurmdbd, runs the queue model's timing check
+// (history_test.go).
 package quota
 
 import (
