@@ -69,12 +69,16 @@ func (g *gangSim) bfTry(t float64, j int32, resvs *[]bfResv) bool {
 	limit := g.limitWith(j, 1)
 	r := g.request(j)
 	ends := g.plan.ends
-	k := 0
+	k, avail, gpus := 0, g.free, g.jobs[j].GPUs
 	g.undo = g.undo[:0]
 	defer g.bfRestore()
 	for _, at := range g.bfTimes(t, *resvs) {
 		for ; at > t && k < len(ends) && ends[k].at <= at; k++ {
 			g.release(ends[k].job, false)
+			avail += g.jobs[ends[k].job].GPUs
+		}
+		if avail < gpus {
+			continue // too few GPUs free by then, reservations aside: no Place call
 		}
 		masked := g.bfMask(*resvs, at, at+limit)
 		g.res.PlaceCalls++
