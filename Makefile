@@ -18,7 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid e2e-check e2e-prepare roots roots-clean deb record-reference series-check series-plugins
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-headline
+.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-headline bench-history
 
 all: build
 
@@ -116,8 +116,9 @@ e2e-prepare:
 	@$(MAKE) --no-print-directory build $(if $(filter-out host,$(E2E_SLURM)),roots ROOT_SUITES="$(filter-out host,$(E2E_SLURM))")
 
 # one series: the plugins for it, then the suite against its lab. The quota
-# tests (tests/e2e/quota: slurmdbd over MariaDB from the host's packages) run
-# on the host's series only: the Debian roots carry no slurmdbd. -p 1: one
+# tests and the queue model's timing check (tests/e2e/quota: slurmdbd over
+# MariaDB from the host's packages; about 6 minutes) run on the host's series
+# only: the Debian roots carry no slurmdbd. -p 1: one
 # lab at a time (two labs starting together raced for the same ports).
 E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -p 1 -count=1 -timeout 25m -v
 e2e-host: slurm-packages plugins plugins-fault build
@@ -288,7 +289,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-headline bench-simulate
+bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-headline bench-simulate bench-history
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -350,6 +351,15 @@ bench-quota: build
 # section of docs/benchmarks.md.
 bench-headline: build
 	tests/tools/bench-headline.sh $(BUILD)/gangtopo docs/benchmarks.md
+
+# The queue model against what really happened (issue 23): 500 sleep jobs
+# through the lab's slurmctld with slurmdbd over MariaDB (about 15
+# minutes; needs root), dumped with sacct, replayed under the slurm model
+# with --check-starts: the "history" section of docs/benchmarks.md. make
+# test runs a 100-job version (tests/e2e/quota/history_test.go).
+bench-history: slurm-packages plugins build
+	$(GO) build -o $(BUILD)/slurmbench ./tests/slurmbench
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) tests/tools/bench-history.sh $(BUILD) docs/benchmarks.md
 
 # The trace simulator (issue 3): the FGD protocol on the openb traces, every
 # policy x the paper's 17 workloads x seeds 42-51, plus FGD and gangtopo on

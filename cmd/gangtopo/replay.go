@@ -53,6 +53,10 @@ type replayOptions struct {
 	sustain                 bool
 	sustainFrom, sustainTol float64
 	peakLoadSet             bool
+	// a site's history (replay_sacct.go)
+	sacct, scontrolConfig, nameSalt, skippedFile, timing string
+	keepNames, checkStarts                               bool
+	policiesGiven, slowdownGiven                         bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -77,11 +81,17 @@ without gang scheduling). gangtopo and gangtopo-slurm also with +defrag (the
 controller's defragmentation), +quota (dynamic GPU quotas) or both
 (+quota+defrag); the gang policies also with +hard (Slurm's hard GrpTRES
 limits at each account's share); static is stock Slurm on static per-team
-partitions; --quota says how the trace's jobs are dealt to accounts.`,
+partitions; --quota says how the trace's jobs are dealt to accounts.
+
+--sacct FILE replays a site's own history instead (sacct --json or sacct -P
+output), at its own pace with slurmctld's scheduling times, names hashed;
+--check-starts compares the slurm model's start of each job with the
+recorded one. See docs/replay.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.compressSet = cmd.Flags().Changed("compress")
 			o.peakLoadSet = cmd.Flags().Changed("peak-load")
+			o.policiesGiven, o.slowdownGiven = cmd.Flags().Changed("policies"), cmd.Flags().Changed("slowdown")
 			return runReplay(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
@@ -110,6 +120,13 @@ partitions; --quota says how the trace's jobs are dealt to accounts.`,
 	f.BoolVar(&o.sustain, "sustain", false, "search each policy's sustainable load: the highest peak load at which the mean wait stays within 60 min and 16+ GPU gangs within 4 h (instead of --peak-load)")
 	f.Float64Var(&o.sustainFrom, "sustain-from", 1, "--sustain: the peak load the search starts from")
 	f.Float64Var(&o.sustainTol, "sustain-tolerance", 0.02, "--sustain: bisect until the highest load sustained and the lowest not are this close")
+	f.StringVar(&o.sacct, "sacct", "", "replay a site's own job history instead of the Philly trace: the output of sacct --json or sacct -P (see docs/replay.md); default policies "+sacctPolicies)
+	f.BoolVar(&o.keepNames, "keep-names", false, "--sacct: keep user and account names (default: hashed)")
+	f.StringVar(&o.nameSalt, "name-salt", "", "--sacct: hash names keyed with this secret (HMAC-SHA-256), so that no one can confirm a guessed name")
+	f.StringVar(&o.scontrolConfig, "scontrol-config", "", "--sacct: the output of scontrol show config on the cluster: its scheduler parameters and boot time (default: Slurm's defaults)")
+	f.StringVar(&o.timing, "timing", "slurm", "--sacct: when passes run: slurm (as slurmctld: main pass on submit and end, a backfill cycle every bf_interval with a reservation for every job it tests), easy (the same times, EASY backfill: one reservation), events (a pass at every event)")
+	f.BoolVar(&o.checkStarts, "check-starts", false, "--sacct: compare the slurm policy's predicted start of each job with the recorded one (slowdown none unless --slowdown is given)")
+	f.StringVar(&o.skippedFile, "skipped", "", "--sacct: write every job left out of the replay, with the reason, to this file (tab-separated)")
 	return cmd
 }
 
@@ -128,6 +145,7 @@ type replaySetup struct {
 	slowdown                replaySlowdown
 	info                    replayInfo
 	runs                    []*replayRun
+	hist                    *historyInfo // --sacct
 }
 
 // replayRun is the trace at one load and what each policy made of it, at
@@ -164,6 +182,8 @@ type replayInfo struct {
 	// PeakWindow is what the peak load is measured over (seconds): a
 	// week, or the jobs' span when shorter
 	PeakWindow float64
+	// History describes a --sacct replay's jobs and timing ("" for Philly)
+	History string
 }
 
 func runReplay(w, errw io.Writer, o replayOptions) error {
@@ -213,7 +233,13 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 	default:
 		rep.writeTable(w)
 	}
-	return set.allRejected()
+	if err := set.allRejected(); err != nil {
+		return err
+	}
+	if set.hist != nil && (o.output == "table" || o.output == "markdown") {
+		return set.hist.write(w, set, o.skippedFile)
+	}
+	return nil
 }
 
 // allRejected fails a replay in which a policy rejected every job (none
@@ -221,7 +247,7 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 // describe nothing, and the report alone, exit 0, read as a result.
 func (set *replaySetup) allRejected() error {
 	for _, run := range set.runs {
-		if len(run.bands) == 0 {
+		if len(run.bands) == 0 || len(run.jobs) == 0 {
 			continue
 		}
 		for i, res := range run.bands[0].results {
@@ -250,6 +276,9 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if err := checkWritable("--svg", o.svg); err != nil {
 		return nil, err
 	}
+	if err := o.sacctFlags(); err != nil {
+		return nil, err
+	}
 	pols, err := parseReplayPolicies(o.policies)
 	if err != nil {
 		return nil, err
@@ -270,16 +299,12 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		// place refuses such a request; the replay would reject every gang
 		return nil, usagef("--gang-topology %s: cluster %s has no %s domains (its tiers: %s)", o.gangTopology, c.Name, t, clusterTiers(c))
 	}
-	path, err := o.tracePath()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := traces.ReadPhilly(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, usagef("trace %s does not exist (give --trace FILE, --traces DIR or $%s)", path, traces.EnvDir)
-	}
-	if err != nil {
-		return nil, asUsage(err)
+	var path string
+	var raw []traces.Job
+	if o.sacct == "" {
+		if path, raw, err = o.readTrace(); err != nil {
+			return nil, err
+		}
 	}
 	if slices.ContainsFunc(pols, func(p string) bool { return strings.HasSuffix(p, defragSuffix) }) {
 		d, err := parseReplayDefrag(o.defrag)
@@ -312,7 +337,12 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if usesSlurmModel(pols) {
 		set.info.Slurm = series.Describe()
 	}
-	if err := o.scale(set, raw); err != nil {
+	if o.sacct != "" {
+		err = o.loadSacct(set)
+	} else {
+		err = o.scale(set, raw)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if q := o.quotaSet; q != nil {
@@ -353,6 +383,22 @@ func staticPartitions(path string, c *topology.Cluster, q *replayQuota) ([]queue
 		parts = append(parts, queue.Partition{Account: quotaAccount(r), Cluster: pc})
 	}
 	return parts, nil
+}
+
+// readTrace reads the Philly table.
+func (o *replayOptions) readTrace() (string, []traces.Job, error) {
+	path, err := o.tracePath()
+	if err != nil {
+		return "", nil, err
+	}
+	raw, err := traces.ReadPhilly(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, usagef("trace %s does not exist (give --trace FILE, --traces DIR or $%s)", path, traces.EnvDir)
+	}
+	if err != nil {
+		return "", nil, asUsage(err)
+	}
+	return path, raw, nil
 }
 
 // replayDisplayPath shows a path relative to the working directory when it is

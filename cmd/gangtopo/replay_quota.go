@@ -51,6 +51,7 @@ type replayQuota struct {
 	// nodes is, by account rank, the nodes of its static partition: a
 	// run of the cluster's nodes in order (Partitions).
 	nodes [][]topology.NodeID
+	desc  string // how a history's accounts got their shares (--sacct)
 }
 
 const replayQuotaKeys = "accounts, shares, idle, interval, requeue_delay, max_per_cycle"
@@ -260,6 +261,10 @@ func describeQuota(q *replayQuota) string {
 	var parts []string
 	for _, s := range q.sim.Shares {
 		parts = append(parts, fmt.Sprintf("%s %d", s.Account, s.GPUs))
+	}
+	if q.desc != "" {
+		return fmt.Sprintf("%s; +hard = GrpTRES at the share, +quota = dynamic quotas, controller cycle %s, requeue %s, at most %d reclaims a cycle",
+			q.desc, secs(q.sim.Interval), secs(q.sim.RequeueDelay), q.sim.MaxPerCycle)
 	}
 	idle := "no account idle"
 	if q.idle > 0 {

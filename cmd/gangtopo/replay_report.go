@@ -33,6 +33,8 @@ type replayReport struct {
 	bandIx    int
 	bandLabel string // the band's name in the CSV
 	rows      []replayRow
+	// recorded summarises a history's own record (--sacct)
+	recorded *queue.Summary
 }
 
 type replayRow struct {
@@ -46,6 +48,11 @@ func newReplayReport(set *replaySetup, run *replayRun, band int) *replayReport {
 	r.bandLabel = r.bandName(set.slowdown)
 	for i, res := range b.results {
 		r.rows = append(r.rows, replayRow{queue.Summarize(res), b.elapsed[i]})
+	}
+	if set.hist != nil && run.compress == 1 {
+		s := queue.Summarize(set.hist.recordedResult(run.jobs, set.cluster.NumGPUs()))
+		s.Requeues, s.LostGPUHours = set.hist.recordedRequeues()
+		r.recorded = &s
 	}
 	return r
 }
@@ -81,7 +88,8 @@ func (rr *replayReports) table(f func(*replayReport) [][]string) [][]string {
 func (rr *replayReports) tables() [][][]string {
 	var out [][][]string
 	for _, f := range []func(*replayReport) [][]string{(*replayReport).mainTable, (*replayReport).classTable,
-		(*replayReport).targets, (*replayReport).defragTable, (*replayReport).quotaTable, (*replayReport).accountTable} {
+		(*replayReport).targets, (*replayReport).defragTable, (*replayReport).quotaTable, (*replayReport).accountTable,
+		(*replayReport).historyTable} {
 		out = append(out, rr.table(f))
 	}
 	return out
@@ -90,6 +98,9 @@ func (rr *replayReports) tables() [][][]string {
 // header describes the run in a few lines.
 func (r *replayReport) header() []string {
 	h := replayHeader(r.info, r.cluster)
+	if r.info.History != "" {
+		return h
+	}
 	return append(append(h[:2:2], fmt.Sprintf("submit times compressed %.3gx: %s arrives at %.0f%% of the cluster's GPU capacity, the whole replay at %.0f%% on average",
 		r.run.compress, replayBusiest(r.info.PeakWindow), 100*r.run.peak, 100*r.run.offered)), h[2:]...)
 }
@@ -110,6 +121,10 @@ func replayHeader(in replayInfo, c *topology.Cluster) []string {
 		fmt.Sprintf("%d jobs submitted %s .. %s (trace time)", in.Jobs, in.Trace0.Format("2006-01-02 15:04"), in.Trace1.Format("2006-01-02 15:04")),
 		fmt.Sprintf("%s; jobs above %d GPUs ask for --gang-topology=%s; %s; time limit = %g x run time; naive-pods rendezvous timeout %s",
 			replayOneNodeText(in.OneNode), in.GangAbove, in.GangOption, in.Slowdown, in.LimitFactor, in.Rendezvous),
+	}
+	if in.History != "" {
+		h[1] = fmt.Sprintf("%d jobs eligible %s .. %s, replayed at their own pace", in.Jobs, in.Trace0.Format("2006-01-02 15:04:05"), in.Trace1.Format("2006-01-02 15:04:05"))
+		h[2] = in.History + "; " + in.Slowdown
 	}
 	if in.Defrag != "" {
 		h[2] += "; " + in.Defrag
@@ -199,8 +214,8 @@ func (r *replayReport) targets() [][]string {
 			ref = &r.rows[i].s
 		}
 	}
-	if ref == nil {
-		return nil
+	if ref == nil || r.info.History != "" {
+		return nil // the targets are the Philly replay's
 	}
 	met := func(ok bool) string {
 		if ok {

@@ -290,6 +290,16 @@ func (l *Ledger) Start(account string, gpus int, borrowing bool) {
 	l.add(account, gpus, borrowing)
 }
 
+// Cancel counts a waiting job of gpus GPUs of account as gone without
+// running (cancelled while it waited).
+func (l *Ledger) Cancel(account string, gpus int) {
+	if u := l.find(account); u != nil {
+		u.Waiting = max(0, u.Waiting-gpus)
+		u.waiting = recount(u.waiting, gpus, -1)
+		l.settle()
+	}
+}
+
 // Stop counts a running job of account as gone; requeued: it waits again.
 func (l *Ledger) Stop(account string, gpus int, borrowing, requeued bool) {
 	if u := l.find(account); u != nil && requeued {

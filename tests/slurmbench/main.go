@@ -16,7 +16,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay|record|runs [flags]")
+		fmt.Fprintln(os.Stderr, "usage: slurmbench throughput|replay|record|runs|history [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -29,7 +29,8 @@ func main() {
 	label := fs.String("label", "as built", "the design a throughput run measures, its row in the every-run table (throughput)")
 	root := fs.String("root", os.Getenv("GANGTOPO_SLURM_ROOT"), "a Debian root holding the Slurm series to run (make roots: build/roots/sid); empty: the host's own Slurm")
 	recorded := fs.String("recorded", "", "the directory of the recorded stock runs to compare with (replay; default -ref: 22.05.8's)")
-	out := fs.String("out", "selector/sim/stockslurm/testdata", "where record writes slurm-<release>/ (record)")
+	out := fs.String("out", "selector/sim/stockslurm/testdata", "where record writes slurm-<release>/ (record); the dump's directory (history)")
+	seed := fs.Int64("seed", 1, "the workload's seed (history)")
 	_ = fs.Parse(os.Args[2:])
 	extraEnv = split(*ctldEnv)
 	if *recorded == "" {
@@ -45,6 +46,8 @@ func main() {
 		err = withLab(*root, true, func(b *bench) error {
 			return b.replayAll(refDirs{seqs: *ref, recorded: *recorded}, split(*runs), split(*stock), *doc)
 		})
+	case "history":
+		err = history(*root, *n, *seed, *out)
 	case "record":
 		err = record(*root, *ref, split(*runs), *out)
 	default:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -15,6 +16,13 @@ import (
 // accounting database (QOS, associations, GrpTRES limits, preempt/qos).
 //
 // Both run as the other daemons do: started by the lab with its marker,
+// MariaDB always from the host's packages and slurmdbd from the lab's
+// Slurm: in a rooted lab chrooted into Options.Root, whose root must then
+// carry it (slurmdbd installed into a copy of a make roots root;
+// checkDBRoot). Not the root's MariaDB: sid's 11.8 server with its
+// Connector/C refused slurmdbd's first query ("5027 Number of columns in
+// result set exceeds maximum allowed number of columns"), where the
+// host's 10.11 serves 24.11's and 26.05's slurmdbd alike,
 // foreground, on private TCP ports of 127.0.0.1, with every file under the
 // lab directory (db/data is MariaDB's data directory, db/mysqld.sock its
 // socket, etc/slurmdbd.conf next to slurm.conf, where slurmdbd looks for it
@@ -44,6 +52,18 @@ const (
 // (about 40 s on a fresh machine), starting no service.
 func EnsureDBPackages(ctx context.Context, logf func(string, ...any)) error {
 	return ensure(ctx, logf, []string{sbinMariadb, binInstallDB, binMariadb, sbinDbd, dbdPlugin}, DBPackages)
+}
+
+// checkDBRoot fails unless a rooted lab's root carries slurmdbd and its
+// MySQL plugin (the roots of make roots do not; slurmdbd installed into a
+// copy of one does: cmd/gangtopo/internal/traces/testdata/sacct/README.md).
+func checkDBRoot(root string) error {
+	for _, f := range []string{sbinDbd, dbdPlugin} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			return fmt.Errorf("slurmlab: accounting in the root %s needs slurmdbd installed there (%s is missing): install it into a copy of the root, never into make roots' own", root, f)
+		}
+	}
+	return nil
 }
 
 // accounting is the state of a lab's database and slurmdbd.
@@ -78,8 +98,9 @@ func (l *Lab) startMariaDB(ctx context.Context) error {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return err
 	}
-	install := exec.CommandContext(ctx, binInstallDB, "--no-defaults", "--datadir="+data, "--user=root",
-		"--auth-root-authentication-method=normal", "--skip-test-db")
+	argv := []string{binInstallDB, "--no-defaults", "--datadir=" + data, "--user=root",
+		"--auth-root-authentication-method=normal", "--skip-test-db"}
+	install := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	install.Env = l.Env()
 	if out, err := install.CombinedOutput(); err != nil {
 		return fmt.Errorf("mariadb-install-db: %v: %s", err, tail(string(out), 10))
@@ -144,7 +165,7 @@ func (l *Lab) startDbd(ctx context.Context) error {
 	if err := os.WriteFile(l.Path("etc", "slurmdbd.conf"), []byte(conf), 0o600); err != nil {
 		return err
 	}
-	pid, err := l.spawn("slurmdbd", nil, sbinDbd, "-D")
+	pid, err := l.spawn("slurmdbd", nil, l.inRoot("", sbinDbd, "-D")...)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,10 @@ type Options struct {
 	// "PartitionName=cpu Nodes=node[13-16] State=UP".
 	Partitions []string
 	// Accounting runs a real slurmdbd over a real MariaDB with the lab
-	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced.
+	// (dbd.go) and makes slurmctld use it, with limits and QOS enforced:
+	// MariaDB from the host's packages, slurmdbd from the lab's Slurm (in
+	// a rooted lab the root's own: a copy of a make roots root with
+	// slurmdbd installed; checkDBRoot).
 	Accounting bool
 	// Topology is the lab's TopologyPlugin and the topology.conf it reads:
 	// the zero value is topology/tree with a switch per leaf, block and
@@ -166,12 +169,15 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if err := opts.Topology.check(rel); err != nil {
 		return nil, err
 	}
-	if opts.Accounting && opts.Root != "" {
-		// slurmdbd and MariaDB come from the host's packages (dbd.go); the
-		// Debian roots carry no slurmdbd
-		return nil, errors.New("slurmlab: accounting (slurmdbd over MariaDB) runs on the host's Slurm only, not in a Debian root (Options.Root)")
-	}
-	if opts.Accounting {
+	switch {
+	case opts.Accounting && opts.Root != "":
+		// the roots of make roots carry no slurmdbd: a copy with it does;
+		// MariaDB comes from the host
+		if err := checkDBRoot(opts.Root); err != nil {
+			return nil, err
+		}
+		fallthrough
+	case opts.Accounting:
 		if err := EnsureDBPackages(ctx, opts.Logf); err != nil {
 			return nil, err
 		}

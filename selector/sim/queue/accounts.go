@@ -40,7 +40,7 @@ func SummarizeAccounts(r *Result) []AccountStats {
 	for i := range r.Jobs {
 		a, ok := index[strings.ToLower(r.Jobs[i].Account)]
 		o := &r.Outcomes[i]
-		if !ok || o.Rejected {
+		if !ok || o.Rejected || o.Cancelled {
 			continue
 		}
 		held(a, o.Start, o.End, r.Jobs[i].GPUs)

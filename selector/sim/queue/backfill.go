@@ -295,12 +295,12 @@ func (g *gangSim) backfillOne(t float64, j int32, bf *backfillPass) bool {
 	if gpus > g.free || gpus >= bf.minU && gpus >= bf.minM || !g.quota.allows(g, j) {
 		return false
 	}
-	if g.rebind != nil {
-		// fit depends on each job's binding, not on its size alone
+	if g.rebind != nil || g.mixed {
+		// fit depends on each job's binding or request, not on its size alone
 		defer func() { bf.minU, bf.minM = math.MaxInt, math.MaxInt }()
 	}
 	// The run time is known once placed; at slowdown 1 it is the least.
-	if gpus < bf.minU && g.before(t, t+job.Duration*g.cfg.LimitFactor) {
+	if gpus < bf.minU && g.before(t, t+g.limitWith(j, 1)) {
 		a, feasible, ok := g.place(j, false)
 		switch {
 		case !ok:

@@ -49,12 +49,15 @@ type gangSim struct {
 	free   int                    // whole free GPUs
 	resv   reservation
 	feas   *feasibility
-	reqs   map[int]*request.Request // by GPU count
-	never  map[int]bool             // by GPU count: does not fit the empty cluster
-	undo   []int32                  // scratch for reserve
-	most   int                      // GPUs of the largest node
-	slow   slower                   // the slowdown model
-	honors bool                     // the policy keeps Required gangs inside their tier
+	reqs   map[reqKey]*request.Request // shared by jobs that ask alike
+	never  map[reqKey]bool             // does not fit the empty cluster
+	// mixed: some job asks for its own node count or option, so fit is
+	// not a function of the GPU count alone
+	mixed  bool
+	undo   []int32 // scratch for reserve
+	most   int     // GPUs of the largest node
+	slow   slower  // the slowdown model
+	honors bool    // the policy keeps Required gangs inside their tier
 	// jobReqs, for a Deciding policy, is each job's own request (nil
 	// otherwise: requests are shared by size), and rebind models the
 	// controller that re-decides stale bindings.
@@ -67,6 +70,12 @@ type gangSim struct {
 	quota   *quotaSim
 	running runningSet
 	now     float64 // the time of the pass in progress
+	// clock, with Config.Timing, says when passes run; passBy names the
+	// pass in progress (Outcome.By).
+	clock  *clock
+	passBy string
+	// cancels are the jobs with a Cancel time, by that time.
+	cancels endHeap
 	// onPlan, when set (tests), sees every planned reservation.
 	onPlan func(job int32, at float64)
 	done   int
@@ -77,7 +86,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 	g := &gangSim{c: c, jobs: jobs, pol: p, cfg: cfg, s: occupancy.New(c), empty: occupancy.New(c),
 		res: newResult(p.Name(), c, jobs), allocs: make([]occupancy.Allocation, len(jobs)),
 		expEnd: make([]float64, len(jobs)), free: c.NumGPUs(), feas: newFeasibility(c),
-		reqs: map[int]*request.Request{}, never: map[int]bool{}, running: newRunningSet()}
+		reqs: map[reqKey]*request.Request{}, never: map[reqKey]bool{}, running: newRunningSet()}
 	g.out = g.res.Outcomes
 	g.most = mostGPUs(c)
 	g.slow = newSlower(c, &g.cfg)
@@ -89,6 +98,15 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 	if g.quota != nil {
 		g.res.OwnerBound, g.res.Shares = g.quota.cfg.OwnerBound(), g.quota.cfg.Shares
 	}
+	g.clock = newClock(cfg.Timing)
+	for i := range jobs {
+		g.mixed = g.mixed || jobs[i].Nodes > 0 || jobs[i].Option != nil
+	}
+	for i := range jobs {
+		if jobs[i].Cancel > 0 {
+			g.cancels.push(jobs[i].Cancel, int32(i))
+		}
+	}
 	if g.rebind = newRebinder(p); g.rebind != nil {
 		g.jobReqs = make([]*request.Request, len(jobs))
 	}
@@ -97,7 +115,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 
 func (g *gangSim) run() (*Result, error) {
 	next, n := 0, len(g.jobs)
-	for g.err == nil && (next < n || len(g.ends) > 0 || !math.IsInf(g.rebind.nextEvent(), 1) || (!math.IsInf(g.dfg.nextEvent(), 1) || !math.IsInf(g.quota.nextEvent(), 1)) && len(g.queue) > 0) {
+	for g.err == nil && (next < n || len(g.ends) > 0 || !math.IsInf(g.rebind.nextEvent(), 1) || (!math.IsInf(g.dfg.nextEvent(), 1) || !math.IsInf(g.quota.nextEvent(), 1) || !math.IsInf(g.clock.nextEvent(true), 1)) && len(g.queue) > 0) {
 		t := math.Inf(1)
 		if next < n {
 			t = g.jobs[next].Submit
@@ -105,8 +123,11 @@ func (g *gangSim) run() (*Result, error) {
 		if at, ok := g.ends.next(); ok && at <= t {
 			t = at
 		}
+		if at, ok := g.cancels.next(); ok && len(g.queue) > 0 {
+			t = min(t, at)
+		}
 		tick, dtick, qtick := g.rebind.nextEvent(), g.dfg.nextEvent(), g.quota.nextEvent()
-		t = min(t, tick, dtick, qtick)
+		t = min(t, tick, dtick, qtick, g.clock.nextEvent(len(g.queue) > 0))
 		released := false
 		if tick == t {
 			g.rebind.cycle(g, t)
@@ -118,23 +139,21 @@ func (g *gangSim) run() (*Result, error) {
 		if qtick == t && g.quota.cycle(g, t) {
 			released = true // borrowed jobs requeued and owners' jobs started
 		}
-		for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
-			e := g.ends.pop()
-			if _, running := g.running.pos[e.job]; !running || g.out[e.job].End != e.at {
-				// requeued since: this end is not its end any more; or a job
-				// requeued at the instant it started (a quota reclaim's delayed
-				// start meeting a defragmentation plan) and started again with
-				// the same end, whose first end event has finished it
-				continue
-			}
-			g.finish(e.job)
+		if g.endJobs(t) {
 			released = true
 		}
-		firstNew := len(g.queue)
+		if g.cancelWaiting(t) {
+			released = true
+		}
+		firstNew, pendingBefore := len(g.queue), len(g.queue) > 0
 		for ; next < n && g.jobs[next].Submit == t; next++ {
 			g.admit(int32(next))
 		}
-		g.schedule(t, released, firstNew)
+		if g.clock != nil {
+			g.timedPass(t, released, firstNew, pendingBefore)
+		} else {
+			g.schedule(t, released, firstNew)
+		}
 		g.quota.book(t)
 	}
 	if g.err != nil {
@@ -148,6 +167,28 @@ func (g *gangSim) run() (*Result, error) {
 	return g.res, nil
 }
 
+// endJobs ends the jobs whose end is t and reports whether any did. An
+// end event of a run that is no longer the job's (requeued since), or of
+// a job already ended (two runs both capped at its cancellation), is
+// passed over.
+func (g *gangSim) endJobs(t float64) bool {
+	ended := false
+	for at, ok := g.ends.next(); ok && at == t; at, ok = g.ends.next() {
+		e := g.ends.pop()
+		o := &g.out[e.job]
+		if _, running := g.running.pos[e.job]; !running || o.End != e.at || math.IsNaN(o.Start) || len(g.allocs[e.job].Nodes) == 0 {
+			// requeued since: this end is not its end any more; or a job
+			// requeued at the instant it started (a quota reclaim's delayed
+			// start meeting a defragmentation plan) and started again with
+			// the same end, whose first end event has finished it
+			continue
+		}
+		g.finish(e.job)
+		ended = true
+	}
+	return ended
+}
+
 // request returns the (shared, read-only) request of a job of gpus GPUs,
 // or, for a Deciding policy, the job's own.
 func (g *gangSim) request(j int32) *request.Request {
@@ -158,12 +199,12 @@ func (g *gangSim) request(j int32) *request.Request {
 		}
 		return g.jobReqs[j]
 	}
-	gpus := g.jobs[j].GPUs
-	r, ok := g.reqs[gpus]
+	k := keyOf(&g.jobs[j])
+	r, ok := g.reqs[k]
 	if !ok {
-		v := g.cfg.Request(&Job{GPUs: gpus})
+		v := g.cfg.Request(&Job{GPUs: k.gpus, Nodes: k.nodes, Option: g.jobs[j].Option})
 		r = &v
-		g.reqs[gpus] = r
+		g.reqs[k] = r
 	}
 	return r
 }
@@ -171,13 +212,13 @@ func (g *gangSim) request(j int32) *request.Request {
 // admit queues a submitted job, or rejects it when it does not fit even
 // the empty cluster (Slurm refuses such a job at submission).
 func (g *gangSim) admit(j int32) {
-	gpus := g.jobs[j].GPUs
-	never, ok := g.never[gpus]
+	k := keyOf(&g.jobs[j])
+	never, ok := g.never[k]
 	if !ok {
 		g.res.PlaceCalls++
 		_, fits := g.pol.Place(g.empty, g.request(j))
 		never = !fits
-		g.never[gpus] = never
+		g.never[k] = never
 	}
 	if never || g.quota.refuses(g, j) {
 		g.out[j].Rejected = true
@@ -236,7 +277,16 @@ func (g *gangSim) requiredTier(j int32) (topology.Tier, bool) {
 // limitOn is job j's time limit if placed with allocation a: its run
 // time there (duration x slowdown) times LimitFactor.
 func (g *gangSim) limitOn(j int32, a occupancy.Allocation) float64 {
-	return g.jobs[j].Duration * g.slowdown(j, a) * g.cfg.LimitFactor
+	return g.limitWith(j, g.slowdown(j, a))
+}
+
+// limitWith is job j's time limit at slowdown f: its own (Job.Limit), else
+// its run time times LimitFactor.
+func (g *gangSim) limitWith(j int32, f float64) float64 {
+	if l := g.jobs[j].Limit; l > 0 {
+		return l
+	}
+	return g.jobs[j].Duration * f * g.cfg.LimitFactor
 }
 
 // slowdown is the slowdown of job j with allocation a.
@@ -250,12 +300,15 @@ func (g *gangSim) start(t float64, j int32, a occupancy.Allocation, feasible top
 	job := &g.jobs[j]
 	f, tier, nodes := g.slow.factor(job, a)
 	o := &g.out[j]
-	o.Start, o.End = t, t+job.Duration*f
+	o.Start, o.End, o.By = t, t+job.runTime(f), g.passBy
+	if job.Cancel > t {
+		o.End = min(o.End, job.Cancel)
+	}
 	o.Tier, o.Nodes, o.Slowdown, o.Feasible = tier, nodes, f, feasible
 	g.allocs[j] = a
 	g.free -= job.GPUs
 	g.ends.push(o.End, j)
-	g.expEnd[j] = t + job.Duration*f*g.cfg.LimitFactor
+	g.expEnd[j] = t + g.limitWith(j, f)
 	g.plan.insert(g.expEnd[j], j)
 	g.running.add(j)
 	g.quota.started(g, j)

@@ -22,6 +22,19 @@ type Job struct {
 	// Account is the Slurm account the job runs under (Config.Quota's
 	// shares name them); empty when no quota is modelled.
 	Account string
+	// Limit is the job's own time limit in seconds (a history's --time),
+	// what backfill plans with; 0: its run time where placed x
+	// Config.LimitFactor. A job still running at its limit ends there.
+	Limit float64
+	// Nodes, when positive, is the node count the job asked for (-N); 0:
+	// Config.OneNodeUpTo decides. Option, when set, is the job's own
+	// --gang-topology (a history's), instead of Config.GangAbove's rule.
+	Nodes  int
+	Option *request.Option
+	// Cancel, when positive, is when the job was cancelled (replay
+	// seconds): a job still waiting then leaves the queue without
+	// running, a running one ends then.
+	Cancel float64
 }
 
 // Config holds the replay's settings. The zero value is usable: Defaults
@@ -63,6 +76,9 @@ type Config struct {
 	// Quota, when set, models GPU shares per account: hard limits or
 	// gangtopo's dynamic quotas (quota.go); nil: none.
 	Quota *Quota
+	// Timing, when set, runs the scheduler's passes when slurmctld does
+	// (timing.go); nil: a pass at every event.
+	Timing *Timing
 	// Progress, when set, is called now and then with the number of jobs
 	// finished (or rejected) and the total.
 	Progress func(done, total int)
@@ -113,10 +129,16 @@ func (c *Config) validate() error {
 // and for gangs above GangAbove GPUs the gang topology option.
 func (c *Config) Request(j *Job) request.Request {
 	r := request.Request{JobID: j.Name, GPUs: j.GPUs, CPUMilli: int64(j.GPUs) * int64(c.CPUsPerGPU) * 1000}
-	if j.GPUs > c.GangAbove {
+	switch {
+	case j.Option != nil:
+		j.Option.Apply(&r)
+	case j.GPUs > c.GangAbove:
 		c.GangOption.Apply(&r)
 	}
-	if j.GPUs <= c.OneNodeUpTo {
+	switch {
+	case j.Nodes > 0:
+		r.Nodes = j.Nodes
+	case j.GPUs <= c.OneNodeUpTo:
 		r.Nodes = 1
 	}
 	return r
@@ -131,12 +153,16 @@ func checkJobs(jobs []Job) error {
 	for i := range jobs {
 		j := &jobs[i]
 		switch {
+		case j.Nodes < 0 || j.Nodes > j.GPUs:
+			return fmt.Errorf("%s: %d nodes for %d GPUs (want 0 to the GPU count)", j.Name, j.Nodes, j.GPUs)
 		case j.GPUs < 1:
 			return fmt.Errorf("%s: %d GPUs (want at least 1)", j.Name, j.GPUs)
 		case !(j.Duration >= 0) || math.IsInf(j.Duration, 0):
 			return fmt.Errorf("%s: duration %g s (want a finite number >= 0)", j.Name, j.Duration)
 		case math.IsNaN(j.Submit) || math.IsInf(j.Submit, 0):
 			return fmt.Errorf("%s: submit time %g is not finite", j.Name, j.Submit)
+		case !(j.Limit >= 0) || math.IsInf(j.Limit, 0) || !(j.Cancel >= 0) || math.IsInf(j.Cancel, 0):
+			return fmt.Errorf("%s: limit %g s, cancel %g s (want finite numbers >= 0)", j.Name, j.Limit, j.Cancel)
 		case i > 0 && j.Submit < jobs[i-1].Submit:
 			return fmt.Errorf("%s: submitted at %g s, before the previous job (%g s): sort jobs by submit time", j.Name, j.Submit, jobs[i-1].Submit)
 		}

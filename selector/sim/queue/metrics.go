@@ -41,6 +41,8 @@ type Summary struct {
 	Policy   string
 	Jobs     int // jobs run
 	Rejected int // jobs that never fit
+	// Cancelled counts the jobs cancelled while they waited (Job.Cancel).
+	Cancelled int
 	// Util is the mean fraction of the cluster's GPUs allocated to running
 	// jobs over the submission window (first to last submit); Useful is
 	// the same with each job's share divided by its slowdown, the work
@@ -108,6 +110,10 @@ func Summarize(r *Result) Summary {
 			s.Rejected++
 			continue
 		}
+		if r.Outcomes[i].Cancelled {
+			s.Cancelled++
+			continue
+		}
 		s.Jobs++
 		acc.add(&s, &r.Jobs[i], &r.Outcomes[i])
 	}
@@ -124,7 +130,7 @@ func (s *Summary) ownerWaits(r *Result) {
 	var waits []float64
 	for i := range r.Jobs {
 		o := &r.Outcomes[i]
-		if !o.Owner || o.Rejected {
+		if !o.Owner || o.Rejected || o.Cancelled {
 			continue
 		}
 		w := o.Wait(&r.Jobs[i])

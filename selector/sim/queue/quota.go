@@ -184,6 +184,15 @@ func (q *quotaSim) admitted(g *gangSim, j int32) {
 	q.changed()
 }
 
+// cancelled takes a waiting job that was cancelled off its account.
+func (q *quotaSim) cancelled(g *gangSim, j int32) {
+	if q == nil || q.acct[j] < 0 {
+		return
+	}
+	q.ledger.Cancel(q.account(g, j), g.jobs[j].GPUs)
+	q.changed()
+}
+
 // allows says whether the quota lets job j start now.
 func (q *quotaSim) allows(g *gangSim, j int32) bool {
 	if q == nil || q.acct[j] < 0 {

@@ -19,6 +19,11 @@ type Outcome struct {
 	Rejected bool
 	// Backfilled: started ahead of an older blocked job.
 	Backfilled bool
+	// Cancelled: the job's Cancel time came while it waited; it never ran.
+	Cancelled bool
+	// By names the pass that started the job with Config.Timing: "submit",
+	// "main" or "backfill" (as sacct's flags do); "" without.
+	By string
 	// Tier is the tightest domain tier holding the job's GPUs, Nodes the
 	// servers it used and Slowdown the factor its run time was multiplied
 	// by.

@@ -64,7 +64,8 @@ func stranded(free int, waiting map[int]int) int {
 
 // strandedEvents are the starts and ends of every run (requeued runs
 // included) and of every wait: a job waits from its submission to its
-// first run, and from each requeue to its next run.
+// first run, and from each requeue to its next run; a job cancelled while
+// it waited, until its cancellation.
 func strandedEvents(r *Result) []strandedEvent {
 	runs := make([][][2]float64, len(r.Jobs))
 	for _, q := range r.Requeues {
@@ -73,10 +74,15 @@ func strandedEvents(r *Result) []strandedEvent {
 	var ev []strandedEvent
 	for j := range r.Jobs {
 		o := &r.Outcomes[j]
+		g := r.Jobs[j].GPUs
+		if o.Cancelled && math.IsNaN(o.Start) && r.Jobs[j].Cancel > r.Jobs[j].Submit {
+			// cancelled while it waited: it waited until then
+			ev = append(ev, strandedEvent{t: r.Jobs[j].Submit, size: g, by: 1}, strandedEvent{t: r.Jobs[j].Cancel, size: g, by: -1})
+			continue
+		}
 		if o.Rejected || math.IsNaN(o.Start) {
 			continue
 		}
-		g := r.Jobs[j].GPUs
 		rs := append(runs[j], [2]float64{o.Start, o.End})
 		slices.SortFunc(rs, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 		waitFrom := r.Jobs[j].Submit

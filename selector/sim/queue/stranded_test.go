@@ -52,3 +52,44 @@ func TestStrandedIsWhatFits(t *testing.T) {
 		t.Errorf("5 free, two 4-GPU jobs waiting: %d, want min(5, 8) = 5", got)
 	}
 }
+
+// TestStrandedByHand: a record's stranded GPU-seconds worked by hand on
+// 8 GPUs, over the whole record (the summary takes the submission
+// window).
+func TestStrandedByHand(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name string
+		jobs []Job
+		out  []Outcome
+		want float64
+	}{{
+		name: "a fitting job waits on free GPUs",
+		// a holds 4 of 8 from 0 to 100; b (4) waits from 10 to 40 with 4
+		// free: min(4, 4) x 30 s
+		jobs: []Job{{Submit: 0, GPUs: 4}, {Submit: 10, GPUs: 4}},
+		out:  []Outcome{{Start: 0, End: 100}, {Start: 40, End: 50}},
+		want: 120,
+	}, {
+		name: "a job too big for the free GPUs strands nothing",
+		// b (8) waits from 10 to 100 while 4 are free: it does not fit them
+		jobs: []Job{{Submit: 0, GPUs: 4}, {Submit: 10, GPUs: 8}},
+		out:  []Outcome{{Start: 0, End: 100}, {Start: 100, End: 110}},
+		want: 0,
+	}, {
+		name: "a job cancelled while waiting strands until its cancellation",
+		// b (2) waits from 10 and is cancelled at 30 with 4 free:
+		// min(4, 2) x 20 s
+		jobs: []Job{{Submit: 0, GPUs: 4}, {Submit: 10, GPUs: 2, Cancel: 30}},
+		out:  []Outcome{{Start: 0, End: 100}, {Start: nan, End: nan, Cancelled: true}},
+		want: 40,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strandedGPUHours(&Result{GPUs: 8, Jobs: tc.jobs, Outcomes: tc.out}, 0, math.Inf(1)) * 3600
+			if math.Abs(got-tc.want) > 1e-6 {
+				t.Errorf("stranded %g GPU-s, want %g", got, tc.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@
 // daemon --role controller --once`, `gangtopo quota off`). The fault tests
 // record their outcomes in the faults table (tests/e2e/faults), printed at
 // the end.
+// The same lab, for its slurmdbd, runs the queue model's timing check
+// (history_test.go).
 package quota
 
 import (

@@ -1,6 +1,8 @@
 // Package traces reads the public GPU-cluster traces that gangtopo simulate
 // replays: the Alibaba openb node and pod lists (the FGD paper's input), the
-// FGD authors' published per-seed results, and the Philly job table.
+// FGD authors' published per-seed results, and the Philly job table; and
+// a site's own job history from Slurm's accounting (sacct --json of every
+// series, sacct -P; sacct.go).
 //
 // Readers are strict. A malformed row (wrong number of columns, a value that
 // is not a number, a negative GPU count, a GPU model no node has) is an

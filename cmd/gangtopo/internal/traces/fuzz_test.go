@@ -3,6 +3,7 @@ package traces
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -47,4 +48,53 @@ func FuzzReadNodes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzReadSacctJSON and FuzzReadSacctPipe check that no input makes the
+// sacct readers panic, and that every job they accept has times in order
+// and no negative resources.
+func FuzzReadSacctJSON(f *testing.F) {
+	f.Add([]byte(json2205))
+	f.Add([]byte(json2411))
+	for _, name := range sacctCaptures(f, "sacct.json") {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkSacctJobs(t, data) })
+}
+
+func FuzzReadSacctPipe(f *testing.F) {
+	f.Add([]byte(pipeDump))
+	for _, name := range sacctCaptures(f, "sacct.txt") {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkSacctJobs(t, data) })
+}
+
+func sacctCaptures(f *testing.F, file string) []string {
+	names, err := filepath.Glob(filepath.Join("testdata", "sacct", "*", file))
+	if err != nil {
+		f.Fatal(err)
+	}
+	return names
+}
+
+func checkSacctJobs(t *testing.T, data []byte) {
+	jobs, err := readSacct("fuzz", bytes.NewReader(data), SacctOptions{})
+	if err != nil {
+		return
+	}
+	for _, j := range jobs {
+		if j.Submit.IsZero() || !j.Start.IsZero() && j.Start.Before(j.Submit) || !j.End.IsZero() && !j.Start.IsZero() && j.End.Before(j.Start) ||
+			j.GPUs < 0 || j.ReqGPUs < 0 || j.CPUs < 0 || j.Nodes < 0 || j.Limit < 0 || j.State == "" {
+			t.Fatalf("accepted an invalid job: %+v", j)
+		}
+	}
 }
