@@ -30,7 +30,6 @@ func (h *historyInfo) recordedResult(jobs []queue.Job, gpus int) *queue.Result {
 	return res
 }
 
-
 func fitsOne(waiting map[int]int, free int) bool {
 	for g := range waiting {
 		if g <= free {
