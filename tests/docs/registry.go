@@ -78,6 +78,14 @@ var Registry = []Entry{
 	{File: "docs/admin.md", Cmd: "make deb", By: "DebianPackageInstallsAndPlaces", Why: "make e2e-sid runs make deb for the test"},
 	{File: "docs/admin.md", Cmd: "dpkg -i build/deb/gangtopo_*+slurm22.05.8_amd64.deb", By: "DebianPackageInstallsAndPlaces",
 		Why: "the test runs dpkg -i on the 22.05.8 package inside the sid root, where it is refused, then on the 26.05.5 one"},
+	{File: "docs/admin.md", Cmd: "dpkg -i gangtopo_VERSION+slurmRELEASE_amd64.deb", By: "DebianPackageUpgradeAsDocumented"},
+	{File: "docs/admin.md", Cmd: "gangtopo version", By: "DebianPackageUpgradeAsDocumented"},
+	{File: "docs/admin.md", Cmd: "scontrol reconfigure", By: "DebianPackageUpgradeAsDocumented"},
+	{File: "docs/admin.md", Cmd: "scontrol reconfigure", By: "DebianPackageRemoveAsDocumented"},
+	{File: "docs/admin.md", Cmd: "gangtopo unbind --clear", By: "DebianPackageRemoveAsDocumented"},
+	{File: "docs/admin.md", Cmd: "dpkg -r gangtopo", By: "DebianPackageRemoveAsDocumented"},
+	{File: "docs/admin.md", Cmd: "dpkg -r gangtopo", By: "DebianPackageRemoveAsDocumented",
+		Why: "the transcript of a removal refused while slurm.conf still loads the plugins: the test runs dpkg -r before the configuration is taken out"},
 	{File: "docs/admin.md", Cmd: "gangtopo gen topology --topology /etc/gangtopo/cluster.yaml --plugin block -o /etc/slurm/topology.conf", By: Unit,
 		Replace: []string{"/etc/gangtopo/cluster.yaml", "docs/examples/gb200-nvl72-8racks.yaml", "/etc/slurm/topology.conf", "$TMP/topology.conf"}},
 
@@ -98,6 +106,9 @@ var Registry = []Entry{
 
 	// docs/quota.md
 	{File: "docs/quota.md", Cmd: "gangtopo daemon --role controller --config /etc/slurm/gangtopo.yaml --topology /etc/gangtopo/cluster.yaml -o /var/lib/gangtopo/snapshot.json", By: "DocumentedCommands"},
+	{File: "docs/quota.md", Cmd: "gangtopo quota off", By: "QuotaOffPutsBack", Why: "tests/e2e/quota (TestQuotaOffPutsBack) runs the section's commands in order on the quota lab"},
+	{File: "docs/quota.md", Cmd: "gangtopo quota off --yes", By: "QuotaOffPutsBack"},
+	{File: "docs/quota.md", Cmd: "gangtopo quota off --yes", By: "QuotaOffPutsBack"},
 	{File: "docs/quota.md", Cmd: "gangtopo quota --config cmd/gangtopo/testdata/quota/gangtopo.yaml --topology docs/examples/lab16.yaml --sinfo-json cmd/gangtopo/internal/slurmstate/testdata/quota_sinfo.json --squeue-json cmd/gangtopo/internal/slurmstate/testdata/quota_squeue.json", By: Unit},
 
 	// docs/replay.md
@@ -112,6 +123,16 @@ var Registry = []Entry{
 	{File: "docs/replay.md", Cmd: "gangtopo replay --topology docs/examples/dgx-h100-256.yaml --from 2017-10-09 --to 2017-10-16 --slowdown grounded:central", By: Unit},
 	{File: "docs/replay.md", Cmd: "gangtopo replay --topology docs/examples/dgx-h100-256.yaml --sustain --quota accounts=15,shares=nodes --policies static,slurm+hard,gangtopo-slurm+quota+defrag", By: Itself,
 		Why: "make bench-headline runs it on the whole trace at every band (long); TestSustainSmoke (cmd/gangtopo) runs the same search on the busiest fortnight"},
+	{File: "docs/replay.md", Cmd: "sacct --json -a -S 2026-11-01 -E 2026-12-01 > history.json", By: Itself,
+		Why: "needs a cluster with accounting: tests/e2e/quota/history_test.go dumps the quota lab's history with sacct --json on the host series; the captures of each series (cmd/gangtopo/internal/traces/testdata/sacct/README.md) were made so"},
+	{File: "docs/replay.md", Cmd: "sacct -P -X -a -S 2026-11-01 -E 2026-12-01 --format=JobID,JobIDRaw,JobName,User,Account,Partition,QOS,State,Submit,Eligible,Start,End,Elapsed,Timelimit,ReqTRES,AllocTRES,ReqNodes,AllocNodes,NodeList,ReqCPUS,AllocCPUS,Flags,SubmitLine > history.txt", By: Itself,
+		Why: "needs a cluster with accounting: the sacct -P captures of each series (cmd/gangtopo/internal/traces/testdata/sacct/README.md) were made with these fields"},
+	{File: "docs/replay.md", Cmd: "scontrol show config > config.txt", By: Itself,
+		Why: "needs a cluster: the captures' config.txt (cmd/gangtopo/internal/traces/testdata/sacct) were made so"},
+	{File: "docs/replay.md", Cmd: "gangtopo replay --sacct history.json --scontrol-config config.txt --topology cluster.yaml", By: Unit,
+		Replace: []string{"history.json", "cmd/gangtopo/internal/traces/testdata/sacct/slurm-22.05.8/sacct.json", "config.txt", "cmd/gangtopo/internal/traces/testdata/sacct/slurm-22.05.8/config.txt", "cluster.yaml", "docs/examples/lab16.yaml"}},
+	{File: "docs/replay.md", Cmd: "gangtopo replay --sacct history.json --scontrol-config config.txt --topology cluster.yaml --check-starts", By: Unit,
+		Replace: []string{"history.json", "cmd/gangtopo/internal/traces/testdata/sacct/slurm-22.05.8/sacct.json", "config.txt", "cmd/gangtopo/internal/traces/testdata/sacct/slurm-22.05.8/config.txt", "cluster.yaml", "docs/examples/lab16.yaml"}},
 
 	// docs/simulate.md
 	{File: "docs/simulate.md", Cmd: "make bench-simulate", By: Itself, Why: "make bench runs it, rewriting docs/benchmarks.md and docs/simulate.svg (minutes)"},
