@@ -188,6 +188,38 @@ func TestDefragPolicy(t *testing.T) {
 	}
 }
 
+// The policy plans only for a gang Slurm cannot start where it is: one
+// that fits now (a leaf free, Slurm has not scheduled it yet) gets no
+// hold and no requeue, and counts as no_plan.
+func TestDefragPolicyLeavesAGangThatFits(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name   string
+		nodes  []string // where the 1-GPU jobs run
+		calls  []string
+		noPlan float64 // gangtopo_defrag_refused_total{reason="no_plan"}
+	}{
+		{"a job in every leaf: leaf2's (j5, the cheapest) is requeued", []string{"node01", "node05", "node09", "node13"},
+			[]string{holdLeaf2, attachLeaf2, "requeue j5"}, 0},
+		// leaf4 holds nothing (j13 gone): 32 GPUs free in one leaf
+		{"leaf4 is free: it fits now", []string{"node01", "node05", "node09"}, nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, f, logs := newDefragLab(t, func(c *ctld.DefragConfig) { c.Auto.Enabled = true })
+			view := func(context.Context) (*defragrun.View, error) { return defragViewOn(t, now, "gpu", tt.nodes...), nil }
+			v, _ := view(context.Background())
+			d.cycle(context.Background(), d.cfg, v, view)
+			if diff := cmp.Diff(tt.calls, f.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s\nlog:\n%s", diff, logs)
+			}
+			if got := testutil.ToFloat64(d.m.refused.WithLabelValues("no_plan")); got != tt.noPlan {
+				t.Errorf("refused no_plan %g, want %g", got, tt.noPlan)
+			}
+		})
+	}
+}
+
 // A carried plan backs its gang off: the next round's view still shows the
 // gang pending, out of its hold (the hold ended, say), and no new plan is
 // made for it, with fresh victims or not.
