@@ -52,20 +52,28 @@ func testDoor(t *testing.T, cfg Config, lead bool) (*Door, *fakeSlurm, *time.Tim
 	return d, f, &now
 }
 
+// TestDoorRefusesWithoutRunning: a dry run, a controller that does not
+// lead and one switched off run nothing and write no audit line (switched
+// off, a change that puts back what gangtopo made is still made); a dry
+// run tells each change it would have made (Door.Log), so that it shows
+// what gangtopo would do.
 func TestDoorRefusesWithoutRunning(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
 		lead bool
 		want error
+		told []string // what Log was told: action, job, result
 	}{
-		{"dry run", Config{DryRun: true}, true, ErrDryRun},
-		{"not the leader", Config{}, false, ErrNotLeader},
-		{"switched off", Config{Off: true}, true, ErrOff},
+		{"dry run", Config{DryRun: true}, true, ErrDryRun, []string{"requeue 7 dry-run", "requeue 8 dry-run"}},
+		{"not the leader", Config{}, false, ErrNotLeader, nil},
+		{"switched off", Config{Off: true}, true, ErrOff, []string{"requeue 8 ok"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d, f, _ := testDoor(t, tt.cfg, tt.lead)
+			var told []string
+			d.Log = func(e Entry) { told = append(told, e.Action+" "+e.Job+" "+e.Result) }
 			d.Begin(context.Background())
 			_, err := d.Do(context.Background(), requeue("7"))
 			if !errors.Is(err, tt.want) || !Refused(err) {
@@ -74,6 +82,9 @@ func TestDoorRefusesWithoutRunning(t *testing.T) {
 			undo := requeue("8")
 			undo.Undo = true
 			_, err = d.Do(context.Background(), undo)
+			if diff := cmp.Diff(tt.told, told); diff != "" {
+				t.Errorf("told (-want +got):\n%s", diff)
+			}
 			if tt.want == ErrOff { // switched off, putting back is still done
 				if err != nil || len(f.ran) != 1 {
 					t.Fatalf("switched off, a change that puts back what gangtopo made: %v (ran %q), want it made", err, f.ran)
