@@ -2,6 +2,7 @@ package actuate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -130,6 +131,61 @@ func TestDoorAuditFirst(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"scontrol requeue 7"}, f.ran); diff != "" {
 		t.Errorf("ran (-want +got):\n%s", diff)
+	}
+}
+
+// TestDoorWritesTheAuditLineBeforeTheCommand: when the command runs, the
+// audit log already holds its intent line (the runner reads the file):
+// a process killed while the command runs leaves the change recorded, and
+// counted by the limits (Audit.Changes).
+func TestDoorWritesTheAuditLineBeforeTheCommand(t *testing.T) {
+	undo := requeue("8")
+	undo.Undo = true
+	tests := []struct {
+		name string
+		cfg  Config
+		c    Change
+	}{
+		{"a change", Config{}, requeue("7")},
+		{"putting back while switched off", Config{Off: true}, undo},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, f, _ := testDoor(t, tt.cfg, true)
+			var seen []Entry // the audit log's last line as each command starts
+			d.run = func(ctx context.Context, timeout time.Duration, cmd string, args ...string) (string, error) {
+				data, err := os.ReadFile(d.audit.Path)
+				if err != nil || len(data) == 0 {
+					t.Fatalf("%s runs before any audit line (%v)", args, err)
+				}
+				lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+				var e Entry
+				if err := json.Unmarshal([]byte(lines[len(lines)-1]), &e); err != nil {
+					t.Fatal(err)
+				}
+				seen = append(seen, e)
+				return f.run(ctx, timeout, cmd, args...)
+			}
+			ctx := context.Background()
+			d.Begin(ctx)
+			for range 2 { // the second after the first's outcome line
+				if _, err := d.Do(ctx, tt.c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := "scontrol requeue " + tt.c.Job
+			if len(seen) != 2 {
+				t.Fatalf("ran %d commands, want 2", len(seen))
+			}
+			for i, e := range seen {
+				if e.Result != ResultIntent || e.Command != want || e.Job != tt.c.Job || e.Ref == "" {
+					t.Errorf("command %d: the last audit line as it ran is %+v, want its intent (%q)", i, e, want)
+				}
+			}
+			if seen[0].Ref == seen[1].Ref {
+				t.Errorf("two changes share the ref %s", seen[0].Ref)
+			}
+		})
 	}
 }
 
