@@ -210,6 +210,112 @@ func TestDoorMaxPerCycle(t *testing.T) {
 	}
 }
 
+// answers is a leader whose answers change from one call to the next
+// (the primary slurmctld moves to another host and back).
+type answers struct {
+	lead  []bool
+	asked int
+}
+
+func (a *answers) Lead(context.Context) (bool, string) {
+	l := a.lead[min(a.asked, len(a.lead)-1)]
+	a.asked++
+	return l, "the slurmctld in control runs elsewhere"
+}
+
+// TestDoorAsksTheLeaderEachCycle: every Begin asks the leader once, and
+// the cycle's changes follow that answer: a controller that stopped
+// leading makes nothing from its next cycle on, one that leads again acts.
+func TestDoorAsksTheLeaderEachCycle(t *testing.T) {
+	tests := []struct {
+		name string
+		lead []bool   // the leader's answer at each Begin
+		want []string // per cycle, what became of its two changes
+	}{
+		{"leads, then not", []bool{true, false}, []string{"made made", "refused refused"}},
+		{"not, then leads", []bool{false, true}, []string{"refused refused", "made made"}},
+		{"leads, not, leads again", []bool{true, false, true}, []string{"made made", "refused refused", "made made"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, _, _ := testDoor(t, Config{}, true)
+			l := &answers{lead: tt.lead}
+			d.leader = l
+			ctx := context.Background()
+			var got []string
+			for cycle := range tt.lead {
+				d.Begin(ctx)
+				var out []string
+				for _, job := range []string{"1", "2"} {
+					_, err := d.Do(ctx, requeue(fmt.Sprint(cycle)+job))
+					switch {
+					case err == nil:
+						out = append(out, "made")
+					case errors.Is(err, ErrNotLeader):
+						out = append(out, "refused")
+					default:
+						out = append(out, err.Error())
+					}
+				}
+				got = append(got, strings.Join(out, " "))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if l.asked != len(tt.lead) {
+				t.Errorf("the leader was asked %d times in %d cycles, want once a cycle", l.asked, len(tt.lead))
+			}
+		})
+	}
+}
+
+// TestDoorRoom: what is left of the cycle's limit, so that a duty does not
+// start a plan it could not finish: every change the door let through
+// counts (made or failed: it ran), a refused one does not, and Begin
+// starts afresh.
+func TestDoorRoom(t *testing.T) {
+	boom := errors.New("scontrol: error: Invalid job id specified")
+	tests := []struct {
+		name  string
+		max   int
+		fails []string // jobs whose requeue fails
+		jobs  []string // requeued in order this cycle
+		want  int
+	}{
+		{"no limit", 0, nil, []string{"1", "2"}, -1},
+		{"nothing made yet", 3, nil, nil, 3},
+		{"two of three made", 3, nil, []string{"1", "2"}, 1},
+		// 2 failed, but it ran: it counts
+		{"a failed change counts", 3, []string{"2"}, []string{"1", "2"}, 1},
+		// the fourth is refused (the limit) and does not count
+		{"all made, one refused", 3, nil, []string{"1", "2", "3", "4"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, f, _ := testDoor(t, Config{MaxPerCycle: tt.max}, true)
+			for _, j := range tt.fails {
+				f.errs["scontrol requeue "+j] = []error{boom}
+			}
+			ctx := context.Background()
+			d.Begin(ctx)
+			for _, j := range tt.jobs {
+				_, _ = d.Do(ctx, requeue(j)) // the room is what is checked
+			}
+			if got := d.Room(); got != tt.want {
+				t.Errorf("Room() = %d, want %d", got, tt.want)
+			}
+			d.Begin(ctx)
+			fresh := tt.max // a new cycle: the whole limit (none: -1)
+			if fresh == 0 {
+				fresh = -1
+			}
+			if got := d.Room(); got != fresh {
+				t.Errorf("after Begin, Room() = %d, want %d", got, fresh)
+			}
+		})
+	}
+}
+
 // TestDoorBacksOff: a change that failed for a job waits 30 s, then 60 s
 // after a second failure; a success starts afresh; another job is not
 // held back.
