@@ -273,24 +273,7 @@ func TestQuotaDutyStopsAfterAFailedLimit(t *testing.T) {
 // shows it where it was.
 func TestQuotaDutyMoveLimits(t *testing.T) {
 	l, log := quotaLab(t, quotaOpts{edit: func(c *ctld.Config) { c.Quota.MaxPerCycle = 2 }})
-	l.slurm("squeue", "cat "+editCapture(t, func(jobs []map[string]any) []map[string]any {
-		var out []map[string]any
-		for _, j := range jobs {
-			if fmt.Sprint(j["job_id"]) == "52" {
-				for _, id := range []int{52, 53, 54, 55} {
-					c := map[string]any{}
-					for k, v := range j {
-						c[k] = v
-					}
-					c["job_id"], c["qos"] = id, "gt-borrow"
-					out = append(out, c)
-				}
-				continue
-			}
-			out = append(out, j)
-		}
-		return out
-	}))
+	l.slurm("squeue", "cat "+fourInBorrow(t))
 	t0 := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
 	for _, step := range []struct {
 		at   time.Duration
@@ -315,6 +298,63 @@ func TestQuotaDutyMoveLimits(t *testing.T) {
 		if diff := cmp.Diff(step.want, moved); diff != "" {
 			t.Errorf("at +%s: moved (-want +got):\n%s", step.at, diff)
 		}
+	}
+}
+
+// fourInBorrow is the quota lab's capture with teama's job 52 four
+// times (52-55), each waiting in the borrow QOS.
+func fourInBorrow(t *testing.T) string {
+	t.Helper()
+	return editCapture(t, func(jobs []map[string]any) []map[string]any {
+		var out []map[string]any
+		for _, j := range jobs {
+			if fmt.Sprint(j["job_id"]) == "52" {
+				for _, id := range []int{52, 53, 54, 55} {
+					c := map[string]any{}
+					for k, v := range j {
+						c[k] = v
+					}
+					c["job_id"], c["qos"] = id, "gt-borrow"
+					out = append(out, c)
+				}
+				continue
+			}
+			out = append(out, j)
+		}
+		return out
+	})
+}
+
+// TestQuotaDutyCountsFailedUpdates: an update that ran counts against
+// quota.max_per_cycle (2) whether Slurm made it or not: slurmctld did the
+// work, and a job that keeps failing must not let the cycle run through
+// every other job.
+func TestQuotaDutyCountsFailedUpdates(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		fails string   // the job whose update scontrol refuses
+		tried []string // the jobs whose update ran
+	}{
+		{"none fails", "", []string{"52", "53"}},
+		{"52 fails: it counts", "52", []string{"52", "53"}},
+		{"53 fails: it counts", "53", []string{"52", "53"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, log := quotaLab(t, quotaOpts{edit: func(c *ctld.Config) { c.Quota.MaxPerCycle = 2 }})
+			l.slurm("squeue", "cat "+fourInBorrow(t))
+			l.slurm("scontrol", `echo "scontrol $*" >> `+log+`
+case "$*" in *"JobId=`+tt.fails+` "*) echo "scontrol: error: Invalid job id specified" >&2; exit 1;; esac`)
+			l.cycleAt(time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC))
+			var tried []string
+			for _, c := range commands(t, log) {
+				if id, ok := strings.CutPrefix(c, "scontrol update JobId="); ok {
+					tried = append(tried, strings.Fields(id)[0])
+				}
+			}
+			if diff := cmp.Diff(tt.tried, tried); diff != "" {
+				t.Errorf("updates run (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
