@@ -59,6 +59,15 @@ func nodes(prefix string, lo, hi int) []string {
 	return out
 }
 
+// The scenario of TestReclaim's binding cases (see there).
+var (
+	boundShares = Shares{{Account: "a", GPUs: 32}, {Account: "b", GPUs: 48}, {Account: "c", GPUs: 16}}
+	boundJobs   = []held{{[]string{"node01", "node02", "node03", "node04", "node13", "node14"}, "b", false, 0},
+		{[]string{"node05", "node06", "node07", "node08"}, "b", true, 1},
+		{[]string{"node09", "node10", "node11", "node12"}, "c", true, 5},
+		{[]string{"node15", "node16"}, "c", false, 0}}
+)
+
 func TestReclaim(t *testing.T) {
 	shares := Shares{{Account: "a", GPUs: 32, Lend: true}, {Account: "b", GPUs: 48, Lend: true}, {Account: "c", GPUs: 48, Lend: true}}
 	leaf := request.Request{GPUs: 32, Tier: topology.TierLeaf, Mode: request.Required}
@@ -72,6 +81,8 @@ func TestReclaim(t *testing.T) {
 		evict  []int // job indices
 		// passedOver: the job was passed over although it fitted
 		passedOver bool
+		// bound: the only domains the job may start in (its binding)
+		bound []string
 	}{
 		{
 			name: "own jobs are never taken: no leaf can be freed",
@@ -174,6 +185,24 @@ func TestReclaim(t *testing.T) {
 			domain: "",
 			evict:  []int{2},
 		},
+		{
+			name: "unbound: the cheapest borrowed leaf",
+			// shares a 32, b 48, c 16. b: own node01-04, node13-14 (48),
+			// borrowed leaf2 (one job, cost 1): holds 80, excess 32. c: own
+			// node15-16 (16), borrowed leaf3 (one job, cost 5): holds 48,
+			// excess 32. leaf2 costs least.
+			shares: boundShares, jobs: boundJobs, r: leaf, ok: true, domain: "leaf2", evict: []int{1},
+		},
+		{
+			name:   "bound to leaf3: leaf3 is freed, though leaf2 costs less",
+			shares: boundShares, jobs: boundJobs, r: leaf, bound: []string{"leaf3"}, ok: true, domain: "leaf3", evict: []int{2},
+		},
+		{
+			// leaf1 holds b's own jobs only: nothing there may be taken,
+			// and the binding keeps it out of leaf2 and leaf3
+			name:   "bound to leaf1: no plan",
+			shares: boundShares, jobs: boundJobs, r: leaf, bound: []string{"leaf1"}, ok: false,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,6 +212,13 @@ func TestReclaim(t *testing.T) {
 			}
 			s, l, o := scenario(t, sh, tt.jobs)
 			o.PassedOver = tt.passedOver
+			for _, name := range tt.bound {
+				d, ok := s.Cluster.DomainByName(name)
+				if !ok {
+					t.Fatalf("no domain %s", name)
+				}
+				o.Domains = append(o.Domains, d)
+			}
 			e := place.New(s.Cluster, place.Options{})
 			p, ok := Reclaim(e, s, tt.r, l, o)
 			if ok != tt.ok {

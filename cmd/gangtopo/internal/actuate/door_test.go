@@ -2,6 +2,7 @@ package actuate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -52,20 +53,28 @@ func testDoor(t *testing.T, cfg Config, lead bool) (*Door, *fakeSlurm, *time.Tim
 	return d, f, &now
 }
 
+// TestDoorRefusesWithoutRunning: a dry run, a controller that does not
+// lead and one switched off run nothing and write no audit line (switched
+// off, a change that puts back what gangtopo made is still made); a dry
+// run tells each change it would have made (Door.Log), so that it shows
+// what gangtopo would do.
 func TestDoorRefusesWithoutRunning(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
 		lead bool
 		want error
+		told []string // what Log was told: action, job, result
 	}{
-		{"dry run", Config{DryRun: true}, true, ErrDryRun},
-		{"not the leader", Config{}, false, ErrNotLeader},
-		{"switched off", Config{Off: true}, true, ErrOff},
+		{"dry run", Config{DryRun: true}, true, ErrDryRun, []string{"requeue 7 dry-run", "requeue 8 dry-run"}},
+		{"not the leader", Config{}, false, ErrNotLeader, nil},
+		{"switched off", Config{Off: true}, true, ErrOff, []string{"requeue 8 ok"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d, f, _ := testDoor(t, tt.cfg, tt.lead)
+			var told []string
+			d.Log = func(e Entry) { told = append(told, e.Action+" "+e.Job+" "+e.Result) }
 			d.Begin(context.Background())
 			_, err := d.Do(context.Background(), requeue("7"))
 			if !errors.Is(err, tt.want) || !Refused(err) {
@@ -74,6 +83,9 @@ func TestDoorRefusesWithoutRunning(t *testing.T) {
 			undo := requeue("8")
 			undo.Undo = true
 			_, err = d.Do(context.Background(), undo)
+			if diff := cmp.Diff(tt.told, told); diff != "" {
+				t.Errorf("told (-want +got):\n%s", diff)
+			}
 			if tt.want == ErrOff { // switched off, putting back is still done
 				if err != nil || len(f.ran) != 1 {
 					t.Fatalf("switched off, a change that puts back what gangtopo made: %v (ran %q), want it made", err, f.ran)
@@ -122,6 +134,61 @@ func TestDoorAuditFirst(t *testing.T) {
 	}
 }
 
+// TestDoorWritesTheAuditLineBeforeTheCommand: when the command runs, the
+// audit log already holds its intent line (the runner reads the file):
+// a process killed while the command runs leaves the change recorded, and
+// counted by the limits (Audit.Changes).
+func TestDoorWritesTheAuditLineBeforeTheCommand(t *testing.T) {
+	undo := requeue("8")
+	undo.Undo = true
+	tests := []struct {
+		name string
+		cfg  Config
+		c    Change
+	}{
+		{"a change", Config{}, requeue("7")},
+		{"putting back while switched off", Config{Off: true}, undo},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, f, _ := testDoor(t, tt.cfg, true)
+			var seen []Entry // the audit log's last line as each command starts
+			d.run = func(ctx context.Context, timeout time.Duration, cmd string, args ...string) (string, error) {
+				data, err := os.ReadFile(d.audit.Path)
+				if err != nil || len(data) == 0 {
+					t.Fatalf("%s runs before any audit line (%v)", args, err)
+				}
+				lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+				var e Entry
+				if err := json.Unmarshal([]byte(lines[len(lines)-1]), &e); err != nil {
+					t.Fatal(err)
+				}
+				seen = append(seen, e)
+				return f.run(ctx, timeout, cmd, args...)
+			}
+			ctx := context.Background()
+			d.Begin(ctx)
+			for range 2 { // the second after the first's outcome line
+				if _, err := d.Do(ctx, tt.c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := "scontrol requeue " + tt.c.Job
+			if len(seen) != 2 {
+				t.Fatalf("ran %d commands, want 2", len(seen))
+			}
+			for i, e := range seen {
+				if e.Result != ResultIntent || e.Command != want || e.Job != tt.c.Job || e.Ref == "" {
+					t.Errorf("command %d: the last audit line as it ran is %+v, want its intent (%q)", i, e, want)
+				}
+			}
+			if seen[0].Ref == seen[1].Ref {
+				t.Errorf("two changes share the ref %s", seen[0].Ref)
+			}
+		})
+	}
+}
+
 func TestDoorMaxPerCycle(t *testing.T) {
 	d, f, _ := testDoor(t, Config{MaxPerCycle: 2}, true)
 	ctx := context.Background()
@@ -140,6 +207,112 @@ func TestDoorMaxPerCycle(t *testing.T) {
 	}
 	if len(f.ran) != 3 {
 		t.Errorf("ran %d commands, want 3", len(f.ran))
+	}
+}
+
+// answers is a leader whose answers change from one call to the next
+// (the primary slurmctld moves to another host and back).
+type answers struct {
+	lead  []bool
+	asked int
+}
+
+func (a *answers) Lead(context.Context) (bool, string) {
+	l := a.lead[min(a.asked, len(a.lead)-1)]
+	a.asked++
+	return l, "the slurmctld in control runs elsewhere"
+}
+
+// TestDoorAsksTheLeaderEachCycle: every Begin asks the leader once, and
+// the cycle's changes follow that answer: a controller that stopped
+// leading makes nothing from its next cycle on, one that leads again acts.
+func TestDoorAsksTheLeaderEachCycle(t *testing.T) {
+	tests := []struct {
+		name string
+		lead []bool   // the leader's answer at each Begin
+		want []string // per cycle, what became of its two changes
+	}{
+		{"leads, then not", []bool{true, false}, []string{"made made", "refused refused"}},
+		{"not, then leads", []bool{false, true}, []string{"refused refused", "made made"}},
+		{"leads, not, leads again", []bool{true, false, true}, []string{"made made", "refused refused", "made made"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, _, _ := testDoor(t, Config{}, true)
+			l := &answers{lead: tt.lead}
+			d.leader = l
+			ctx := context.Background()
+			var got []string
+			for cycle := range tt.lead {
+				d.Begin(ctx)
+				var out []string
+				for _, job := range []string{"1", "2"} {
+					_, err := d.Do(ctx, requeue(fmt.Sprint(cycle)+job))
+					switch {
+					case err == nil:
+						out = append(out, "made")
+					case errors.Is(err, ErrNotLeader):
+						out = append(out, "refused")
+					default:
+						out = append(out, err.Error())
+					}
+				}
+				got = append(got, strings.Join(out, " "))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if l.asked != len(tt.lead) {
+				t.Errorf("the leader was asked %d times in %d cycles, want once a cycle", l.asked, len(tt.lead))
+			}
+		})
+	}
+}
+
+// TestDoorRoom: what is left of the cycle's limit, so that a duty does not
+// start a plan it could not finish: every change the door let through
+// counts (made or failed: it ran), a refused one does not, and Begin
+// starts afresh.
+func TestDoorRoom(t *testing.T) {
+	boom := errors.New("scontrol: error: Invalid job id specified")
+	tests := []struct {
+		name  string
+		max   int
+		fails []string // jobs whose requeue fails
+		jobs  []string // requeued in order this cycle
+		want  int
+	}{
+		{"no limit", 0, nil, []string{"1", "2"}, -1},
+		{"nothing made yet", 3, nil, nil, 3},
+		{"two of three made", 3, nil, []string{"1", "2"}, 1},
+		// 2 failed, but it ran: it counts
+		{"a failed change counts", 3, []string{"2"}, []string{"1", "2"}, 1},
+		// the fourth is refused (the limit) and does not count
+		{"all made, one refused", 3, nil, []string{"1", "2", "3", "4"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, f, _ := testDoor(t, Config{MaxPerCycle: tt.max}, true)
+			for _, j := range tt.fails {
+				f.errs["scontrol requeue "+j] = []error{boom}
+			}
+			ctx := context.Background()
+			d.Begin(ctx)
+			for _, j := range tt.jobs {
+				_, _ = d.Do(ctx, requeue(j)) // the room is what is checked
+			}
+			if got := d.Room(); got != tt.want {
+				t.Errorf("Room() = %d, want %d", got, tt.want)
+			}
+			d.Begin(ctx)
+			fresh := tt.max // a new cycle: the whole limit (none: -1)
+			if fresh == 0 {
+				fresh = -1
+			}
+			if got := d.Room(); got != fresh {
+				t.Errorf("after Begin, Room() = %d, want %d", got, fresh)
+			}
+		})
 	}
 }
 

@@ -188,6 +188,91 @@ func TestDefragPolicy(t *testing.T) {
 	}
 }
 
+// The policy plans only for a gang Slurm cannot start where it is: one
+// that fits now (a leaf free, Slurm has not scheduled it yet) gets no
+// hold and no requeue, and counts as no_plan.
+func TestDefragPolicyLeavesAGangThatFits(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name   string
+		nodes  []string // where the 1-GPU jobs run
+		calls  []string
+		noPlan float64 // gangtopo_defrag_refused_total{reason="no_plan"}
+	}{
+		{"a job in every leaf: leaf2's (j5, the cheapest) is requeued", []string{"node01", "node05", "node09", "node13"},
+			[]string{holdLeaf2, attachLeaf2, "requeue j5"}, 0},
+		// leaf4 holds nothing (j13 gone): 32 GPUs free in one leaf
+		{"leaf4 is free: it fits now", []string{"node01", "node05", "node09"}, nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, f, logs := newDefragLab(t, func(c *ctld.DefragConfig) { c.Auto.Enabled = true })
+			view := func(context.Context) (*defragrun.View, error) { return defragViewOn(t, now, "gpu", tt.nodes...), nil }
+			v, _ := view(context.Background())
+			d.cycle(context.Background(), d.cfg, v, view)
+			if diff := cmp.Diff(tt.calls, f.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s\nlog:\n%s", diff, logs)
+			}
+			if got := testutil.ToFloat64(d.m.refused.WithLabelValues("no_plan")); got != tt.noPlan {
+				t.Errorf("refused no_plan %g, want %g", got, tt.noPlan)
+			}
+		})
+	}
+}
+
+// twoGangs is defragView with a second 32-GPU leaf gang, 41, pending for
+// an hour (40, older, is planned for first); with leaf1, 40 is bound to
+// leaf1 alone, whose job j1 ran an hour: taking it costs 1 GPU x (60 min
+// + 5 min overhead) x 1.5 = 1.625, where 41 takes j5 on leaf2 for 0.375.
+func twoGangs(t *testing.T, now time.Time, leaf1 bool) *defragrun.View {
+	t.Helper()
+	v := defragView(t, now)
+	g := v.Pending[0]
+	g.ID, g.Target, g.Submit = "41", "41", now.Add(-time.Hour)
+	v.Pending = append(v.Pending, g)
+	if leaf1 {
+		g40 := &v.Pending[0]
+		g40.Decision = strings.Replace(g40.Decision, "bound=leaf1,leaf2,leaf3,leaf4", "bound=leaf1", 1)
+		g40.Job.Features = "[gt_leaf1]"
+		g40.Job.AdminComment, g40.Facts.AdminComment = g40.Decision, g40.Decision
+	}
+	return v
+}
+
+// The policy's own limits: at most max_per_cycle plans carried out a
+// cycle, and at most max_tries gangs planned for (the oldest first), a
+// plan or not. The observed view is the first one again (Slurm shows no
+// change yet), so each gang could have a plan on leaf2.
+func TestDefragPolicyLimits(t *testing.T) {
+	now := time.Now()
+	plan41 := []string{strings.ReplaceAll(holdLeaf2, "_40", "_41"), "update JobId=41 ReservationName=gangtopo_defrag_41", "requeue j5"}
+	tests := []struct {
+		name            string
+		perCycle, tries int
+		leaf1           bool // 40 bound to leaf1: over max_cost 1
+		calls           []string
+	}{
+		{"max_per_cycle 1: 40's plan only", 1, 8, false, []string{holdLeaf2, attachLeaf2, "requeue j5"}},
+		// 40 is tried first, its plan costs too much: the one try is spent
+		{"max_tries 1: 41 is not tried", 1, 1, true, nil},
+		{"max_tries 2: 41 is", 1, 2, true, plan41},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, f, logs := newDefragLab(t, func(c *ctld.DefragConfig) {
+				c.Auto.Enabled, c.Auto.MaxPerCycle, c.Auto.MaxTries, c.Auto.MaxCost = true, tt.perCycle, tt.tries, 1
+			})
+			f.states["41"] = "PENDING"
+			view := func(context.Context) (*defragrun.View, error) { return twoGangs(t, now, tt.leaf1), nil }
+			v, _ := view(context.Background())
+			d.cycle(context.Background(), d.cfg, v, view)
+			if diff := cmp.Diff(tt.calls, f.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s\nlog:\n%s", diff, logs)
+			}
+		})
+	}
+}
+
 // A carried plan backs its gang off: the next round's view still shows the
 // gang pending, out of its hold (the hold ended, say), and no new plan is
 // made for it, with fresh victims or not.

@@ -25,7 +25,7 @@ import (
 // quotaOpts vary the quota lab.
 type quotaOpts struct {
 	sacctmgrFails bool   // every sacctmgr command fails (slurmdbd down)
-	modifyFails   bool   // only changes fail
+	modifyFails   string // changes of this QOS fail ("*": every change)
 	assoc         string // the associations sacctmgr prints (default: after sync)
 	enforce       string // slurm.conf's AccountingStorageEnforce
 	edit          func(*ctld.Config)
@@ -55,17 +55,23 @@ func quotaLab(t *testing.T, o quotaOpts) (*lab, string) {
 			t.Fatal(err)
 		}
 	}
-	fail, modify := "", `echo "sacctmgr $*" >> `+log
+	fail, modify, refuse := "", `echo "sacctmgr $*" >> `+log, `echo " Nothing modified" >&2; exit 1`
 	if o.sacctmgrFails {
 		fail = `echo "sacctmgr: error: Problem talking to the database: Connection refused" >&2; exit 1`
 	}
-	if o.modifyFails {
-		modify += `; echo " Nothing modified" >&2; exit 1`
+	failing := "no such QOS"
+	switch o.modifyFails {
+	case "*":
+		modify += "; " + refuse
+	case "":
+	default:
+		failing = "name=" + o.modifyFails + " "
 	}
 	l.slurm("sacctmgr", fail+`
 case "$*" in
 *"show qos"*) cat `+abs(t, qd+"synced-qos.txt")+`;;
 *"show association"*) cat `+assoc+`;;
+*"`+failing+`"*) `+modify+"; "+refuse+`;;
 *) `+modify+`;;
 esac`)
 	l.slurm("scontrol", `echo "scontrol $*" >> `+log)
@@ -228,16 +234,35 @@ func TestQuotaDutyChangesNothing(t *testing.T) {
 
 // TestQuotaDutyStopsAfterAFailedLimit: a QOS limit that cannot be changed
 // ends the cycle's changes: no job is moved or pinned on limits that are
-// not what the plan counted on.
+// not what the plan counted on. In the quota lab the cycle raises
+// gt-teama to 64, then the reclaim QOS's cap from 0 to 16 for teama's
+// 16-GPU job 52, then pins 52 (TestQuotaDutyReclaims).
 func TestQuotaDutyStopsAfterAFailedLimit(t *testing.T) {
-	l, log := quotaLab(t, quotaOpts{modifyFails: true})
-	l.cycleAt(time.Now())
-	want := []string{"sacctmgr -i modify qos where name=gt-teama set GrpTRES=gres/gpu=64"}
-	if diff := cmp.Diff(want, commands(t, log)); diff != "" {
-		t.Errorf("commands (-want +got):\n%s", diff)
-	}
-	if !strings.Contains(l.logs.String(), "changing a QOS limit failed or was refused; the limits in force stay and nothing more is changed this cycle") {
-		t.Errorf("not logged:\n%s", l.logs.String())
+	teama := "sacctmgr -i modify qos where name=gt-teama set GrpTRES=gres/gpu=64"
+	reclaim := "sacctmgr -i modify qos where name=gt-reclaim set GrpTRES=gres/gpu=16"
+	for _, tt := range []struct {
+		name  string
+		fails string // the QOS whose changes sacctmgr refuses
+		want  []string
+	}{
+		// the first change fails: nothing after it
+		{"every change fails", "*", []string{teama}},
+		{"the account's own QOS", "gt-teama", []string{teama}},
+		// the plan's limits are made; the cap a pin needs is not: no pin
+		// (job 52 in gt-reclaim on a cap of 0 would wait there, pinned,
+		// for nothing), and nothing more this cycle
+		{"the reclaim QOS's cap before a pin", "gt-reclaim", []string{teama, reclaim}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, log := quotaLab(t, quotaOpts{modifyFails: tt.fails})
+			l.cycleAt(time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC))
+			if diff := cmp.Diff(tt.want, commands(t, log)); diff != "" {
+				t.Errorf("commands (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(l.logs.String(), "changing a QOS limit failed or was refused; the limits in force stay and nothing more is changed this cycle") {
+				t.Errorf("not logged:\n%s", l.logs.String())
+			}
+		})
 	}
 }
 
@@ -248,24 +273,7 @@ func TestQuotaDutyStopsAfterAFailedLimit(t *testing.T) {
 // shows it where it was.
 func TestQuotaDutyMoveLimits(t *testing.T) {
 	l, log := quotaLab(t, quotaOpts{edit: func(c *ctld.Config) { c.Quota.MaxPerCycle = 2 }})
-	l.slurm("squeue", "cat "+editCapture(t, func(jobs []map[string]any) []map[string]any {
-		var out []map[string]any
-		for _, j := range jobs {
-			if fmt.Sprint(j["job_id"]) == "52" {
-				for _, id := range []int{52, 53, 54, 55} {
-					c := map[string]any{}
-					for k, v := range j {
-						c[k] = v
-					}
-					c["job_id"], c["qos"] = id, "gt-borrow"
-					out = append(out, c)
-				}
-				continue
-			}
-			out = append(out, j)
-		}
-		return out
-	}))
+	l.slurm("squeue", "cat "+fourInBorrow(t))
 	t0 := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
 	for _, step := range []struct {
 		at   time.Duration
@@ -290,6 +298,63 @@ func TestQuotaDutyMoveLimits(t *testing.T) {
 		if diff := cmp.Diff(step.want, moved); diff != "" {
 			t.Errorf("at +%s: moved (-want +got):\n%s", step.at, diff)
 		}
+	}
+}
+
+// fourInBorrow is the quota lab's capture with teama's job 52 four
+// times (52-55), each waiting in the borrow QOS.
+func fourInBorrow(t *testing.T) string {
+	t.Helper()
+	return editCapture(t, func(jobs []map[string]any) []map[string]any {
+		var out []map[string]any
+		for _, j := range jobs {
+			if fmt.Sprint(j["job_id"]) == "52" {
+				for _, id := range []int{52, 53, 54, 55} {
+					c := map[string]any{}
+					for k, v := range j {
+						c[k] = v
+					}
+					c["job_id"], c["qos"] = id, "gt-borrow"
+					out = append(out, c)
+				}
+				continue
+			}
+			out = append(out, j)
+		}
+		return out
+	})
+}
+
+// TestQuotaDutyCountsFailedUpdates: an update that ran counts against
+// quota.max_per_cycle (2) whether Slurm made it or not: slurmctld did the
+// work, and a job that keeps failing must not let the cycle run through
+// every other job.
+func TestQuotaDutyCountsFailedUpdates(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		fails string   // the job whose update scontrol refuses
+		tried []string // the jobs whose update ran
+	}{
+		{"none fails", "", []string{"52", "53"}},
+		{"52 fails: it counts", "52", []string{"52", "53"}},
+		{"53 fails: it counts", "53", []string{"52", "53"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, log := quotaLab(t, quotaOpts{edit: func(c *ctld.Config) { c.Quota.MaxPerCycle = 2 }})
+			l.slurm("squeue", "cat "+fourInBorrow(t))
+			l.slurm("scontrol", `echo "scontrol $*" >> `+log+`
+case "$*" in *"JobId=`+tt.fails+` "*) echo "scontrol: error: Invalid job id specified" >&2; exit 1;; esac`)
+			l.cycleAt(time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC))
+			var tried []string
+			for _, c := range commands(t, log) {
+				if id, ok := strings.CutPrefix(c, "scontrol update JobId="); ok {
+					tried = append(tried, strings.Fields(id)[0])
+				}
+			}
+			if diff := cmp.Diff(tt.tried, tried); diff != "" {
+				t.Errorf("updates run (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 )
 
 // TestObserveWaiting: only jobs a free GPU could start are waiting demand
-// (held, dependent, begin-time and reservation jobs are not: counting
-// them would stop their account lending for jobs that cannot run), in
+// (held, dependent, begin-time and reservation jobs are not, nor those in
+// a partition that is down or inactive or with a QOS or account Slurm
+// refuses: counting them would stop their account lending for jobs that
+// cannot run), in
 // priority order; a job Slurm may not requeue (not batch, or requeue
 // off) is marked.
 func TestObserveWaiting(t *testing.T) {
@@ -33,6 +35,10 @@ func TestObserveWaiting(t *testing.T) {
 		pending("8", "Priority", 50, true, true),
 		pending("9", "QOSGrpGRES", 30, true, false), // an salloc allocation
 		pending("10", "None", 20, false, true),      // --no-requeue
+		pending("11", "PartitionDown", 90, true, true),
+		pending("12", "PartitionInactive", 90, true, true),
+		pending("13", "InvalidQOS", 90, true, true),
+		pending("14", "InvalidAccount", 90, true, true),
 	}}
 	o := Observe(occupancy.New(topotest.Lab16()), st, nil)
 	want := []WaitJob{
