@@ -178,6 +178,10 @@ func testDefragApply(t *testing.T) {
 	intruder := running(t, "-w", "node07", "--gpus=1", "--cpus-per-gpu=1", "-p", "debug")
 	_, err = lab.Run(ctxT(t), 0, "scontrol", "release", gang)
 	must(t, err)
+	// released, the gang has no reason until Slurm looks at it again, and
+	// apply makes no plan for such a job: wait for Slurm's word
+	_, err = lab.WaitSettled(ctxT(t), gang, time.Second, 30*time.Second)
+	must(t, err)
 	out, code = defragCmd(t, append(doc.args("gangtopo defrag apply --plan /tmp/plan-1234.json --yes"), base...)...)
 	if code != 1 || !strings.Contains(out, "the saved plan is stale") || !strings.Contains(out, "job "+intruder.ID+" (on node07) would have to be requeued too") {
 		t.Fatalf("stale plan: exit %d, want 1 naming job %s:\n%s", code, intruder.ID, out)

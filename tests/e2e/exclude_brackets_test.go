@@ -36,7 +36,7 @@ func testExcludeBracketsStayTheUsers(t *testing.T) {
 	if diff := cmp.Diff(names(t, "node[03,05-16]"), names(t, j.ExcNodes)); diff != "" {
 		t.Errorf("ExcNodeList %q (-want +got):\n%s", j.ExcNodes, diff)
 	}
-	if out, err := gangtopo(t, "unbind", "--clear", j.ID); err != nil || !strings.Contains(out, "cleared") {
+	if out, err := gangtopo(t, "unbind", "--clear", "--config", configFile, j.ID); err != nil || !strings.Contains(out, "cleared") {
 		t.Fatalf("gangtopo unbind --clear: %v\n%s", err, out)
 	}
 	after, err := lab.ShowJob(ctxT(t), j.ID)
