@@ -165,3 +165,128 @@ func TestReclaimSparesJobsThatCannotBeRequeued(t *testing.T) {
 		t.Errorf("plan on %s: victims (-want +got):\n%s", plan.Nodes, diff)
 	}
 }
+
+// running is a job of pinLab: 8 GPUs on each of its nodes.
+type running struct {
+	id, account, qos string
+	start            time.Time
+	nodes            []string
+}
+
+// pinLab is lab16 with the running jobs given and the ledger of the
+// shares over them and the waiting jobs' GPUs (teama's).
+func pinLab(t *testing.T, shares quota.Shares, at time.Time, runs []running, waiting ...int) (*Planner, *View, quota.Ledger) {
+	t.Helper()
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	facts := map[string]slurmstate.JobFacts{}
+	var jobs []quota.Job
+	for _, r := range runs {
+		j := occupancy.Job{ID: r.id}
+		for _, n := range r.nodes {
+			node, _ := c.NodeByName(n)
+			j.Alloc.Nodes = append(j.Alloc.Nodes, occupancy.NodeAlloc{Node: node, GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Milli: 1000})
+		}
+		if err := s.AddJob(j); err != nil {
+			t.Fatal(err)
+		}
+		facts[r.id] = slurmstate.JobFacts{Account: r.account, QOS: r.qos, Requeue: true, Batch: true, Known: true, Start: r.start}
+		jobs = append(jobs, quota.Job{Account: r.account, GPUs: 8 * len(r.nodes), Running: true, Borrowing: r.qos == "gt-borrow"})
+	}
+	for _, g := range waiting {
+		jobs = append(jobs, quota.Job{Account: "teama", GPUs: g})
+	}
+	p, err := NewPlanner(ctld.Defaults(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, &View{Snapshot: s, Facts: facts, At: at}, quota.Compute(shares, c.NumGPUs(), jobs, nil, 0)
+}
+
+// TestReclaimAfterAPin: teama's 2-node jobs (16 GPUs each, within its
+// share, not yet looked at by Slurm: reason None) are planned one after
+// another on one poll, each pinned (View.Pinned) before the next is
+// planned. No two plans share nodes or
+// victims, a victim's other nodes are free for the next, and no account
+// is taken below its share.
+func TestReclaimAfterAPin(t *testing.T) {
+	long, now := time.Unix(1e9, 0), time.Unix(1e9+86400, 0)
+	recent := now.Add(-time.Minute)
+	own := func(id, account string, nodes ...string) running {
+		return running{id: id, account: account, qos: "gt-" + account, start: long, nodes: nodes}
+	}
+	borrowed := func(id, account string, start time.Time, nodes ...string) running {
+		return running{id: id, account: account, qos: "gt-borrow", start: start, nodes: nodes}
+	}
+	leaf4 := []running{borrowed("4", "teamb", recent, "node13"), borrowed("5", "teamb", recent, "node14"),
+		borrowed("6", "teamb", recent, "node15"), borrowed("7", "teamb", recent, "node16")}
+	type plan struct {
+		nodes   string
+		victims []string
+		fitsNow bool
+	}
+	for _, tt := range []struct {
+		name   string
+		shares quota.Shares
+		runs   []running
+		want   []plan // one a job, in the order planned
+	}{
+		{
+			// teamb (share 64) runs node01-08 in its own QOS and borrows
+			// node09-16: 64 beyond its share. Leaf4's minute-old jobs
+			// cost least: node13-14, then node15-16, never twice
+			name:   "the next job frees other nodes",
+			shares: quota.Shares{{Account: "teama", GPUs: 64, Lend: true}, {Account: "teamb", GPUs: 64, Lend: true}},
+			runs: append([]running{own("1", "teamb", "node01", "node02", "node03", "node04"),
+				own("2", "teamb", "node05", "node06", "node07", "node08"),
+				borrowed("3", "teamb", long, "node09", "node10", "node11", "node12")}, leaf4...),
+			want: []plan{{nodes: "node[13-14]", victims: []string{"4", "5"}}, {nodes: "node[15-16]", victims: []string{"6", "7"}}},
+		},
+		{
+			// leaf4 is teamb's own (in its QOS), so the day-old 4-node job
+			// 3 on leaf3 is the only one to take: the first plan takes it
+			// for node09-10, and node11-12, which Slurm frees with it,
+			// hold the second job now (nothing more to take)
+			name:   "a victim's other nodes are free for the next",
+			shares: quota.Shares{{Account: "teama", GPUs: 64, Lend: true}, {Account: "teamb", GPUs: 64, Lend: true}},
+			runs: []running{own("1", "teamb", "node01", "node02", "node03", "node04"),
+				own("2", "teamb", "node05", "node06", "node07", "node08"),
+				borrowed("3", "teamb", long, "node09", "node10", "node11", "node12"),
+				own("4", "teamb", "node13", "node14", "node15", "node16")},
+			want: []plan{{nodes: "node[09-10]", victims: []string{"3"}}, {nodes: "node[11-12]", fitsNow: true}},
+		},
+		{
+			// teamb (share 48) runs 32 in its own QOS and borrows leaf4:
+			// 64 in use, 16 beyond its share; teamc (share 32) runs
+			// node05-08 and borrows leaf3 (job 3, a day old): 32 beyond.
+			// The first job takes two of teamb's minute-old jobs (16, all
+			// its excess); the second may not take the other two (teamb
+			// would fall to 32 < 48): it takes teamc's job 3
+			name: "no account below its share",
+			shares: quota.Shares{{Account: "teama", GPUs: 48, Lend: true}, {Account: "teamb", GPUs: 48, Lend: true},
+				{Account: "teamc", GPUs: 32, Lend: true}},
+			runs: append([]running{own("1", "teamb", "node01", "node02", "node03", "node04"),
+				own("2", "teamc", "node05", "node06", "node07", "node08"),
+				borrowed("3", "teamc", long, "node09", "node10", "node11", "node12")}, leaf4...),
+			want: []plan{{nodes: "node[13-14]", victims: []string{"4", "5"}}, {nodes: "node[09-10]", victims: []string{"3"}}},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, v, l := pinLab(t, tt.shares, now, tt.runs, 16, 16)
+			var got []plan
+			for i := range tt.want {
+				pj := slurmstate.PendingJob{ID: fmt.Sprint(40 + i), Target: fmt.Sprint(40 + i), Reason: "None",
+					Job: jobsubmit.Job{Name: "train", TresPerNode: "gres:gpu:8", MinNodes: 2, MaxNodes: 2, NumTasks: 2}}
+				pl, ok, err := p.Reclaim(v, pj, &l, "gt-borrow")
+				if err != nil || !ok {
+					t.Fatalf("job %s: ok %v, %v", pj.ID, ok, err)
+				}
+				got = append(got, plan{nodes: pl.Nodes, victims: pl.Victims, fitsNow: pl.FitsNow})
+				v.Pinned(pl, &l, "teama", 16)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(plan{})); diff != "" {
+				t.Errorf("plans (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
