@@ -31,9 +31,12 @@ type ReclaimPlan struct {
 // by taking back borrowed GPUs only (quota.Reclaim: jobs of the borrow QOS,
 // never an account below its share, defrag.For's victim choice at the
 // least cost of the defrag: section's cost model). A job with a gangtopo
-// decision keeps its request and binding: the plan frees a domain it is
-// bound to, never one its binding keeps it out of. ok is false when no
-// plan exists.
+// decision keeps its request and binding: the plan lies inside a domain
+// it is bound to, whatever that domain's tier (the one-node form binds to
+// nodes), never where its binding keeps it out (Slurm would not start it
+// there: the pin, ReqNodeList only, would hold it until pin_timeout). ok
+// is false when no plan exists, and for a binding that names no domain of
+// the topology.
 //
 // A borrowed job Slurm may not requeue (requeue off, or not a batch job:
 // preempting it under PreemptMode=REQUEUE cancels it) is never a victim:
@@ -55,11 +58,15 @@ func (p *Planner) Reclaim(v *View, pj slurmstate.PendingJob, l *quota.Ledger, bo
 		if o, err := request.ParseOption(d.Request); err == nil && d.Request != "" {
 			o.Apply(&g.Request)
 		}
-		tier := g.Request.EffectiveTier()
+		// every bound domain, whatever its tier (a node for the one-node
+		// form, a leaf for a gang whose own tier is wider or narrower)
 		for _, name := range d.Bound {
-			if id, ok := p.Cluster.DomainByName(name); ok && p.Cluster.Domains[id].Tier == tier {
+			if id, ok := p.Cluster.DomainByName(name); ok {
 				g.Domains = append(g.Domains, id)
 			}
+		}
+		if len(d.Bound) > 0 && len(g.Domains) == 0 {
+			return ReclaimPlan{}, false, nil // bound where the topology does not say: nowhere known to plan
 		}
 	}
 	g.Request.JobID = pj.ID

@@ -113,30 +113,62 @@ func reclaimLab(t *testing.T) (*Planner, *View, quota.Ledger) {
 // borrowed jobs when it is free to go anywhere (two 1-minute-old jobs on
 // leaf4, not a day of work on leaf3); bound by gangtopo's decision to
 // leaf3 (request leaf:required), it frees leaf3, and never a leaf its
-// binding keeps it out of.
+// binding keeps it out of. The binding holds whatever its tier: a
+// one-node job bound to a node (gangtopo's one-node form, features
+// gt_node15) frees that node; a job bound to a leaf whose own tier is
+// wider stays in the leaf; a binding that cannot be freed, or that names
+// no domain of the topology, gives no plan rather than one Slurm would
+// not start the job on (it would wait there, pinned, until pin_timeout).
 func TestReclaimKeepsABoundJobsDomain(t *testing.T) {
 	p, v, l := reclaimLab(t)
-	job := jobsubmit.Job{Name: "train", TresPerNode: "gres:gpu:8", MinNodes: 2, MaxNodes: 2, NumTasks: 2}
+	twoNodes := jobsubmit.Job{Name: "train", TresPerNode: "gres:gpu:8", MinNodes: 2, MaxNodes: 2, NumTasks: 2}
+	oneNode := jobsubmit.Job{Name: "train", TresPerNode: "gres:gpu:8", MinNodes: 1, MaxNodes: 1, NumTasks: 1}
 	for _, tt := range []struct {
-		name, decision, domain string
-		victims                []string
+		name, decision, domain, nodes string
+		job                           jobsubmit.Job
+		victims                       []string // nil and no nodes: no plan
 	}{
-		{name: "no decision", victims: []string{"4", "5"}},
-		{name: "bound to leaf3", decision: "gangtopo v1 waiting request=leaf:required gpus=16 bound=leaf3 snapshot=9: no leaf has room",
+		{name: "no decision", job: twoNodes, victims: []string{"4", "5"}},
+		{name: "bound to leaf3", job: twoNodes, decision: "gangtopo v1 waiting request=leaf:required gpus=16 bound=leaf3 snapshot=9: no leaf has room",
 			domain: "leaf3", victims: []string{"3"}},
+		// leaf4's four minute-old jobs cost the same: unbound, the first
+		// (node13, job 4) is taken
+		{name: "one node, unbound", job: oneNode, nodes: "node13", victims: []string{"4"}},
+		{name: "one node bound to node15", job: oneNode, decision: "gangtopo v1 waiting gpus=8 bound=node15 snapshot=9: no node has room",
+			nodes: "node15", victims: []string{"6"}},
+		// jobs 6 and 7 cost the same: the binding's first (its best)
+		{name: "one node bound to node16 or node15", job: oneNode, decision: "gangtopo v1 waiting gpus=8 bound=node16,node15 snapshot=9: no node has room",
+			nodes: "node16", victims: []string{"7"}},
+		// a 4-node preferred gang bound to leaf4 or leaf3: leaf4's four
+		// minute-old jobs cost less than leaf3's day of work
+		{name: "4 nodes preferred, bound to leaf3 or leaf4", job: fourNodes(), decision: "gangtopo v1 waiting request=leaf:preferred gpus=32 bound=leaf4,leaf3 snapshot=9: no leaf has room",
+			domain: "leaf4", victims: []string{"4", "5", "6", "7"}},
+		// leaf1 and leaf2 hold teamb's own jobs: no leaf there can be
+		// freed, and the preferred gang is not widened out of them
+		{name: "preferred, bound to leaf1 or leaf2: no plan", job: twoNodes, decision: "gangtopo v1 waiting request=leaf:preferred gpus=16 bound=leaf1,leaf2 snapshot=9: no leaf has room"},
+		{name: "one node bound to node02: no plan", job: oneNode, decision: "gangtopo v1 waiting gpus=8 bound=node02 snapshot=9: no node has room"},
+		{name: "bound to a domain the topology lacks: no plan", job: twoNodes, decision: "gangtopo v1 waiting request=leaf:required gpus=16 bound=leaf9 snapshot=9: no leaf has room"},
 	} {
-		pj := slurmstate.PendingJob{ID: "40", Target: "40", Reason: "Resources", Decision: tt.decision, Job: job}
+		pj := slurmstate.PendingJob{ID: "40", Target: "40", Reason: "Resources", Decision: tt.decision, Job: tt.job}
 		plan, ok, err := p.Reclaim(v, pj, &l, "gt-borrow")
-		if err != nil || !ok {
-			t.Fatalf("%s: ok %v, %v", tt.name, ok, err)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if tt.domain != "" && plan.Domain != tt.domain {
-			t.Errorf("%s: plan in %s on %s, want %s", tt.name, plan.Domain, plan.Nodes, tt.domain)
+		if want := tt.victims != nil || tt.nodes != ""; ok != want {
+			t.Errorf("%s: a plan %v (%s on %s, victims %v), want %v", tt.name, ok, plan.Domain, plan.Nodes, plan.Victims, want)
+			continue
+		}
+		if tt.domain != "" && plan.Domain != tt.domain || tt.nodes != "" && plan.Nodes != tt.nodes {
+			t.Errorf("%s: plan in %s on %s, want %s on %s", tt.name, plan.Domain, plan.Nodes, tt.domain, tt.nodes)
 		}
 		if diff := cmp.Diff(tt.victims, plan.Victims); diff != "" {
 			t.Errorf("%s: victims (-want +got):\n%s", tt.name, diff)
 		}
 	}
+}
+
+func fourNodes() jobsubmit.Job {
+	return jobsubmit.Job{Name: "train", TresPerNode: "gres:gpu:8", MinNodes: 4, MaxNodes: 4, NumTasks: 4}
 }
 
 // TestReclaimSparesJobsThatCannotBeRequeued: a borrowed job Slurm may not
