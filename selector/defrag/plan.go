@@ -108,6 +108,7 @@ func (o Options) costOf(s *occupancy.Snapshot) func(int) float64 {
 type span struct {
 	domain topology.DomainID
 	lo, hi topology.NodeID
+	free   int // idle milli-GPUs on the nodes, for the order
 }
 
 // candidateSpans lists the allowed domains of a tier (Options.Domains),
@@ -115,7 +116,11 @@ type span struct {
 func candidateSpans(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tier, opts Options) []span {
 	var spans []span
 	add := func(d topology.DomainID, lo, hi topology.NodeID) {
-		if sp := (span{d, lo, hi}); !slices.Contains(spans, sp) {
+		sp := span{domain: d, lo: lo, hi: hi}
+		for n := lo; n < hi; n++ {
+			sp.free += s.IdleMilli(n)
+		}
+		if !slices.Contains(spans, sp) {
 			spans = append(spans, sp)
 		}
 	}
@@ -134,25 +139,11 @@ func candidateSpans(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tier,
 			}
 		}
 	}
-	free := make([]int, len(spans))
-	for i, sp := range spans {
-		for n := sp.lo; n < sp.hi; n++ {
-			free[i] += s.IdleMilli(n)
-		}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].free > spans[j].free })
+	if opts.MaxDomains > 0 && len(spans) > opts.MaxDomains {
+		spans = spans[:opts.MaxDomains]
 	}
-	order := make([]int, len(spans))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return free[order[i]] > free[order[j]] })
-	out := make([]span, len(spans))
-	for i, k := range order {
-		out[i] = spans[k]
-	}
-	if opts.MaxDomains > 0 && len(out) > opts.MaxDomains {
-		out = out[:opts.MaxDomains]
-	}
-	return out
+	return spans
 }
 
 // inside says whether domain a's nodes are all domain b's.
