@@ -32,8 +32,10 @@
 //
 // # Algorithm
 //
-// Per candidate domain of the request's tier (e.g. every leaf; only those
-// in Options.Domains when given):
+// Per candidate domain of the request's tier (e.g. every leaf; when
+// Options.Domains bound the gang, only those inside a bound domain, or
+// holding one, then on the bound domain's nodes only: a leaf gang bound to
+// node15 is planned in node15's leaf on node15 alone):
 //
 //  1. collect the evictable running jobs holding GPUs in the domain; a job
 //     that also holds GPUs elsewhere counts whole (it would be taken whole);

@@ -23,9 +23,12 @@ type Options struct {
 	// compares plans by (CostModel.Cost: weighted GPU-hours of work lost).
 	// nil: the GPUs the job holds.
 	Cost func(job int) float64
-	// Domains, when not empty, are the only domains planned for (a gang
-	// bound to some leaves can only start in one of them); domains of
-	// another tier than the request's are ignored.
+	// Domains, when not empty, bound the gang (a gang bound to some
+	// leaves, or to some nodes, can only start inside one of them),
+	// whatever their tier: one of the request's tier is planned for as it
+	// is; a wider one through each domain of the request's tier inside
+	// it; a narrower one through the domain of the request's tier that
+	// holds it, on its nodes only. No plan lies outside them.
 	Domains []topology.DomainID
 	// MaxDomains bounds how many domains are planned for (most free GPUs
 	// first); 0 means all.
@@ -68,8 +71,8 @@ func For(e *place.Engine, s *occupancy.Snapshot, r request.Request, opts Options
 		return Plan{}, false
 	}
 	cost := opts.costOf(s)
-	for _, d := range candidateDomains(c, s, tier, opts) {
-		p, found := planDomain(e, s, r, d, opts, cost)
+	for _, sp := range candidateSpans(c, s, tier, opts) {
+		p, found := planDomain(e, s, r, sp, opts, cost)
 		if found && (!ok || better(p, best)) {
 			best, ok = p, true
 		}
@@ -99,39 +102,63 @@ func (o Options) costOf(s *occupancy.Snapshot) func(int) float64 {
 	return func(j int) float64 { return float64(s.Jobs[j].Alloc.NumGPUs()) }
 }
 
-// candidateDomains lists the allowed domains of a tier, the most free GPUs
-// first.
-func candidateDomains(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tier, opts Options) []topology.DomainID {
-	var ids []topology.DomainID
-	for _, d := range c.ByTier[t] {
-		if len(opts.Domains) == 0 || slices.Contains(opts.Domains, d) {
-			ids = append(ids, d)
-		}
-	}
-	free := map[topology.DomainID]int{}
-	for _, d := range ids {
-		dom := &c.Domains[d]
-		for n := dom.NodeLo; n < dom.NodeHi; n++ {
-			free[d] += s.IdleMilli(n)
-		}
-	}
-	sort.SliceStable(ids, func(i, j int) bool { return free[ids[i]] > free[ids[j]] })
-	if opts.MaxDomains > 0 && len(ids) > opts.MaxDomains {
-		ids = ids[:opts.MaxDomains]
-	}
-	return ids
+// span is a domain planned for and the nodes of it the gang may use,
+// [lo, hi): the whole domain, or the nodes of a narrower domain the gang
+// is bound to.
+type span struct {
+	domain topology.DomainID
+	lo, hi topology.NodeID
+	free   int // idle milli-GPUs on the nodes, for the order
 }
 
-// planDomain finds a minimal set of jobs to evict so r fits inside d. The
-// engine is asked only once the GPUs free in the domain could hold the
-// gang: before that no Place call can succeed.
-func planDomain(e *place.Engine, s *occupancy.Snapshot, r request.Request, d topology.DomainID, opts Options, cost func(int) float64) (Plan, bool) {
+// candidateSpans lists the allowed domains of a tier (Options.Domains),
+// the most free GPUs first.
+func candidateSpans(c *topology.Cluster, s *occupancy.Snapshot, t topology.Tier, opts Options) []span {
+	var spans []span
+	add := func(d topology.DomainID, lo, hi topology.NodeID) {
+		sp := span{domain: d, lo: lo, hi: hi}
+		for n := lo; n < hi; n++ {
+			sp.free += s.IdleMilli(n)
+		}
+		if !slices.Contains(spans, sp) {
+			spans = append(spans, sp)
+		}
+	}
+	for _, d := range c.ByTier[t] {
+		dom := &c.Domains[d]
+		if len(opts.Domains) == 0 {
+			add(d, dom.NodeLo, dom.NodeHi)
+		}
+		for _, b := range opts.Domains {
+			bound := &c.Domains[b]
+			switch {
+			case bound.Tier == t && b == d, bound.Tier > t && inside(dom, bound):
+				add(d, dom.NodeLo, dom.NodeHi)
+			case bound.Tier < t && inside(bound, dom):
+				add(d, bound.NodeLo, bound.NodeHi)
+			}
+		}
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].free > spans[j].free })
+	if opts.MaxDomains > 0 && len(spans) > opts.MaxDomains {
+		spans = spans[:opts.MaxDomains]
+	}
+	return spans
+}
+
+// inside says whether domain a's nodes are all domain b's.
+func inside(a, b *topology.Domain) bool { return b.NodeLo <= a.NodeLo && a.NodeHi <= b.NodeHi }
+
+// planDomain finds a minimal set of jobs to evict so r fits inside the
+// span's nodes. The engine is asked only once the GPUs free there could
+// hold the gang: before that no Place call can succeed.
+func planDomain(e *place.Engine, s *occupancy.Snapshot, r request.Request, sp span, opts Options, cost func(int) float64) (Plan, bool) {
 	c := e.Cluster()
-	dom := &c.Domains[d]
+	d := sp.domain
 	own := r.Allowed // the request's own node list, if any, still holds
 	r.Allowed = nil
 	freeMilli := 0
-	for n := dom.NodeLo; n < dom.NodeHi; n++ {
+	for n := sp.lo; n < sp.hi; n++ {
 		name := c.Nodes[n].Name
 		if len(own) > 0 && !slices.Contains(own, name) {
 			continue
@@ -153,7 +180,7 @@ func planDomain(e *place.Engine, s *occupancy.Snapshot, r request.Request, d top
 		}
 	}
 	var evicted []int
-	for _, cd := range jobsIn(s, dom, opts, cost) {
+	for _, cd := range jobsIn(s, sp, opts, cost) {
 		if err := work.Release(s.Jobs[cd.job].Alloc); err != nil {
 			continue // inconsistent job record: never evict what we cannot account for
 		}
@@ -177,10 +204,10 @@ type candidate struct {
 	cost         float64
 }
 
-// jobsIn lists the evictable jobs holding GPUs in dom, cheapest first: the
-// least cost per GPU freed inside the domain, then the fewest GPUs held,
-// then job order.
-func jobsIn(s *occupancy.Snapshot, dom *topology.Domain, opts Options, cost func(int) float64) []candidate {
+// jobsIn lists the evictable jobs holding GPUs in the span's nodes,
+// cheapest first: the least cost per GPU freed there, then the fewest GPUs
+// held, then job order.
+func jobsIn(s *occupancy.Snapshot, sp span, opts Options, cost func(int) float64) []candidate {
 	var cands []candidate
 	for j, job := range s.Jobs {
 		if opts.Evictable != nil && !opts.Evictable(j) {
@@ -189,7 +216,7 @@ func jobsIn(s *occupancy.Snapshot, dom *topology.Domain, opts Options, cost func
 		cd := candidate{job: j}
 		for _, na := range job.Alloc.Nodes {
 			cd.held += len(na.GPUs)
-			if na.Node >= dom.NodeLo && na.Node < dom.NodeHi {
+			if na.Node >= sp.lo && na.Node < sp.hi {
 				cd.inside += len(na.GPUs)
 				if s.State[na.Node].Usable() {
 					cd.insideMilli += len(na.GPUs) * int(na.Milli)

@@ -1,6 +1,7 @@
 package defrag
 
 import (
+	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,5 +136,71 @@ func TestPlanKeepsTheRequestsNodeList(t *testing.T) {
 	r.Allowed = []string{"node99"}
 	if _, ok := For(e, s, r, Options{}); ok {
 		t.Error("planned on nodes the request does not allow")
+	}
+}
+
+// TestPlanWithinBoundDomains: Options.Domains bound the gang whatever
+// their tier. Every node of lab16 runs a 1-GPU job (job i on node i+1),
+// cost 5 but node09's (1) and node13's (2): an 8-GPU gang needs a whole
+// node, so one job goes.
+func TestPlanWithinBoundDomains(t *testing.T) {
+	c := topotest.Lab16()
+	s := occupancy.New(c)
+	cost := map[int]float64{}
+	for i, n := range c.Nodes {
+		addJob(t, s, n.Name, map[string][]int{n.Name: {0}})
+		cost[i] = 5
+	}
+	cost[8], cost[12] = 1, 2
+	e := place.New(c, place.Options{})
+	node := request.Request{GPUs: 8, Tier: topology.TierNode, Mode: request.Required}
+	for _, tt := range []struct {
+		name   string
+		r      request.Request
+		bound  []string
+		domain string
+		evict  []int // nil: no plan
+	}{
+		{name: "unbound: the cheapest node", r: node, domain: "node09", evict: []int{8}},
+		// a node gang bound to a leaf: a node of the leaf
+		{name: "bound to a wider domain: a node of leaf4", r: node, bound: []string{"leaf4"}, domain: "node13", evict: []int{12}},
+		// a leaf gang bound to a node (the one-node form): that node,
+		// inside its leaf
+		{name: "bound to a narrower domain: node15 in leaf4", r: request.Request{GPUs: 8, Tier: topology.TierLeaf, Mode: request.Required},
+			bound: []string{"node15"}, domain: "leaf4", evict: []int{14}},
+		{name: "tier any bound to node15", r: request.Request{GPUs: 8}, bound: []string{"node15"}, domain: "lab16", evict: []int{14}},
+		// leaf3 has node09's cheap job, but the binding is leaf1's nodes
+		{name: "32 GPUs, tier any, bound to leaf1: leaf1's four nodes", r: request.Request{GPUs: 32}, bound: []string{"leaf1"},
+			domain: "lab16", evict: []int{0, 1, 2, 3}},
+		{name: "bound to two nodes: the cheaper, node13", r: node, bound: []string{"node15", "node13"}, domain: "node13", evict: []int{12}},
+		// 16 GPUs cannot fit one node: no plan rather than two nodes
+		{name: "16 GPUs, tier any, bound to node15: no plan", r: request.Request{GPUs: 16}, bound: []string{"node15"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var o Options
+			o.Cost = func(j int) float64 { return cost[j] }
+			for _, name := range tt.bound {
+				d, ok := c.DomainByName(name)
+				if !ok {
+					t.Fatalf("no domain %s", name)
+				}
+				o.Domains = append(o.Domains, d)
+			}
+			p, ok := For(e, s, tt.r, o)
+			if ok != (tt.evict != nil) {
+				t.Fatalf("a plan %v, want %v (%+v)", ok, tt.evict != nil, p)
+			}
+			if !ok {
+				return
+			}
+			evict := append([]int(nil), p.Evict...)
+			sort.Ints(evict)
+			if diff := cmp.Diff(tt.evict, evict); diff != "" {
+				t.Errorf("evict (-want +got):\n%s", diff)
+			}
+			if got := c.Domains[p.Domain].Name; got != tt.domain {
+				t.Errorf("domain %s, want %s", got, tt.domain)
+			}
+		})
 	}
 }

@@ -17,7 +17,7 @@ type ReclaimOptions struct {
 	// GPUs it holds.
 	Cost func(j int) float64
 	// Domains, when not empty, are the only domains the job may start in
-	// (its binding).
+	// (its binding), of any tier: every plan lies inside one of them.
 	Domains []topology.DomainID
 	// PassedOver: the scheduler has already looked at the job and left it
 	// waiting. If it fits the free GPUs all the same (they are held for an
@@ -49,6 +49,9 @@ type ReclaimOptions struct {
 // a gang) that no domain of its tier can be freed for is planned again
 // over the whole cluster: the owner gets its GPUs, wider, rather than
 // wait below its share, as the placement itself widens a preferred gang.
+// A bound job is widened within its binding only (ReclaimOptions.Domains,
+// of any tier: defrag.Options.Domains): Slurm would not start it outside,
+// so there it gets no plan rather than a plan it cannot use.
 //
 // ok is false when no plan exists: the job waits (its share is held by
 // jobs that may not be taken, or not in the shape it needs). A plan with
@@ -66,8 +69,7 @@ func Reclaim(e *place.Engine, s *occupancy.Snapshot, r request.Request, l *Ledge
 func reclaimWiden(e *place.Engine, s *occupancy.Snapshot, r request.Request, l *Ledger, o ReclaimOptions) (defrag.Plan, bool) {
 	plan, ok := reclaimAt(e, s, r, l, o)
 	if !ok && r.Mode == request.Preferred && r.EffectiveTier() != topology.TierCluster {
-		r.Tier = topology.TierCluster
-		o.Domains = nil // a binding names domains of the narrower tier
+		r.Tier = topology.TierCluster // within its binding (o.Domains), if any
 		plan, ok = reclaimAt(e, s, r, l, o)
 	}
 	return plan, ok

@@ -203,6 +203,33 @@ func TestReclaim(t *testing.T) {
 			name:   "bound to leaf1: no plan",
 			shares: boundShares, jobs: boundJobs, r: leaf, bound: []string{"leaf1"}, ok: false,
 		},
+		{
+			// the same, the gang only preferring a leaf: it is not
+			// widened beyond its binding (the features Slurm holds it to)
+			name:   "a preferred leaf gang bound to leaf1: no plan, not widened out of leaf1",
+			shares: boundShares, jobs: boundJobs, bound: []string{"leaf1"}, ok: false,
+			r: request.Request{GPUs: 32, Tier: topology.TierLeaf, Mode: request.Preferred},
+		},
+		{
+			// a one-node job (tier any) bound to node15 (gangtopo's
+			// one-node form: features gt_node15). b: own node01-06 (48),
+			// borrowed node13 (cost 1): excess 8. c: own node07-12, node14,
+			// node16 (64), borrowed node15 (cost 5): excess 24. node15 is
+			// freed, though node13 costs less
+			name: "a one-node job bound to node15: node15 is freed, though node13 costs less",
+			jobs: []held{{nodes("node", 1, 6), "b", false, 0}, {[]string{"node13"}, "b", true, 1},
+				{append(nodes("node", 7, 12), "node14", "node16"), "c", false, 0}, {[]string{"node15"}, "c", true, 5}},
+			r:     request.Request{GPUs: 8, Nodes: 1},
+			bound: []string{"node15"}, ok: true, evict: []int{3},
+		},
+		{
+			// a node gang (node:required) bound to leaf3: the node is one
+			// of leaf3's (c's borrowed job there, cost 5), not leaf2's
+			// cheaper one
+			name:   "a node gang bound to leaf3: a node of leaf3",
+			shares: boundShares, jobs: boundJobs, bound: []string{"leaf3"}, ok: true, evict: []int{2},
+			r: request.Request{GPUs: 8, Nodes: 1, Tier: topology.TierNode, Mode: request.Required},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

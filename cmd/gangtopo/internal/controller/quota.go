@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -281,6 +282,12 @@ func (q *quotaDuty) strays(ctx context.Context, st *slurmstate.State, now time.T
 // and nowhere else. Just before, the reclaim QOS's cap is raised by the
 // job's GPUs (its limit is what the controller put there); if the pin then
 // fails, the next cycle lowers it again.
+//
+// The jobs are planned one after another on one poll: after each pin
+// (made, refused or failed alike: the cautious side) its nodes count as
+// taken, its victims as requeued and the job as running in its share
+// (defragrun.View.Pinned), so no two jobs are pinned to the same nodes or
+// count on the same victims, and no account is taken below its share.
 func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slurmstate.State, c *quotaexec.Cycle, now time.Time, w *quotaWork) {
 	p, err := defragrun.NewPlanner(q.cfg, s.Cluster, nil)
 	if err != nil {
@@ -288,6 +295,8 @@ func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slur
 		return
 	}
 	v := defragrun.NewView(s, st, now)
+	l := c.Ledger
+	l.Accounts = slices.Clone(l.Accounts) // counted on below: the cycle's stays as planned
 	byTarget := map[string]slurmstate.PendingJob{}
 	for _, pj := range st.Queued {
 		byTarget[pj.Target] = pj
@@ -300,11 +309,12 @@ func (q *quotaDuty) reclaim(ctx context.Context, s *occupancy.Snapshot, st *slur
 		if t, moved := q.moved[j.Target]; !ok || moved && now.Sub(t) < q.cfg.Quota.JobInterval || pj.Job.ReqNodes != "" {
 			continue
 		}
-		plan, found, err := p.Reclaim(v, pj, &c.Ledger, q.cfg.Quota.BorrowQOS)
+		plan, found, err := p.Reclaim(v, pj, &l, q.cfg.Quota.BorrowQOS)
 		if err != nil || !found || plan.FitsNow {
 			continue
 		}
 		q.pin(ctx, j, pj, plan, now, w)
+		v.Pinned(plan, &l, j.Account, j.GPUs)
 	}
 }
 

@@ -496,3 +496,84 @@ func TestQuotaDutyDoesNotPinAJobThatFits(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotaDutyPinsEachJobOnItsOwnNodes: the jobs pinned in one cycle
+// never share nodes or victims. teama (share 64) waits with 16-GPU jobs
+// copied from job 52; teamb borrows node09-16, one 8-GPU job a node, the
+// last started on node14-16 (the cheapest to take). After each pin its
+// nodes (and the jobs Slurm will requeue there) count as taken for the
+// rest of the cycle, so the next job frees the next cheapest pair, and the
+// reclaim QOS's cap grows by 16 GPUs a pin.
+func TestQuotaDutyPinsEachJobOnItsOwnNodes(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		jobs     []int    // teama's waiting 16-GPU jobs
+		decision string   // theirs (AdminComment), if any
+		pins     []string // "job nodes", in the order made
+		limit    []int    // gt-reclaim's caps, in the order set
+	}{
+		{name: "one job", jobs: []int{52}, pins: []string{"52 node[15-16]"}, limit: []int{16}},
+		// 47 (node13) started 3 s before 48-50: node15-16 first, then
+		// node13-14 (48 and the older 47) rather than a pair of leaf3
+		{name: "two jobs", jobs: []int{52, 53}, pins: []string{"52 node[15-16]", "53 node[13-14]"}, limit: []int{16, 32}},
+		// teamb's 64 borrowed GPUs all go back, 16 a job, leaf4 first:
+		// four pins on four pairs of nodes
+		{name: "four jobs", jobs: []int{52, 53, 54, 55}, pins: []string{"52 node[15-16]", "53 node[13-14]", "54 node[11-12]", "55 node[09-10]"},
+			limit: []int{16, 32, 48, 64}},
+		// bound to leaf4 by gangtopo's decision (a preferred leaf): two
+		// fill it; the third is not planned on leaf3, out of its binding
+		{name: "three jobs bound to leaf4", jobs: []int{52, 53, 54},
+			decision: "gangtopo v1 waiting request=leaf:preferred gpus=16 bound=leaf4 snapshot=9: no leaf has room",
+			pins:     []string{"52 node[15-16]", "53 node[13-14]"}, limit: []int{16, 32}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, log := quotaLab(t, quotaOpts{})
+			l.slurm("squeue", "cat "+editCapture(t, func(jobs []map[string]any) []map[string]any {
+				return copiesOf52(jobs, tt.jobs, tt.decision)
+			}))
+			l.cycleAt(time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC))
+			var pins []string
+			var caps []int
+			for _, c := range commands(t, log) {
+				var cap int
+				if _, err := fmt.Sscanf(c, "sacctmgr -i modify qos where name=gt-reclaim set GrpTRES=gres/gpu=%d", &cap); err == nil {
+					caps = append(caps, cap)
+				}
+				if f := strings.Fields(c); len(f) > 3 && strings.HasPrefix(f[3], "ReqNodeList=") {
+					pins = append(pins, strings.TrimPrefix(f[2], "JobId=")+" "+strings.TrimPrefix(f[3], "ReqNodeList="))
+				}
+			}
+			if diff := cmp.Diff(tt.pins, pins); diff != "" {
+				t.Errorf("pins (-want +got):\n%s\ncommands %q", diff, commands(t, log))
+			}
+			if diff := cmp.Diff(tt.limit, caps); diff != "" {
+				t.Errorf("gt-reclaim caps (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// copiesOf52 is the capture's jobs with job 52 (teama, 16 GPUs, waiting
+// in gt-teama) once for each id, with gangtopo's decision in its
+// AdminComment if one is given.
+func copiesOf52(jobs []map[string]any, ids []int, decision string) []map[string]any {
+	var out []map[string]any
+	for _, j := range jobs {
+		if fmt.Sprint(j["job_id"]) != "52" {
+			out = append(out, j)
+			continue
+		}
+		for _, id := range ids {
+			c := map[string]any{}
+			for k, v := range j {
+				c[k] = v
+			}
+			c["job_id"] = id
+			if decision != "" {
+				c["admin_comment"] = decision
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
