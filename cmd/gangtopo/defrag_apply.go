@@ -87,6 +87,10 @@ func (o *applyOptions) run(ctx context.Context, w io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // the first interrupt ends the hold; a second one ends gangtopo as Go does by default
+	}()
 	switch {
 	case o.job != "" && o.plan != "":
 		return usagef("defrag apply: --job and --plan together: give one (--job plans now, --plan carries out a saved plan)")

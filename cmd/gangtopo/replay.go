@@ -544,7 +544,10 @@ func (o *replayOptions) scale(set *replaySetup, raw []traces.Job) error {
 	}
 	jobs := make([]queue.Job, len(kept))
 	for i, j := range kept {
-		jobs[i] = queue.Job{Name: j.At, Submit: j.Submit.Sub(origin).Seconds(), Duration: j.Duration.Seconds(), GPUs: j.GPUs}
+		// the name (file:line, the file without its directory) draws the
+		// job's workload class (stepcost.Draw): the same trace replays the
+		// same wherever it is read from
+		jobs[i] = queue.Job{Name: filepath.Base(j.At), Submit: j.Submit.Sub(origin).Seconds(), Duration: j.Duration.Seconds(), GPUs: j.GPUs}
 		if accounts != nil {
 			jobs[i].Account = accounts[i]
 		}

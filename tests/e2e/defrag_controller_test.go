@@ -33,7 +33,8 @@ func testDefragControllerPolicy(t *testing.T) {
 		return out
 	}
 	out := cycle()
-	if !strings.Contains(out, "defrag: carrying a plan out for a waiting gang") || !strings.Contains(out, "requeue job "+jobs["b"]+": ok") {
+	if !strings.Contains(out, "defrag: carrying a plan out for a waiting gang") || !strings.Contains(out, "requeue job "+jobs["b"]+": ok") ||
+		!strings.Contains(out, `"command":"scontrol requeue `+jobs["b"]+`"`) {
 		t.Fatalf("first cycle did not carry the plan out (requeue job b, %s):\n%s", jobs["b"], out)
 	}
 	g := waitRunning(t, gang, 60*time.Second)
@@ -44,7 +45,7 @@ func testDefragControllerPolicy(t *testing.T) {
 		t.Errorf("holds while the gang starts: %v, want its one", holds)
 	}
 	out = cycle()
-	if !strings.Contains(out, "release job "+gang+": ok (the gang runs)") {
+	if !strings.Contains(out, "release hold gangtopo_defrag_"+gang+" of job "+gang+": ok (the gang runs)") {
 		t.Errorf("second cycle did not release the hold:\n%s", out)
 	}
 	time.Sleep(2 * time.Second)

@@ -38,6 +38,8 @@ func testDefragBadInput(t *testing.T) {
 		{"plan from another cluster", []string{"--plan", foreign}, "the plan was made on cluster elsewhere"},
 		{"job and plan together", []string{"--job", gang, "--plan", foreign}, "--job and --plan together"},
 		{"no gang", nil, "say which gang: --job ID, or --plan FILE"},
+		// defragConfig's hold is 3 min: the wait must end 30 s before it
+		{"a wait past the hold", []string{"--job", gang, "--wait", "3m"}, "--wait 3m0s: longer than defrag.hold (3m0s) minus 30s, so the hold would run out first: give at most 2m30s"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,10 +179,7 @@ func testDefragApply(t *testing.T) {
 	intruder := running(t, "-w", "node07", "--gpus=1", "--cpus-per-gpu=1", "-p", "debug")
 	_, err = lab.Run(ctxT(t), 0, "scontrol", "release", gang)
 	must(t, err)
-	// released, the gang has no reason until Slurm looks at it again, and
-	// apply makes no plan for such a job: wait for Slurm's word
-	_, err = lab.WaitSettled(ctxT(t), gang, time.Second, 30*time.Second)
-	must(t, err)
+	waitReason(t, gang) // released, it waits again for a reason a plan can fix
 	out, code = defragCmd(t, append(doc.args("gangtopo defrag apply --plan /tmp/plan-1234.json --yes"), base...)...)
 	if code != 1 || !strings.Contains(out, "the saved plan is stale") || !strings.Contains(out, "job "+intruder.ID+" (on node07) would have to be requeued too") {
 		t.Fatalf("stale plan: exit %d, want 1 naming job %s:\n%s", code, intruder.ID, out)
@@ -237,19 +235,72 @@ func nullable(s string) string {
 	return s
 }
 
-// checkAudit reads the audit log: one line per action, for this gang.
+// checkAudit reads the audit log: an intent line, then an outcome line,
+// for each change of the plan, in order.
 func checkAudit(t *testing.T, gang, victim string) {
 	t.Helper()
-	data, err := os.ReadFile(auditLog(snapshotFile))
-	must(t, err)
 	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e struct{ Action, Job, Gang, Result string }
-		must(t, json.Unmarshal([]byte(line), &e))
+	for _, e := range readAudit(t) {
 		got = append(got, e.Action+" "+e.Job+" "+e.Result)
 	}
-	want := []string{"hold " + gang + " ok", "requeue " + victim + " ok", "expedite " + victim + " ok", "release " + gang + " ok"}
+	var want []string
+	for _, c := range []string{"hold " + gang, "attach " + gang, "requeue " + victim, "expedite " + victim, "detach " + gang, "release "} {
+		want = append(want, c+" intent", c+" ok")
+	}
 	if !slices.Equal(want, got) {
 		t.Errorf("audit log: got %q, want %q", got, want)
 	}
+}
+
+// auditEntry is what the tests read of an audit line.
+type auditEntry struct {
+	Time                                           time.Time
+	Action, Job, Gang, Result, Reason, Reservation string
+}
+
+// readAudit reads the lab's audit log (none: no entries).
+func readAudit(t *testing.T) []auditEntry {
+	t.Helper()
+	data, err := os.ReadFile(auditLog(snapshotFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	must(t, err)
+	var out []auditEntry
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue
+		}
+		var e auditEntry
+		must(t, json.Unmarshal([]byte(line), &e))
+		out = append(out, e)
+	}
+	return out
+}
+
+// waitReason waits until Slurm says why a pending job waits (a job just
+// released or updated reads None until its next scheduling pass).
+func waitReason(t *testing.T, id string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if st, reason, _ := squeueState(t, id); st != "PENDING" || reason != "None" {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("job %s still pending for reason None after 30 s", id)
+}
+
+// squeueState is a job's state, reason and priority as squeue prints them
+// (its own fields: a job's name cannot shift them).
+func squeueState(t *testing.T, id string) (state, reason, priority string) {
+	t.Helper()
+	out, err := lab.Run(ctxT(t), 0, "squeue", "-h", "-t", "all", "-j", id, "-o", "%T|%r|%Q")
+	must(t, err)
+	f := strings.Split(strings.TrimSpace(out), "|")
+	if len(f) != 3 {
+		return "", "", ""
+	}
+	return f[0], f[1], f[2]
 }

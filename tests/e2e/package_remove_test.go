@@ -83,7 +83,7 @@ func testDebianPackageRemoveAsDocumented(t *testing.T) {
 	waitExit(t, pid, 90*time.Second)
 	for _, want := range [][]string{
 		{`"message":"/usr/bin/gangtopo was removed (the package removed, or the file deleted): this daemon stops for good, after putting back what it holds in Slurm"`},
-		{`"message":"release job ` + gang + `: ok (/usr/bin/gangtopo was removed (the package removed, or the file deleted))"`},
+		{`"message":"release hold gangtopo_defrag_` + gang + ` of job ` + gang + `: ok (/usr/bin/gangtopo was removed (the package removed, or the file deleted))"`},
 		{`"message":"stopped for good; nothing gangtopo held is left in Slurm"`},
 	} {
 		line := waitLogLine(t, log, time.Second, want...)

@@ -275,7 +275,9 @@ func (d *defragDuty) carry(ctx context.Context, p *defragrun.Planner, pr *defrag
 		d.m.plans.WithLabelValues("stale").Inc()
 	default:
 		d.m.plans.WithLabelValues("failed").Inc()
-		d.m.requeues.Add(float64(len(out.Requeued)))
+		if out != nil { // nil: the hold itself was not made
+			d.m.requeues.Add(float64(len(out.Requeued)))
+		}
 	}
 	d.refused[pr.Gang.Job.ID] = d.now()
 	d.log.Warn().Err(err).Str("gang", pr.Gang.Job.ID).Msg("defrag: a plan was not carried out")

@@ -29,11 +29,17 @@ type fakeSlurm struct {
 	calls  []string
 	states map[string]string
 	holds  []defragrun.Hold
+	fail   map[string]error // a command's first words -> its error
 }
 
 func (f *fakeSlurm) run(_ context.Context, _ time.Duration, _ string, args ...string) (string, error) {
 	line := strings.Join(args, " ")
 	f.calls = append(f.calls, line)
+	for prefix, err := range f.fail {
+		if strings.HasPrefix(line, prefix) {
+			return "", err
+		}
+	}
 	if id, ok := strings.CutPrefix(line, "requeue "); ok {
 		f.states[id] = "PENDING"
 	}
@@ -288,6 +294,27 @@ func TestDefragCarriedPlanBacksTheGangOff(t *testing.T) {
 	}
 	if first != 3 || len(f.calls) != first {
 		t.Errorf("calls %q: want one plan (3 changes), then none\nlog:\n%s", f.calls, logs)
+	}
+}
+
+// A hold whose command fails (slurmctld did not answer within
+// defrag.timeout) gives the plan up before anything else is changed, and
+// the round goes on: found on the lab, where the duty dereferenced the
+// missing outcome and the controller died, its snapshot with it.
+func TestDefragHoldFails(t *testing.T) {
+	now := time.Now()
+	d, f, logs := newDefragLab(t, func(c *ctld.DefragConfig) { c.Auto.Enabled = true })
+	f.fail = map[string]error{"create reservation": slurmstate.ErrUpdateTimeout}
+	observe := func(context.Context) (*defragrun.View, error) { return defragView(t, now), nil }
+	d.cycle(context.Background(), d.cfg, defragView(t, now), observe)
+	if diff := cmp.Diff([]string{holdLeaf2}, f.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s\nlog:\n%s", diff, logs)
+	}
+	if got := testutil.ToFloat64(d.m.plans.WithLabelValues("failed")); got != 1 {
+		t.Errorf("plans failed: %v, want 1\nlog:\n%s", got, logs)
+	}
+	if !strings.Contains(logs.String(), "defrag: a plan was not carried out") {
+		t.Errorf("no line says the plan was not carried out:\n%s", logs)
 	}
 }
 

@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -187,6 +189,13 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 	defer func() {
 		d.lastEnd = c.now()
 		d.m.round.Observe(d.lastEnd.Sub(start).Seconds())
+		// a bug in one duty must not take the snapshot with it: the
+		// plugin passes every job untouched once the snapshot is stale
+		if r := recover(); r != nil {
+			d.m.panics.Inc()
+			c.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).
+				Msg("a duty round panicked (a bug: please report it); the snapshot is still published and the next round starts afresh")
+		}
 	}()
 	gen := d.conf.gen
 	d.conf.reload()
@@ -201,7 +210,7 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 	if !lead {
 		return
 	}
-	c.expirePins(ctx, s.st, cfg, start)
+	c.expirePins(ctx, s.st, cfg, start, "")
 	if c.defrag != nil {
 		c.defrag.tend(ctx, cfg, d.door.Off(), start)
 	}
@@ -289,6 +298,7 @@ type dutyMetrics struct {
 	round   prometheus.Histogram
 	dropped prometheus.Counter
 	leading prometheus.Gauge
+	panics  prometheus.Counter
 }
 
 func newDutyMetrics(reg prometheus.Registerer) *dutyMetrics {
@@ -299,7 +309,9 @@ func newDutyMetrics(reg prometheus.Registerer) *dutyMetrics {
 			Help: "Published states the duty loop did not work on: a newer one came first (the duties take longer than the poll interval), or it was polled before the last round ended (it may not show that round's changes)."}),
 		leading: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_controller_acting",
 			Help: "1 while this controller may change Slurm (it leads and actions are on), 0 while it only publishes snapshots."}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: "gangtopo_duty_panics_total",
+			Help: "Duty rounds cut short by a panic (a bug): logged with its stack; the snapshot is published all the same and the next round starts afresh."}),
 	}
-	reg.MustRegister(m.round, m.dropped, m.leading)
+	reg.MustRegister(m.round, m.dropped, m.leading, m.panics)
 	return m
 }

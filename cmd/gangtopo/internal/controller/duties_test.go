@@ -213,3 +213,29 @@ func TestStateBeforeLastRoundSkipped(t *testing.T) {
 		t.Errorf("%d commands: a state polled before the last round ended was acted on", n)
 	}
 }
+
+// TestDutyPanicKeepsPublishing: a duty round that panics (here the command
+// runner of an expired pin's undo) is logged and counted; the cycle still
+// publishes its snapshot, and the next round runs.
+func TestDutyPanicKeepsPublishing(t *testing.T) {
+	m := pinOf52
+	m.Until = time.Now().Add(-time.Minute)
+	l := newDutyLab(t, func(c *ctld.Config) { c.Quota.Enabled = true }, &m, "0", "gangtopo")
+	calls := 0
+	d := l.c.duties
+	d.door = actuate.NewDoor(func(context.Context, time.Duration, string, ...string) (string, error) {
+		calls++
+		panic("a bug")
+	}, actuate.Audit{Path: d.conf.cfg.Actions.AuditLog}, d.lock, "controller", doorConfig(d.conf.cfg.Actions, false))
+	for i, now := range []time.Time{time.Now(), time.Now().Add(time.Minute)} {
+		if _, err := l.c.cycle(context.Background(), now); err != nil {
+			t.Fatalf("cycle %d: %v", i, err)
+		}
+		if _, err := os.Stat(l.out); err != nil {
+			t.Fatalf("cycle %d published no snapshot: %v", i, err)
+		}
+	}
+	if calls != 2 || !strings.Contains(l.logs.String(), "a duty round panicked") {
+		t.Errorf("runner called %d times (want 2, once a round); logs:\n%s", calls, l.logs.String())
+	}
+}

@@ -15,12 +15,15 @@ import (
 // another before a failover) that expired, or whose duty is off now:
 // quota off, pin_preemption off, or actions switched off. The door
 // refuses nothing here but its own limits: undoing is what switching off
-// means.
-func (c *Controller) expirePins(ctx context.Context, st *slurmstate.State, cfg ctld.Config, now time.Time) {
+// means. offWhy, when set, is why the pins are put back while actions are
+// off (Withdraw: the controller stops for good).
+func (c *Controller) expirePins(ctx context.Context, st *slurmstate.State, cfg ctld.Config, now time.Time, offWhy string) {
 	off := c.duties.door.Off()
 	for _, p := range actuate.Pins(st.Queued) {
 		why := ""
 		switch {
+		case off && offWhy != "":
+			why = offWhy + ": the pin is put back"
 		case off:
 			why = "actions are switched off: the pin is put back"
 		case p.Expired(now):

@@ -68,10 +68,12 @@ func (c *Controller) Withdraw(ctx context.Context, why string) (left []string) {
 			return append(pinNames(pins), holdNames(holds)...)
 		}
 		now := c.now()
-		c.expirePins(ctx, st, cfg, now)
+		c.expirePins(ctx, st, cfg, now, why)
 		if c.defrag != nil && len(holds) > 0 {
 			c.defrag.cfg = cfg
-			if _, err := c.defrag.executor().Tend(ctx, defragrun.HoldMargin(cfg.Defrag.Hold), true); err != nil {
+			x := c.defrag.executor()
+			x.Withdrawing = why
+			if _, err := x.Tend(ctx, defragrun.HoldMargin(cfg.Defrag.Hold), true); err != nil {
 				c.log.Error().Err(err).Msg("withdraw: ending the defragmentation's holds failed")
 			}
 		}

@@ -27,6 +27,10 @@ type Executor struct {
 	Logf, Alarmf func(format string, args ...any)
 	// Poll is how often a state is polled while waiting; 0: one second.
 	Poll time.Duration
+	// Withdrawing, when set, is why every hold Tend ends is ended: a
+	// controller stopping for good (controller.Withdraw) says so in the
+	// audit log, whatever the gang does.
+	Withdrawing string
 }
 
 // Recheck reads the cluster again and plans again inside the held domain.

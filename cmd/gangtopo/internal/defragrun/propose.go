@@ -91,10 +91,17 @@ func (p *Planner) Gang(pj slurmstate.PendingJob) (Gang, error) {
 	}
 	g := Gang{Job: pj, Decision: d, Request: r}
 	tier := r.EffectiveTier()
+	// every bound domain, whatever its tier (a node for the one-node form,
+	// a leaf for a gang whose own tier is wider or narrower): a plan
+	// outside them frees room the job's binding keeps it out of
 	for _, name := range d.Bound {
-		if id, ok := p.Cluster.DomainByName(name); ok && p.Cluster.Domains[id].Tier == tier {
+		if id, ok := p.Cluster.DomainByName(name); ok {
 			g.Domains = append(g.Domains, id)
 		}
+	}
+	if len(d.Bound) > 0 && len(g.Domains) == 0 {
+		return Gang{}, &BadInput{fmt.Sprintf("job %s is bound to %s, which cluster %s does not have: no plan (was the cluster file changed since its decision?)",
+			pj.ID, strings.Join(d.Bound, ","), p.Cluster.Name)}
 	}
 	if _, ok := defrag.For(p.eng, occupancy.New(p.Cluster), r, defrag.Options{Domains: g.Domains}); !ok {
 		return Gang{}, &BadInput{fmt.Sprintf("job %s (%s) can never fit: no %s of %s it may use holds it even with every job gone",

@@ -48,6 +48,9 @@ func (x *Executor) Tend(ctx context.Context, margin time.Duration, off bool) (ke
 			return kept, ctx.Err()
 		}
 		if why := x.tendOne(ctx, h, plans, read, margin, off, now); why != "" {
+			if off && x.Withdrawing != "" {
+				why = x.Withdrawing
+			}
 			x.endHold(ctx, h.Gang(), h.Name, baseOf(h), "release", why)
 			continue
 		}
