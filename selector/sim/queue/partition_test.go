@@ -39,6 +39,10 @@ func TestReplayPartitioned(t *testing.T) {
 	if starts[0] != 0 || starts[1] != 100 || starts[2] != 150 || !res.Outcomes[2].Rejected {
 		t.Errorf("starts %v, big rejected %v; want [0 100 150], true", starts, res.Outcomes[2].Rejected)
 	}
+	// b1 ran on node2: node 0 of its partition, node 1 of the cluster
+	if got := res.Outcomes[3].Used; len(got) != 1 || got[0] != (NodeGPUs{Node: 1, GPUs: 1}) {
+		t.Errorf("b1 used %v, want [{1 1}] (node2 in the whole cluster's numbering)", got)
+	}
 	s := Summarize(res)
 	// window 0..150 s: a2 waits 0-100 while node02's 8 GPUs idle: 8 x 100.
 	if math.Abs(s.StrandedGPUHours*3600-800) > 1e-9 || s.Rejected != 1 || res.Policy != "static" || res.GPUs != 16 {
