@@ -24,8 +24,8 @@ import (
 //     at every band;
 //   - stranded GPU-hours over time, and
 //   - the cluster's free whole nodes and leaves over time, both at the last
-//     load replayed and the central band, binned over the submission
-//     window (queue.StrandedSteps, queue.FreeWhole).
+//     load replayed and the central band, binned from the first submit to
+//     the last end (queue.StrandedSteps, queue.FreeWhole).
 // The page has no clock, host or run time in it: the same replay writes
 // the same bytes.
 
@@ -63,6 +63,12 @@ func (set *replaySetup) writeHTML(w io.Writer) error {
 // htmlAtLoad says which replay the over-time sections show.
 func htmlAtLoad(set *replaySetup, run *replayRun) string {
 	at := fmt.Sprintf("at a peak load of %.0f%%", 100*run.peak)
+	if set.hist != nil {
+		at = "the history at its own pace"
+		if run.compress != 1 {
+			at = fmt.Sprintf("the history compressed %.3gx", run.compress)
+		}
+	}
 	if len(set.runs) > 1 {
 		at += " (the last load replayed)"
 	}
@@ -163,8 +169,9 @@ func htmlBandRows(r *replayReport) [][]string {
 	return t
 }
 
-// htmlBins are the time bins of the over-time charts: the submission
-// window cut into at most htmlMaxBins bins of a round width.
+// htmlBins are the time bins of the over-time charts: from the first
+// submit to the last job's end under any policy, cut into at most
+// htmlMaxBins bins of a round width.
 type htmlBins struct {
 	lo, hi, width float64
 	n             int
@@ -175,21 +182,34 @@ type htmlBins struct {
 
 const htmlMaxBins = 120
 
-func newHTMLBins(jobs []queue.Job) htmlBins {
+// htmlBinWidths are the bins' widths, the narrowest first.
+var htmlBinWidths = []struct {
+	s    float64
+	name string
+}{{10, "10 s"}, {30, "30 s"}, {60, "minute"}, {300, "5 min"}, {900, "15 min"}, {3600, "hour"}, {6 * 3600, "6 h"},
+	{86400, "day"}, {7 * 86400, "week"}, {28 * 86400, "4 weeks"}}
+
+func newHTMLBins(set *replaySetup, run *replayRun) htmlBins {
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for i := range jobs {
-		lo, hi = min(lo, jobs[i].Submit), max(hi, jobs[i].Submit)
+	for i := range run.jobs {
+		lo, hi = min(lo, run.jobs[i].Submit), max(hi, run.jobs[i].Submit)
+	}
+	for _, res := range run.bands[set.slowdown.central()].results {
+		for _, o := range res.Outcomes {
+			if !math.IsNaN(o.End) {
+				hi = max(hi, o.End)
+			}
+		}
 	}
 	span := max(hi-lo, 60)
-	b := htmlBins{lo: lo, unit: 3600, unitName: "hours"}
-	if span > 4*86400 {
+	b := htmlBins{lo: lo, unit: 60, unitName: "minutes"}
+	switch {
+	case span > 4*86400:
 		b.unit, b.unitName = 86400, "days"
+	case span > 2*3600:
+		b.unit, b.unitName = 3600, "hours"
 	}
-	widths := []struct {
-		s    float64
-		name string
-	}{{60, "minute"}, {300, "5 min"}, {900, "15 min"}, {3600, "hour"}, {6 * 3600, "6 h"}, {86400, "day"}, {7 * 86400, "week"}, {28 * 86400, "4 weeks"}}
-	for _, w := range widths {
+	for _, w := range htmlBinWidths {
 		b.width, b.name = w.s, w.name
 		if span/w.s <= htmlMaxBins {
 			break
@@ -228,17 +248,17 @@ func overTime(set *replaySetup, run *replayRun, b htmlBins, title, ylabel string
 }
 
 func htmlOverTimeNote(set *replaySetup, run *replayRun, b htmlBins) string {
-	pace := "at the history's own pace"
-	if set.hist == nil || run.compress != 1 {
-		pace = fmt.Sprintf("submit times compressed %.3gx", run.compress)
+	pace := ""
+	if set.hist == nil {
+		pace = fmt.Sprintf(" (submit times compressed %.3gx)", run.compress)
 	}
-	return fmt.Sprintf("Over the submission window (first to last submit, %s), %s, in bins of one %s.", pace, htmlAtLoad(set, run), b.name)
+	return fmt.Sprintf("From the first submit to the last job's end%s, %s, in bins of one %s.", pace, htmlAtLoad(set, run), b.name)
 }
 
 // htmlStranded is the stranded GPU-hours over time.
 func htmlStranded(set *replaySetup, rr *replayReports) (htmlSection, error) {
 	run := rr.reps[0].run
-	b := newHTMLBins(run.jobs)
+	b := newHTMLBins(set, run)
 	ch := overTime(set, run, b, "stranded GPU-hours per "+b.name, "GPU-hours", queue.StrandedSteps, b.width/3600)
 	s := htmlSection{ID: "stranded", Title: "Stranded GPU-hours over time",
 		Note: htmlOverTimeNote(set, run, b) + " Stranded: GPUs idle while jobs that fit them by count waited (what placement, reservations, quotas or partitions left unused)."}
@@ -250,7 +270,7 @@ func htmlStranded(set *replaySetup, rr *replayReports) (htmlSection, error) {
 // htmlFree is the cluster's free whole nodes and leaves over time.
 func htmlFree(set *replaySetup, rr *replayReports) (htmlSection, error) {
 	run := rr.reps[0].run
-	b := newHTMLBins(run.jobs)
+	b := newHTMLBins(set, run)
 	nodes := func(r *queue.Result) []queue.Step { n, _ := queue.FreeWhole(r, set.cluster); return n }
 	leaves := func(r *queue.Result) []queue.Step { _, l := queue.FreeWhole(r, set.cluster); return l }
 	charts := []picture.Chart{overTime(set, run, b, "free whole nodes", "nodes, mean over a "+b.name, nodes, 1)}

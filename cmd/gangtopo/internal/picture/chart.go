@@ -37,6 +37,7 @@ const (
 	chartRight  = 12
 	chartTop    = 26
 	chartBottom = 32
+	legendW     = 150 // one legend entry
 )
 
 // Panels draws charts in a grid, cols to a row, under one title and one
@@ -46,16 +47,18 @@ func Panels(w io.Writer, title string, charts []Chart, cols int) error {
 		cols = 1
 	}
 	names := seriesNames(charts)
-	legendRows := (len(names) + 5) / 6
-	legendH := 20 + 16*legendRows
 	rows := (len(charts) + cols - 1) / cols
-	width, height := min(cols, max(len(charts), 1))*chartW, legendH+rows*chartH+10
+	width := min(cols, max(len(charts), 1)) * chartW
+	perRow := max(1, min(6, width/legendW)) // legend entries to a line: as many as the width holds
+	legendRows := (len(names) + perRow - 1) / perRow
+	legendH := 20 + 16*legendRows
+	height := legendH + rows*chartH + 10
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", width, height, width, height)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
 	fmt.Fprintf(&b, `<text x="8" y="14" font-size="13" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
 	for i, n := range names {
-		x, y := 8+(i%6)*150, 30+16*(i/6)
+		x, y := 8+(i%perRow)*legendW, 30+16*(i/perRow)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.5"%s/><text x="%d" y="%d">%s</text>`+"\n",
 			x, y-4, x+20, y-4, Color(n), dashAttr(n), x+24, y, html.EscapeString(n))
 	}
