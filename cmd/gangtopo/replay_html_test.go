@@ -13,7 +13,7 @@ import (
 // TestReplayHTML writes the replay's page on the 48-job fixture and
 // compares it with testdata/golden/replay-page*.html (rewrite with
 // -update; open them in a browser to look): a load sweep (curves and
-// bands), and one load (the waits as a table). The page is the same
+// bands), one load (the waits as a table) and a sacct history. The page is the same
 // bytes from run to run.
 func TestReplayHTML(t *testing.T) {
 	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
@@ -25,6 +25,9 @@ func TestReplayHTML(t *testing.T) {
 	}{
 		{"replay-page", []string{"replay", "--topology", lab, "--trace", small, "--peak-load", "0.8,1,1.2"}},
 		{"replay-page-one-load", []string{"replay", "--topology", lab, "--trace", small, "--compress", "1", "--policies", "gangtopo-slurm,slurm", "--slowdown", "factors"}},
+		// a site's history: at its own pace, over minutes
+		{"replay-page-sacct", []string{"replay", "--topology", lab, "--sacct", sacctCapture("26.05.5", "sacct.json"),
+			"--scontrol-config", sacctCapture("26.05.5", "config.txt"), "--policies", "slurm,gangtopo-slurm"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
