@@ -339,6 +339,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		}
 		o.quotaSet = q
 	}
+	cfg.RecordUse = o.html != "" // the page draws the free nodes over time
 	set := &replaySetup{cluster: c, policies: pols, cfg: cfg, slowdown: sd}
 	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: sd.describe() + assumedSpeeds(c, sd),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,

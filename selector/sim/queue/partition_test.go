@@ -28,7 +28,7 @@ func TestReplayPartitioned(t *testing.T) {
 		{Name: "big", Submit: 10, Duration: 100, GPUs: 16, Account: "b"},
 		{Name: "b1", Submit: 150, Duration: 10, GPUs: 1, Account: "B"}, // account names ignore case
 	}
-	cfg := Config{Slowdown: NoSlowdown(), CPUsPerGPU: 1,
+	cfg := Config{Slowdown: NoSlowdown(), CPUsPerGPU: 1, RecordUse: true,
 		Quota: &Quota{Shares: quota.Shares{{Account: "a", GPUs: 8}, {Account: "b", GPUs: 8}}}}
 	slurm := func(c *topology.Cluster) Policy { return stockslurm.NewTree(c) }
 	res, err := ReplayPartitioned(c, "static", jobs, parts, slurm, cfg)

@@ -46,7 +46,8 @@ type Outcome struct {
 	Owner bool
 	// Used is where the job's last run held its GPUs (Requeue.Used: the
 	// runs before it), nil for a job that never ran: what the cluster's
-	// occupancy over time is computed from (timeline.go).
+	// occupancy over time is computed from (timeline.go). Kept with
+	// Config.RecordUse only.
 	Used []NodeGPUs
 }
 

@@ -53,7 +53,9 @@ type useEvent struct {
 
 // FreeWhole is, over r's replay on cluster c, the number of nodes with
 // every GPU free and of leaves with every node so (leaves is nil for a
-// cluster without leaf switches). Nodes without GPUs are not counted.
+// cluster without leaf switches). Nodes without GPUs are not counted. r
+// must come from a replay with Config.RecordUse; it panics otherwise (a
+// job ran, its nodes were not kept: every node would read free).
 func FreeWhole(r *Result, c *topology.Cluster) (nodes, leaves []Step) {
 	ev := useEvents(r)
 	slices.SortStableFunc(ev, func(a, b useEvent) int { return cmp.Compare(a.t, b.t) })
@@ -128,6 +130,9 @@ func useEvents(r *Result) []useEvent {
 	}
 	for j := range r.Outcomes {
 		if o := &r.Outcomes[j]; !math.IsNaN(o.Start) {
+			if o.Used == nil {
+				panic("queue: FreeWhole of a replay without Config.RecordUse")
+			}
 			add(o.Start, o.End, o.Used)
 		}
 	}

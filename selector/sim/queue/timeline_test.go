@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gangtopo/gangtopo/selector/place"
+
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 )
 
@@ -95,5 +97,41 @@ func TestStrandedSteps(t *testing.T) {
 	want := []Step{{inf, 0}, {0, 4}, {50, 0}, {100, 0}, {150, 0}, {200, 0}, {210, 0}}
 	if diff := cmp.Diff(want, StrandedSteps(r)); diff != "" {
 		t.Errorf("stranded steps (-want +got):\n%s", diff)
+	}
+}
+
+// A replay keeps each run's nodes only when asked (Config.RecordUse), and
+// FreeWhole refuses a result without them rather than read every node
+// free.
+func TestRecordUse(t *testing.T) {
+	c := topotest.FatTree(1, 2, 2, topotest.DGXH100)
+	jobs := []Job{{Name: "a", Submit: 0, Duration: 10, GPUs: 16}}
+	for _, record := range []bool{false, true} {
+		r, err := Replay(c, jobs, NewGangTopo(c, place.Options{}), Config{Slowdown: NoSlowdown(), CPUsPerGPU: 1, RecordUse: record})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !record {
+			if r.Outcomes[0].Used != nil {
+				t.Errorf("Used kept without RecordUse: %v", r.Outcomes[0].Used)
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("FreeWhole of a result without RecordUse did not panic")
+					}
+				}()
+				FreeWhole(r, c)
+			}()
+			continue
+		}
+		// 16 GPUs: two whole nodes of one leaf over 0-10
+		nodes, leaves := FreeWhole(r, c)
+		if diff := cmp.Diff([]Step{{inf, 4}, {0, 2}, {10, 4}}, nodes); diff != "" {
+			t.Errorf("nodes (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]Step{{inf, 2}, {0, 1}, {10, 2}}, leaves); diff != "" {
+			t.Errorf("leaves (-want +got):\n%s", diff)
+		}
 	}
 }
