@@ -18,7 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid e2e-check e2e-prepare roots roots-clean deb record-reference series-check series-plugins
-.PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-headline bench-history
+.PHONY: all build test test-partial unit lint browser bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-headline bench-history
 
 all: build
 
@@ -43,7 +43,7 @@ STEPS = mkdir -p $(BUILD) && CGO_ENABLED=0 $(GO) build -o $(BUILD)/steps ./tests
 	$(BUILD)/steps -make "$(MAKE)" -logs $(BUILD)/test-logs -each "$(E2E_STEPS)"
 E2E_STEPS = $(addprefix e2e-,$(E2E_SLURM))
 test:
-	@$(STEPS) -title "make test" packages lint unit c-test e2e-check e2e-prepare $(E2E_STEPS)
+	@$(STEPS) -title "make test" packages lint unit c-test browser e2e-check e2e-prepare $(E2E_STEPS)
 
 # test-partial: what runs without root, and says that it is not `make test`
 # (it needs a C compiler: cgo, the C tests; as root it installs one).
@@ -63,8 +63,18 @@ SLURM_PACKAGES = slurmctld slurmd slurm-client libslurm-dev munge gcc libc6-dev
 DB_PACKAGES    = mariadb-server mariadb-client slurmdbd
 # make roots (debootstrap), make deb (fakeroot)
 TOOL_PACKAGES  = debootstrap fakeroot
+# make browser: the replay's HTML page rendered headless
+BROWSER_PACKAGES = chromium
 packages:
-	@tests/tools/packages.sh $(SLURM_PACKAGES) $(DB_PACKAGES) $(TOOL_PACKAGES)
+	@tests/tools/packages.sh $(SLURM_PACKAGES) $(DB_PACKAGES) $(TOOL_PACKAGES) $(BROWSER_PACKAGES)
+
+# the replay's HTML page (replay --html) rendered in a real browser,
+# Debian's chromium, headless: its charts must be in the DOM chromium
+# parsed and in its screenshot (tests/browser; go test ./... skips it).
+# Installs chromium when it is missing (root).
+browser:
+	@tests/tools/packages.sh $(BROWSER_PACKAGES)
+	GANGTOPO_BROWSER=1 $(GO) test -count=1 ./tests/browser/
 
 # what lint, unit and c-test need (cgo and the C tests: a C compiler)
 BUILD_PACKAGES = gcc libc6-dev

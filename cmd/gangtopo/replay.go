@@ -47,6 +47,7 @@ type replayOptions struct {
 	output                  string
 	compressSet             bool // --compress given (0 then is bad input, not "unset")
 	svg                     string
+	html                    string // --html: the replay's page (replay_html.go)
 	// sustain: search each policy's sustainable load (replay_sustain.go)
 	// from sustainFrom to within sustainTol; peakLoadSet: --peak-load was
 	// given (it cannot be with --sustain).
@@ -86,7 +87,8 @@ partitions; --quota says how the trace's jobs are dealt to accounts.
 --sacct FILE replays a site's own history instead (sacct --json or sacct -P
 output), at its own pace with slurmctld's scheduling times, names hashed;
 --check-starts compares the slurm model's start of each job with the
-recorded one. See docs/replay.md.`,
+recorded one. --html FILE also writes the replay as one self-contained
+page of charts. See docs/replay.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.compressSet = cmd.Flags().Changed("compress")
@@ -117,6 +119,7 @@ recorded one. See docs/replay.md.`,
 		stockslurm.SeriesNames()+" (the series whose recorded placements the model was checked against)")
 	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table", "json", "csv", "markdown"))
 	f.StringVar(&o.svg, "svg", "", "with several --peak-load values: also draw each policy's waits and utilisation against the load into this `file` (SVG)")
+	f.StringVar(&o.html, "html", "", "also write the replay as one self-contained HTML page into this `file`: waits by gang size against load (give --peak-load several loads), the slowdown band, stranded GPU-hours and free whole nodes and leaves over time")
 	f.BoolVar(&o.sustain, "sustain", false, "search each policy's sustainable load: the highest peak load at which the mean wait stays within 60 min and 16+ GPU gangs within 4 h (instead of --peak-load)")
 	f.Float64Var(&o.sustainFrom, "sustain-from", 1, "--sustain: the peak load the search starts from")
 	f.Float64Var(&o.sustainTol, "sustain-tolerance", 0.02, "--sustain: bisect until the highest load sustained and the lowest not are this close")
@@ -195,6 +198,9 @@ func runReplay(w, errw io.Writer, o replayOptions) error {
 		return runSustain(set, w, &o)
 	}
 	if err := runReplays(set, errw); err != nil {
+		return err
+	}
+	if err := writeFile(o.html, set.writeHTML); err != nil {
 		return err
 	}
 	if len(set.runs) > 1 {
@@ -276,6 +282,12 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	if err := checkWritable("--svg", o.svg); err != nil {
 		return nil, err
 	}
+	if err := checkWritable("--html", o.html); err != nil {
+		return nil, err
+	}
+	if o.html != "" && o.sustain {
+		return nil, usagef("--html draws replays at given loads: leave out --sustain (or --html)")
+	}
 	if err := o.sacctFlags(); err != nil {
 		return nil, err
 	}
@@ -327,6 +339,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		}
 		o.quotaSet = q
 	}
+	cfg.RecordUse = o.html != "" // the page draws the free nodes over time
 	set := &replaySetup{cluster: c, policies: pols, cfg: cfg, slowdown: sd}
 	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: sd.describe() + assumedSpeeds(c, sd),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,

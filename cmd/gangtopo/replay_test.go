@@ -118,6 +118,10 @@ func TestReplayGolden(t *testing.T) {
 		// release rather than a series) is refused with the ones allowed
 		{"replay-slurm-series", append(base, "--trace", small, "--policies", "gangtopo,slurm", "--slurm-series", "26.05")},
 		{"replay-bad-slurm-series", append(base, "--trace", small, "--slurm-series", "23.02")},
+		// the page's file: a directory that does not exist, or with
+		// --sustain (no loads to draw)
+		{"replay-bad-html-dir", append(base, "--trace", small, "--html", filepath.Join("testdata", "nonexistent", "page.html"))},
+		{"replay-bad-html-sustain", append(bad, "--trace", small, "--sustain", "--html", "page.html")},
 		{"replay-bad-slurm-release", append(base, "--trace", small, "--slurm-series", "26.05.5")},
 	}
 	for _, tc := range tests {

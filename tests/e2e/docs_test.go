@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -321,10 +322,15 @@ func testMakeDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{"cluster picture", "gang fragmentation"} {
+	for _, want := range []string{"cluster picture", "gang fragmentation", "replay.html"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("make demo printed no %q:\n%s", want, out)
 		}
+	}
+	// it ends with the replay's page (tests/browser renders one)
+	page, err := os.ReadFile(filepath.Join("..", "..", ".lab", "demo", "replay.html"))
+	if err != nil || !bytes.Contains(page, []byte(`<section id="free">`)) || !bytes.Contains(page, []byte("<svg")) {
+		t.Errorf("make demo wrote no replay page with charts in .lab/demo/replay.html (%v)", err)
 	}
 }
 

@@ -47,11 +47,13 @@ type Defrag struct {
 	Cost     defrag.CostModel
 }
 
-// Requeue is one job requeued by a plan: it ran from Start to At.
+// Requeue is one job requeued by a plan: it ran from Start to At, on
+// Used.
 type Requeue struct {
 	Job       int32
 	Start, At float64
 	GPUs      int
+	Used      []NodeGPUs
 }
 
 // defragger is the replay's policy state.
@@ -237,7 +239,8 @@ func (g *gangSim) requeue(t float64, j int32) {
 	g.plan.remove(g.expEnd[j], j)
 	g.running.remove(j)
 	g.quota.stopped(g, j, true)
-	g.res.Requeues = append(g.res.Requeues, Requeue{Job: j, Start: o.Start, At: t, GPUs: g.jobs[j].GPUs})
+	g.res.Requeues = append(g.res.Requeues, Requeue{Job: j, Start: o.Start, At: t, GPUs: g.jobs[j].GPUs, Used: o.Used})
+	o.Used = nil
 	o.Ran += t - o.Start
 	o.Requeues++
 	o.Start, o.End = math.NaN(), math.NaN()

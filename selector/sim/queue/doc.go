@@ -18,7 +18,8 @@
 // A job placed with allocation a ends after duration * Slowdown.Factor
 // (slowdown.go: the locality model, after the Philly and Tiresias
 // findings). Summarize turns a Result into the reported figures
-// (metrics.go).
+// (metrics.go); StrandedSteps and FreeWhole turn it into figures over
+// time, from the nodes each run held (timeline.go).
 //
 // The package is pure: no files, no clock, no logging. Traces are read
 // and time-scaled by the caller (cmd/gangtopo replay); the policy is any

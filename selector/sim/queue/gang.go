@@ -305,6 +305,9 @@ func (g *gangSim) start(t float64, j int32, a occupancy.Allocation, feasible top
 		o.End = min(o.End, job.Cancel)
 	}
 	o.Tier, o.Nodes, o.Slowdown, o.Feasible = tier, nodes, f, feasible
+	if g.cfg.RecordUse {
+		o.Used = usedBy(a)
+	}
 	g.allocs[j] = a
 	g.free -= job.GPUs
 	g.ends.push(o.End, j)

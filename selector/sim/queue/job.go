@@ -82,6 +82,10 @@ type Config struct {
 	// Progress, when set, is called now and then with the number of jobs
 	// finished (or rejected) and the total.
 	Progress func(done, total int)
+	// RecordUse keeps the nodes each run held (Outcome.Used,
+	// Requeue.Used), what FreeWhole needs; off, a replay of many jobs at
+	// many loads and bands keeps less in memory.
+	RecordUse bool
 }
 
 // Defaults returns the configuration with every unset field at its

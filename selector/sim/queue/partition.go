@@ -59,7 +59,7 @@ func ReplayPartitioned(c *topology.Cluster, name string, jobs []Job, parts []Par
 		if err != nil {
 			return nil, fmt.Errorf("partition of %s: %w", p.Account, err)
 		}
-		mergePartition(res, r, idx)
+		mergePartition(res, r, idx, partitionNodes(c, p.Cluster))
 		done += len(sub)
 	}
 	return res, nil
@@ -88,14 +88,40 @@ func partitionQuota(q *Quota, account string) *Quota {
 	return &Quota{Mode: QuotaOff, Shares: quota.Shares{share}, Interval: q.Interval, RequeueDelay: q.RequeueDelay}
 }
 
+// partitionNodes maps a partition's nodes to the whole cluster's, by name
+// (the partition is a subset of the cluster file).
+func partitionNodes(c, part *topology.Cluster) []topology.NodeID {
+	ids := make([]topology.NodeID, len(part.Nodes))
+	for i := range part.Nodes {
+		id, ok := c.NodeByName(part.Nodes[i].Name)
+		if !ok {
+			panic("replay: partition node " + part.Nodes[i].Name + " is not in the cluster")
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
 // mergePartition copies a partition's outcomes into res (idx maps its
-// jobs to res's) and adds up its counts.
-func mergePartition(res, r *Result, idx []int) {
+// jobs to res's, nodes its nodes to res's cluster's) and adds up its
+// counts.
+func mergePartition(res, r *Result, idx []int, nodes []topology.NodeID) {
+	remap := func(used []NodeGPUs) []NodeGPUs {
+		out := make([]NodeGPUs, len(used))
+		for i, u := range used {
+			out[i] = NodeGPUs{Node: nodes[u.Node], GPUs: u.GPUs}
+		}
+		return out
+	}
 	for k, o := range r.Outcomes {
+		if o.Used != nil {
+			o.Used = remap(o.Used)
+		}
 		res.Outcomes[idx[k]] = o
 	}
 	for _, q := range r.Requeues {
 		q.Job = int32(idx[q.Job])
+		q.Used = remap(q.Used)
 		res.Requeues = append(res.Requeues, q)
 	}
 	res.HeldIdleGPUSeconds += r.HeldIdleGPUSeconds

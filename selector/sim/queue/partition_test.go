@@ -28,7 +28,7 @@ func TestReplayPartitioned(t *testing.T) {
 		{Name: "big", Submit: 10, Duration: 100, GPUs: 16, Account: "b"},
 		{Name: "b1", Submit: 150, Duration: 10, GPUs: 1, Account: "B"}, // account names ignore case
 	}
-	cfg := Config{Slowdown: NoSlowdown(), CPUsPerGPU: 1,
+	cfg := Config{Slowdown: NoSlowdown(), CPUsPerGPU: 1, RecordUse: true,
 		Quota: &Quota{Shares: quota.Shares{{Account: "a", GPUs: 8}, {Account: "b", GPUs: 8}}}}
 	slurm := func(c *topology.Cluster) Policy { return stockslurm.NewTree(c) }
 	res, err := ReplayPartitioned(c, "static", jobs, parts, slurm, cfg)
@@ -38,6 +38,10 @@ func TestReplayPartitioned(t *testing.T) {
 	starts := []float64{res.Outcomes[0].Start, res.Outcomes[1].Start, res.Outcomes[3].Start}
 	if starts[0] != 0 || starts[1] != 100 || starts[2] != 150 || !res.Outcomes[2].Rejected {
 		t.Errorf("starts %v, big rejected %v; want [0 100 150], true", starts, res.Outcomes[2].Rejected)
+	}
+	// b1 ran on node2: node 0 of its partition, node 1 of the cluster
+	if got := res.Outcomes[3].Used; len(got) != 1 || got[0] != (NodeGPUs{Node: 1, GPUs: 1}) {
+		t.Errorf("b1 used %v, want [{1 1}] (node2 in the whole cluster's numbering)", got)
 	}
 	s := Summarize(res)
 	// window 0..150 s: a2 waits 0-100 while node02's 8 GPUs idle: 8 x 100.

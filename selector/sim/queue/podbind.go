@@ -98,6 +98,9 @@ func (p *podSim) startJob(t float64, j int32) {
 	f, tier, nodes := p.slow.factor(job, pj.held)
 	o.Start, o.End = t, t+job.Duration*f
 	o.Tier, o.Nodes, o.Slowdown = tier, nodes, f
+	if p.cfg.RecordUse {
+		o.Used = usedBy(pj.held) // the pods bound before the start count from it
+	}
 	p.ends.push(o.End, j)
 }
 

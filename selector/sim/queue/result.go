@@ -3,8 +3,8 @@ package queue
 import (
 	"math"
 
+	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/quota"
-
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -44,6 +44,26 @@ type Outcome struct {
 	// (what the account held and waited for, plus the job, fit the
 	// share when it was submitted).
 	Owner bool
+	// Used is where the job's last run held its GPUs (Requeue.Used: the
+	// runs before it), nil for a job that never ran: what the cluster's
+	// occupancy over time is computed from (timeline.go). Kept with
+	// Config.RecordUse only.
+	Used []NodeGPUs
+}
+
+// NodeGPUs is the GPUs a run held on one node.
+type NodeGPUs struct {
+	Node topology.NodeID
+	GPUs int32
+}
+
+// usedBy is what allocation a holds on each node.
+func usedBy(a occupancy.Allocation) []NodeGPUs {
+	out := make([]NodeGPUs, len(a.Nodes))
+	for i, na := range a.Nodes {
+		out[i] = NodeGPUs{Node: na.Node, GPUs: int32(len(na.GPUs))}
+	}
+	return out
 }
 
 // Wait is the queueing delay: start minus submit, less the time the job

@@ -29,26 +29,7 @@ type strandedEvent struct {
 
 // strandedGPUHours integrates the stranded GPUs of r over [lo, hi].
 func strandedGPUHours(r *Result, lo, hi float64) float64 {
-	ev := strandedEvents(r)
-	slices.SortStableFunc(ev, func(a, b strandedEvent) int { return cmp.Compare(a.t, b.t) })
-	waiting := map[int]int{} // GPUs -> waiting jobs of that size
-	busy, total := 0, 0.0
-	for i, e := range ev {
-		busy += e.busy
-		if e.by != 0 {
-			if waiting[e.size] += e.by; waiting[e.size] == 0 {
-				delete(waiting, e.size)
-			}
-		}
-		if i+1 == len(ev) || ev[i+1].t == e.t {
-			continue
-		}
-		from, to := max(e.t, lo), min(ev[i+1].t, hi)
-		if to > from {
-			total += float64(stranded(r.GPUs-busy, waiting)) * (to - from)
-		}
-	}
-	return total / 3600
+	return Integrate(StrandedSteps(r), lo, hi) / 3600
 }
 
 // stranded is min(free, the GPUs of the waiting jobs of at most free GPUs).

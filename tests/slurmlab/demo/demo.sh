@@ -91,6 +91,15 @@ echo; echo "== after"; frag
 echo; echo "== gangtopo why ${ids[0]}"
 "$GT" why "${ids[0]}" --topology "$CONF/cluster.yaml"
 
+# The replay's page (docs/replay.md, "The page"). The demo cluster keeps
+# no accounting (no slurmdbd), so there is no sacct history of its own to
+# replay: the page replays the 48-job Philly sample on the demo's cluster
+# file, at three loads.
+echo; echo "== the replay's page: the 48-job Philly sample on this cluster's file, at three loads"
+"$GT" replay --topology "$CONF/cluster.yaml" --trace "$ROOT/cmd/gangtopo/testdata/replay/philly-small.csv" \
+	--peak-load 0.8,1,1.2 --html "$LAB/replay.html" >/dev/null
+echo "  written to $LAB/replay.html (open it in a browser)"
+
 cat <<EOF2
 
 The demo cluster keeps running. To submit your own jobs:

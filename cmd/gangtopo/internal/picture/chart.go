@@ -5,13 +5,17 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
-// Series is one line of a chart: a name (its colour, Color) and points.
+// Series is one line of a chart: a name (its colour, Color) and points,
+// and, when Lo and Hi are set (as long as X), a band shaded between them
+// around the line (the slowdown model's low and high, say).
 type Series struct {
-	Name string
-	X, Y []float64 // NaN y: no point
+	Name   string
+	X, Y   []float64 // NaN y: no point
+	Lo, Hi []float64
 }
 
 // Chart is a line chart. The y axis spans the data (with a margin), from
@@ -33,6 +37,7 @@ const (
 	chartRight  = 12
 	chartTop    = 26
 	chartBottom = 32
+	legendW     = 150 // one legend entry
 )
 
 // Panels draws charts in a grid, cols to a row, under one title and one
@@ -42,16 +47,18 @@ func Panels(w io.Writer, title string, charts []Chart, cols int) error {
 		cols = 1
 	}
 	names := seriesNames(charts)
-	legendRows := (len(names) + 5) / 6
-	legendH := 20 + 16*legendRows
 	rows := (len(charts) + cols - 1) / cols
-	width, height := min(cols, max(len(charts), 1))*chartW, legendH+rows*chartH+10
+	width := min(cols, max(len(charts), 1)) * chartW
+	perRow := max(1, min(6, width/legendW)) // legend entries to a line: as many as the width holds
+	legendRows := (len(names) + perRow - 1) / perRow
+	legendH := 20 + 16*legendRows
+	height := legendH + rows*chartH + 10
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", width, height, width, height)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
 	fmt.Fprintf(&b, `<text x="8" y="14" font-size="13" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
 	for i, n := range names {
-		x, y := 8+(i%6)*150, 30+16*(i/6)
+		x, y := 8+(i%perRow)*legendW, 30+16*(i/perRow)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.5"%s/><text x="%d" y="%d">%s</text>`+"\n",
 			x, y-4, x+20, y-4, Color(n), dashAttr(n), x+24, y, html.EscapeString(n))
 	}
@@ -88,7 +95,7 @@ func dashAttr(name string) string {
 // draw renders the chart with its top left corner at (ox, oy).
 func (c Chart) draw(b *strings.Builder, ox, oy int) {
 	xlo, xhi := c.bounds(func(s Series) []float64 { return s.X })
-	ylo, yhi := c.bounds(func(s Series) []float64 { return s.Y })
+	ylo, yhi := c.bounds(func(s Series) []float64 { return slices.Concat(s.Y, s.Lo, s.Hi) })
 	ylo, yhi, ystep := YAxis(ylo, yhi)
 	xlo, xhi, xstep := Axis(xlo, xhi)
 	pw, ph := float64(chartW-chartLeft-chartRight), float64(chartH-chartTop-chartBottom)
@@ -110,6 +117,9 @@ func (c Chart) draw(b *strings.Builder, ox, oy int) {
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" fill="#555">%s</text>`+"\n", x0+pw/2, y0+ph+27, html.EscapeString(c.XLabel))
 	fmt.Fprintf(b, `<text transform="translate(%d,%.1f) rotate(-90)" text-anchor="middle" fill="#555">%s</text>`+"\n", ox+11, y0+ph/2, html.EscapeString(c.YLabel))
 	for _, s := range c.Series {
+		drawBand(b, s, px, py)
+	}
+	for _, s := range c.Series {
 		var pts []string
 		for i := range s.X {
 			if i < len(s.Y) && !math.IsNaN(s.Y[i]) && !math.IsNaN(s.X[i]) {
@@ -124,6 +134,35 @@ func (c Chart) draw(b *strings.Builder, ox, oy int) {
 				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="2.2" fill="%s"/>`+"\n", x, y, Color(s.Name))
 			}
 		}
+	}
+}
+
+// drawBand shades the series' band: a polygon along Hi and back along Lo,
+// over the points where both are numbers (one polygon per such run).
+func drawBand(b *strings.Builder, s Series, px, py func(float64) float64) {
+	if len(s.Lo) != len(s.X) || len(s.Hi) != len(s.X) {
+		return
+	}
+	ok := func(i int) bool { return !math.IsNaN(s.X[i]) && !math.IsNaN(s.Lo[i]) && !math.IsNaN(s.Hi[i]) }
+	for i := 0; i < len(s.X); {
+		if !ok(i) {
+			i++
+			continue
+		}
+		k := i
+		for k < len(s.X) && ok(k) {
+			k++
+		}
+		var pts []string
+		for j := i; j < k; j++ {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.X[j]), py(s.Hi[j])))
+		}
+		for j := k - 1; j >= i; j-- {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.X[j]), py(s.Lo[j])))
+		}
+		fmt.Fprintf(b, `<polygon class="band" fill="%s" fill-opacity="0.18" stroke="none" points="%s"><title>%s: low to high</title></polygon>`+"\n",
+			Color(s.Name), strings.Join(pts, " "), html.EscapeString(s.Name))
+		i = k
 	}
 }
 

@@ -3,6 +3,7 @@ package picture
 import (
 	"bytes"
 	"encoding/xml"
+	"math"
 	"strings"
 	"testing"
 
@@ -143,3 +144,24 @@ func TestSVGIsXML(t *testing.T) {
 }
 
 var _ = topology.TierLeaf
+
+// A band is a polygon along Hi and back along Lo, split where a point has
+// no band (NaN); the y axis covers it.
+func TestBand(t *testing.T) {
+	nan := math.NaN()
+	c := Chart{Title: "t", Series: []Series{{Name: "gangtopo", X: []float64{1, 2, 3, 4}, Y: []float64{5, 6, 7, 8},
+		Lo: []float64{4, 5, nan, 7}, Hi: []float64{6, 70, nan, 9}}}}
+	var b bytes.Buffer
+	if err := Panels(&b, "band", []Chart{c}, 1); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// points 1-2 make one polygon (4 corners), point 4 alone another (2)
+	if n := strings.Count(out, `<polygon class="band"`); n != 2 {
+		t.Errorf("%d band polygons, want 2:\n%s", n, out)
+	}
+	// the axis reaches the band's 70, not only the line's 8
+	if !strings.Contains(out, ">80</text>") {
+		t.Errorf("no tick at 80 (the band's high is 70):\n%s", out)
+	}
+}
