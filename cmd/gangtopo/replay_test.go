@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // replayNormalizeTimes replaces the wall-clock figures of replay output, which
@@ -151,5 +154,36 @@ func TestReplayTraceDirFromEnv(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "48 jobs submitted") {
 		t.Errorf("the trace in $GANGTOPO_TRACES was not read:\n%s", stdout.String())
+	}
+}
+
+// TestReplaySameWhereverTheTraceIs: each job's workload class is drawn
+// from its name; the same trace read through another path replays the
+// same (the name held the path, and a run from another directory drew
+// other classes).
+func TestReplaySameWhereverTheTraceIs(t *testing.T) {
+	lab := filepath.Join("..", "..", "docs", "examples", "lab16.yaml")
+	dir, err := filepath.Abs(filepath.Join("testdata", "replay"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [][][]string
+	for _, trace := range []string{filepath.Join("testdata", "replay", "philly-small.csv"), filepath.Join(dir, "..", "replay", "philly-small.csv")} {
+		out, errOut, code := runCLI(t, "replay", "--topology", lab, "--compress", "1", "--policies", "gangtopo,slurm", "--trace", trace, "-o", "csv")
+		if code != 0 {
+			t.Fatalf("replay --trace %s: exit %d: %s", trace, code, errOut)
+		}
+		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("replay --trace %s: %v\n%s", trace, err, out)
+		}
+		run := slices.Index(rows[0], "run_s")
+		for _, r := range rows[1:] {
+			r[run] = "" // the wall time of the run
+		}
+		outs = append(outs, rows)
+	}
+	if diff := cmp.Diff(outs[0], outs[1]); diff != "" {
+		t.Errorf("the same trace through two paths replays differently (-relative +absolute):\n%s", diff)
 	}
 }
