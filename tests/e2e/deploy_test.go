@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/tests/docs"
 	"github.com/gangtopo/gangtopo/tests/slurmlab"
+	"github.com/gangtopo/gangtopo/tests/tools/docsection"
 )
 
 func init() {
@@ -193,43 +193,10 @@ func runShell(t *testing.T, line string, repo bool, scratch string) string {
 }
 
 // documentedCommands returns the command lines of the ```sh blocks in the
-// section of a Markdown file that starts with heading (up to the next
-// heading of its level or above: "## X" ends at the next "## ", "### X"
-// at the next "### " or "## "), comments after " # " left out.
+// section of a Markdown file that starts with heading (docsection.Commands).
 func documentedCommands(t *testing.T, path, heading string) []string {
 	t.Helper()
-	f, err := os.Open(path)
+	out, err := docsection.Commands(path, heading)
 	must(t, err)
-	defer f.Close()
-	level := headingLevel(heading)
-	var out []string
-	in, block := false, false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case !block && headingLevel(line) > 0 && headingLevel(line) <= level:
-			in = line == heading
-		case !in:
-		case strings.HasPrefix(line, "```"):
-			block = !block && line == "```sh"
-		case block && line != "":
-			if i := strings.Index(line, " # "); i >= 0 {
-				line = strings.TrimSpace(line[:i])
-			}
-			out = append(out, line)
-		}
-	}
-	must(t, sc.Err())
 	return out
-}
-
-// headingLevel is the level of a Markdown heading line ("## X": 2), 0 for
-// any other line.
-func headingLevel(line string) int {
-	n := len(line) - len(strings.TrimLeft(line, "#"))
-	if n == 0 || !strings.HasPrefix(line[n:], " ") {
-		return 0
-	}
-	return n
 }
