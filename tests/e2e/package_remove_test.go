@@ -92,7 +92,7 @@ func testDebianPackageRemoveAsDocumented(t *testing.T) {
 	if holds := gangtopoHolds(t); len(holds) != 0 {
 		t.Errorf("holds left after the controller stopped for good: %v", holds)
 	}
-	audit, err := os.ReadFile(filepath.Join(filepath.Dir(snapshotFile), "defrag.log"))
+	audit, err := os.ReadFile(auditLog(snapshotFile))
 	must(t, err)
 	if _, ok := lineWith(string(audit), `"action":"release"`, `"job":"`+gang+`"`, `"result":"ok"`, `was removed`); !ok {
 		t.Errorf("no audit line for the hold's end:\n%s", audit)
