@@ -159,8 +159,9 @@ func (q *quotaSim) share(j int32) int {
 // refuses says a job can never start (Slurm leaves it pending for ever;
 // the replay counts it as rejected): under hard limits, one larger than
 // its account's share; under dynamic quotas, one larger than its share
-// and than all the lending shares and the GPUs in no share (a job beyond
-// its share borrows all its GPUs: quota.Ledger.MayBorrow).
+// and than all the lending shares, its own and the GPUs in no share (a job
+// beyond its share takes its account's remainder and borrows the rest:
+// quota.Ledger.MayBorrow).
 func (q *quotaSim) refuses(g *gangSim, j int32) bool {
 	if q == nil || q.acct[j] < 0 || g.jobs[j].GPUs <= q.share(j) {
 		return false
@@ -170,8 +171,8 @@ func (q *quotaSim) refuses(g *gangSim, j int32) bool {
 		return true
 	case QuotaDynamic:
 		lendable := max(0, q.ledger.GPUs-q.cfg.Shares.Sum())
-		for _, s := range q.cfg.Shares {
-			if s.Lend {
+		for i, s := range q.cfg.Shares {
+			if s.Lend || i == q.acct[j] {
 				lendable += s.GPUs
 			}
 		}
