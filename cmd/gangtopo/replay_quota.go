@@ -308,7 +308,7 @@ func (r *replayReport) quotaTable() [][]string {
 		byName[r.rows[i].s.Policy] = &r.rows[i].s
 	}
 	t := [][]string{{"policy", "GPU util %", "vs no quotas pts", "vs hard limits pts", "owner jobs", "owner wait mean / p95 / max s",
-		"violations", "reclaims", "requeues", "GPU-h lost to reclaim", "lost % of GPU-h run", "targets"}}
+		"violations", "reclaims", "requeues", "GPU-h lost to reclaim", "requeues / reclaim", "GPU-h lost / reclaim", "lost % of GPU-h run", "targets"}}
 	for i := range r.rows {
 		s := &r.rows[i].s
 		base, mode, _ := splitQuotaSuffix(s.Policy)
@@ -326,9 +326,19 @@ func (r *replayReport) quotaTable() [][]string {
 		t = append(t, []string{s.Policy, replayPct(s.Util), vsNone, vsHard, strconv.Itoa(s.OwnerJobs),
 			fmt.Sprintf("%s / %s / %s", ownerSecs(s.OwnerWait), ownerSecs(s.P95OwnerWait), ownerSecs(s.MaxOwnerWait)),
 			strconv.Itoa(s.OwnerViolations), strconv.Itoa(s.QuotaReclaims), strconv.Itoa(s.Requeues),
-			strconv.FormatFloat(s.LostGPUHours, 'f', 1, 64), strconv.FormatFloat(100*s.LostShare, 'f', 2, 64), verdict})
+			strconv.FormatFloat(s.LostGPUHours, 'f', 1, 64), perReclaim(float64(s.Requeues), s.QuotaReclaims, 2),
+			perReclaim(s.LostGPUHours, s.QuotaReclaims, 2), strconv.FormatFloat(100*s.LostShare, 'f', 2, 64), verdict})
 	}
 	return t
+}
+
+// perReclaim is x per reclaim, "-" without reclaims: what one reclaim
+// costs (issue 26: the jobs it requeues, the GPU-hours they lose).
+func perReclaim(x float64, reclaims, prec int) string {
+	if reclaims == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(x/float64(reclaims), 'f', prec, 64)
 }
 
 // quotaVerdict says which targets a dynamic-quota row meets: no
