@@ -223,10 +223,24 @@ func (l *Ledger) MayBorrow(account string, gpus int) bool {
 	if u == nil || u.Cap > 0 && u.InUse+gpus > u.Cap {
 		return false
 	}
-	after := *l
-	after.Accounts = slices.Clone(l.Accounts)
-	after.Start(account, gpus, true)
-	return after.Borrowed <= after.Pool
+	if u.Charged()+float64(gpus) <= float64(u.Guaranteed)+epsilon {
+		// within the share (callers ask Entitled first): counted on a copy
+		after := *l
+		after.Accounts = slices.Clone(l.Accounts)
+		after.Start(account, gpus, true)
+		return after.Borrowed <= after.Pool
+	}
+	// Beyond the share, as Start would count it without a copy (the
+	// replay asks this of every waiting job at every pass): the account's
+	// share is then full, so it lends nothing, and it holds gpus more.
+	pool := 0.0
+	for i := range l.Accounts {
+		if v := &l.Accounts[i]; v != u && v.Lending {
+			pool += v.Idle() - v.kept
+		}
+	}
+	borrowed := l.Borrowed - u.Borrowed + max(0, u.InUse+gpus-u.Guaranteed)
+	return borrowed <= int(math.Floor(pool+epsilon))+l.free()
 }
 
 // Remainder is what is left of an account's share in whole GPUs

@@ -1,6 +1,8 @@
 package quota
 
 import (
+	"slices"
+
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -270,5 +272,49 @@ func TestAdmit(t *testing.T) {
 	}
 	if l.Accounts[0].InUse != 40 || l.Accounts[0].Waiting != 0 {
 		t.Errorf("Admit changed the ledger: %+v", l.Accounts[0])
+	}
+}
+
+// MayBorrow's count without a copy agrees with starting the job on a copy
+// of the ledger, over a grid of ledgers (lenders with and without waiting
+// jobs, a charge, GPUs held outside the shares).
+func TestMayBorrowAgreesWithStart(t *testing.T) {
+	ref := func(l Ledger, account string, gpus int) bool {
+		u := l.find(account)
+		if u == nil || u.Cap > 0 && u.InUse+gpus > u.Cap {
+			return false
+		}
+		l.Accounts = slices.Clone(l.Accounts)
+		l.Start(account, gpus, true)
+		return l.Borrowed <= l.Pool
+	}
+	n := 0
+	for _, a := range []int{0, 20, 48, 60} {
+		for _, c := range []int{0, 24, 32, 40} {
+			for _, waitA := range []int{0, 4, 30} {
+				for _, out := range []int{0, 12} {
+					jobs := []Job{{Account: "a", GPUs: a, Running: a > 0}, {Account: "b", GPUs: 30, Running: true},
+						{Account: "c", GPUs: c, Running: c > 0}, {Account: "zz", GPUs: out, Running: out > 0}}
+					if waitA > 0 {
+						jobs = append(jobs, Job{Account: "a", GPUs: waitA})
+					}
+					l := Compute(three, 128, jobs, map[string]float64{"b": 1}, 0.5)
+					for _, acct := range []string{"a", "b", "c"} {
+						for g := 1; g <= 64; g++ {
+							if l.Entitled(acct, g) {
+								continue
+							}
+							n++
+							if got, want := l.MayBorrow(acct, g), ref(l, acct, g); got != want {
+								t.Fatalf("a %d c %d a waits %d outside %d: MayBorrow(%s, %d) = %v, counted on a copy %v", a, c, waitA, out, acct, g, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no case")
 	}
 }
