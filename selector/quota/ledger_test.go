@@ -2,7 +2,6 @@ package quota
 
 import (
 	"slices"
-
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
