@@ -24,8 +24,8 @@ pols=gangtopo-slurm,gangtopo-slurm+hard,gangtopo-slurm+quota,gangtopo,gangtopo+h
 
 lend_section() {
 	: >"$out"
-	timed_what="the four policies"
-	lpols=gangtopo-slurm+hard,gangtopo-slurm+quota,gangtopo+hard,gangtopo+quota
+	timed_what="the two policies"
+	lpols=gangtopo+hard,gangtopo+quota
 	{
 		echo '## What a reclaim costs: where borrowed jobs run'
 		echo
@@ -33,13 +33,13 @@ lend_section() {
 		echo '`tests/tools/bench-quota.sh build/gangtopo docs/benchmarks.md lend` for this section alone).'
 		echo 'Issue 26: a job that borrows is placed by the engine'"'"'s lending option (`place.Engine.PlaceLent`: after its own'
 		echo 'tightness, in the blocks or leaves that hold borrowed GPUs already, the fullest first), so that a reclaim finds'
-		echo 'borrowed work together; `--quota lend=anywhere` places it as any other job, as before. The deployed path'
-		echo '(`gangtopo-slurm+quota`) does not use the option yet: Slurm places a borrowing job where the plugin'"'"'s decision at'
-		echo 'submit bound it (its rows are the same in both runs, up to the ledger). A job beyond its share takes its'
-		echo 'account'"'"'s remainder first and borrows the rest, in both runs ([quota.md](quota.md)). One team idle half the'
-		echo 'time, the busiest week at 1.4 of capacity, the central band of the grounded slowdown only. "requeues /'
-		echo 'reclaim" and "GPU-h lost / reclaim" are what one reclaim costs (target of issue 26: at most half of the'
-		echo 'placement anywhere).'
+		echo 'borrowed work together; `--quota lend=anywhere` places it as any other job, as before. The engine alone: the'
+		echo 'deployed path (`gangtopo-slurm+quota`) does not use the option yet (Slurm places a borrowing job where the'
+		echo 'plugin'"'"'s decision at submit bound it), so its figures would be the same in both runs. A job beyond its share'
+		echo 'takes its account'"'"'s remainder first and borrows the rest, in both runs ([quota.md](quota.md)). One team idle'
+		echo 'half the time, the busiest week at 1.4 of capacity, the central band of the grounded slowdown only.'
+		echo '"requeues / reclaim" and "GPU-h lost / reclaim" are what one reclaim costs (target of issue 26: at most half of'
+		echo 'those with borrowing jobs placed anywhere).'
 		echo
 		echo '### Borrowing jobs placed anywhere (before issue 26)'
 	} >>"$out"
