@@ -54,7 +54,7 @@ type replayQuota struct {
 	desc  string // how a history's accounts got their shares (--sacct)
 }
 
-const replayQuotaKeys = "accounts, shares, idle, interval, requeue_delay, max_per_cycle"
+const replayQuotaKeys = "accounts, shares, idle, interval, requeue_delay, max_per_cycle, lend"
 
 // parseReplayQuota reads --quota: KEY=VALUE,... over the defaults (four
 // accounts, none idle; the controller's cycle and gangtopo.yaml's
@@ -113,6 +113,11 @@ func (q *replayQuota) set(k, v string) error {
 			return fmt.Errorf("want a whole number >= 1")
 		}
 		q.sim.MaxPerCycle = n
+	case "lend":
+		if v != "pack" && v != "anywhere" {
+			return fmt.Errorf("want pack (borrowing jobs packed into the domains already lent, the default) or anywhere (placed as any other job: before issue 26)")
+		}
+		q.sim.LendAnywhere = v == "anywhere"
 	default:
 		return fmt.Errorf("unknown key %q", k)
 	}
@@ -262,9 +267,13 @@ func describeQuota(q *replayQuota) string {
 	for _, s := range q.sim.Shares {
 		parts = append(parts, fmt.Sprintf("%s %d", s.Account, s.GPUs))
 	}
+	lend := "borrowing jobs packed into the domains already lent"
+	if q.sim.LendAnywhere {
+		lend = "borrowing jobs placed as any other"
+	}
 	if q.desc != "" {
-		return fmt.Sprintf("%s; +hard = GrpTRES at the share, +quota = dynamic quotas, controller cycle %s, requeue %s, at most %d reclaims a cycle",
-			q.desc, secs(q.sim.Interval), secs(q.sim.RequeueDelay), q.sim.MaxPerCycle)
+		return fmt.Sprintf("%s; +hard = GrpTRES at the share, +quota = dynamic quotas, controller cycle %s, requeue %s, at most %d reclaims a cycle, %s",
+			q.desc, secs(q.sim.Interval), secs(q.sim.RequeueDelay), q.sim.MaxPerCycle, lend)
 	}
 	idle := "no account idle"
 	if q.idle > 0 {
@@ -275,9 +284,9 @@ func describeQuota(q *replayQuota) string {
 		how = "shares of whole nodes (one each, the rest in proportion to their GPU-time: their static partitions)"
 	}
 	return fmt.Sprintf("quotas: Philly's virtual clusters dealt to %d accounts, %s (%s GPUs), %s; "+
-		"+hard = GrpTRES at the share, +quota = dynamic quotas, controller cycle %s, requeue %s, at most %d reclaims a cycle; "+
+		"+hard = GrpTRES at the share, +quota = dynamic quotas, controller cycle %s, requeue %s, at most %d reclaims a cycle, %s; "+
 		"an owner's job asked within its share, violated when it waited over %s",
-		q.accounts, how, strings.Join(parts, ", "), idle, secs(q.sim.Interval), secs(q.sim.RequeueDelay), q.sim.MaxPerCycle, secs(q.sim.Interval+q.sim.RequeueDelay))
+		q.accounts, how, strings.Join(parts, ", "), idle, secs(q.sim.Interval), secs(q.sim.RequeueDelay), q.sim.MaxPerCycle, lend, secs(q.sim.Interval+q.sim.RequeueDelay))
 }
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -299,7 +308,7 @@ func (r *replayReport) quotaTable() [][]string {
 		byName[r.rows[i].s.Policy] = &r.rows[i].s
 	}
 	t := [][]string{{"policy", "GPU util %", "vs no quotas pts", "vs hard limits pts", "owner jobs", "owner wait mean / p95 / max s",
-		"violations", "reclaims", "requeues", "GPU-h lost to reclaim", "lost % of GPU-h run", "targets"}}
+		"violations", "reclaims", "requeues", "GPU-h lost to reclaim", "requeues / reclaim", "GPU-h lost / reclaim", "lost % of GPU-h run", "targets"}}
 	for i := range r.rows {
 		s := &r.rows[i].s
 		base, mode, _ := splitQuotaSuffix(s.Policy)
@@ -317,9 +326,19 @@ func (r *replayReport) quotaTable() [][]string {
 		t = append(t, []string{s.Policy, replayPct(s.Util), vsNone, vsHard, strconv.Itoa(s.OwnerJobs),
 			fmt.Sprintf("%s / %s / %s", ownerSecs(s.OwnerWait), ownerSecs(s.P95OwnerWait), ownerSecs(s.MaxOwnerWait)),
 			strconv.Itoa(s.OwnerViolations), strconv.Itoa(s.QuotaReclaims), strconv.Itoa(s.Requeues),
-			strconv.FormatFloat(s.LostGPUHours, 'f', 1, 64), strconv.FormatFloat(100*s.LostShare, 'f', 2, 64), verdict})
+			strconv.FormatFloat(s.LostGPUHours, 'f', 1, 64), perReclaim(float64(s.Requeues), s.QuotaReclaims, 2),
+			perReclaim(s.LostGPUHours, s.QuotaReclaims, 2), strconv.FormatFloat(100*s.LostShare, 'f', 2, 64), verdict})
 	}
 	return t
+}
+
+// perReclaim is x per reclaim, "-" without reclaims: what one reclaim
+// costs (issue 26: the jobs it requeues, the GPU-hours they lose).
+func perReclaim(x float64, reclaims, prec int) string {
+	if reclaims == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(x/float64(reclaims), 'f', prec, 64)
 }
 
 // quotaVerdict says which targets a dynamic-quota row meets: no

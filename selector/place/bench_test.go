@@ -113,3 +113,28 @@ func BenchmarkSnapshotMemory(b *testing.B) {
 	b.ReportMetric(float64(m1.HeapAlloc)-float64(m0.HeapAlloc), "cluster-bytes")
 	b.ReportMetric(float64(m2.TotalAlloc-m1.TotalAlloc), "snapshot-bytes")
 }
+
+// BenchmarkPlaceLent1GPU: a borrowing 1-GPU job (PlaceLent) on the same
+// state, with a borrowed GPU on every 16th node: the lending keys add a
+// pass over the nodes per call and a look-up per candidate.
+func BenchmarkPlaceLent1GPU(b *testing.B) {
+	e, s := benchSetup(b)
+	var l Lending
+	for n := range e.Cluster().Nodes {
+		l.Borrowed = append(l.Borrowed, 0)
+		if n%16 == 0 {
+			l.Borrowed[n] = 1
+		}
+	}
+	r := request.Request{GPUs: 1, CPUMilli: 1000}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var res Result
+	for b.Loop() {
+		res = e.PlaceLent(s, r, l)
+	}
+	b.StopTimer()
+	if res.Status != Placed {
+		b.Fatalf("not placed: %s", res.Message)
+	}
+}

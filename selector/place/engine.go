@@ -67,6 +67,12 @@ type Engine struct {
 	// scarce rates each GPU model by what constrained jobs are expected
 	// to want of its free capacity (scarcity.go), per call.
 	scarce *scarcity
+	// lending is set during a PlaceLent call; lendHeld is then, by
+	// DomainID, the borrowed GPUs each lending domain (lendGroup, by
+	// NodeID) holds (lend.go).
+	lending   bool
+	lendGroup []topology.DomainID
+	lendHeld  []int32
 }
 
 // New returns an engine for cluster c.

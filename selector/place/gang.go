@@ -283,6 +283,7 @@ func (p *plan) scoreGang(d topology.DomainID, nodes []nodeCap, shares []NodeShar
 	}
 	sc.FreeAfter -= used
 	sc.DomainIdle = p.idleIn(d) - int64(used)*int64(p.share)
+	p.scoreLend(&sc, shares)
 	return sc
 }
 

@@ -6,6 +6,12 @@ package place
 //	Nodes       nodes used: fewer is the tighter shape (a 16-GPU gang on two
 //	            8-GPU nodes beats four half nodes)
 //	Spans       leaves spanned (only above leaf tier): fewer
+//	LendOpen    for a borrowing request only (PlaceLent, lend.go): lending
+//	            domains it opens (blocks, else leaves, holding no borrowed
+//	            GPU now): fewer; 0 for every other request
+//	LendHeld    for a borrowing request only: borrowed GPUs already held in
+//	            the lending domains it uses: more, so borrowed work packs
+//	            where a reclaim frees it together
 //	FragDelta   increase of the cluster's expected unusable GPU capacity for
 //	            the typical workload (package frag), in milli-GPUs: lower.
 //	            It is NodeFrag (per node: for single-node jobs the fill
@@ -29,6 +35,8 @@ package place
 type Score struct {
 	Nodes      int
 	Spans      int
+	LendOpen   int
+	LendHeld   int
 	FragDelta  float64
 	NodeFrag   float64
 	GangFrag   float64
@@ -48,6 +56,10 @@ func (a *Score) Better(b *Score) bool {
 		return a.Nodes < b.Nodes
 	case a.Spans != b.Spans:
 		return a.Spans < b.Spans
+	case a.LendOpen != b.LendOpen:
+		return a.LendOpen < b.LendOpen
+	case a.LendHeld != b.LendHeld:
+		return a.LendHeld > b.LendHeld
 	case a.FragDelta < b.FragDelta-fragEpsilon:
 		return true
 	case a.FragDelta > b.FragDelta+fragEpsilon:

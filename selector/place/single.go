@@ -101,11 +101,15 @@ func (p *plan) scoreNode(n topology.NodeID, k, u int, ms topology.ModelSet) Scor
 	nodeFrag := math.Round((p.fillDelta(n, k)+scarcityCost(rho, k, p.share))/fillTie) * fillTie
 	gangFrag := p.gangDelta1(n, k)
 	leaf := p.e.c.Nodes[n].Up[topology.TierLeaf]
-	return Score{
+	sc := Score{
 		Nodes: 1, Spans: 1, NodeFrag: nodeFrag, GangFrag: gangFrag, FragDelta: nodeFrag + gangFrag, Scarcity: rho,
 		DomainIdle: p.domainStats(leaf).IdleMilli - int64(k)*int64(p.share),
 		FreeAfter:  u - k, Order: p.e.c.Nodes[n].Order,
 	}
+	if p.e.lending {
+		p.scoreLend(&sc, []NodeShare{{n, k}})
+	}
+	return sc
 }
 
 // fillTie is the resolution of a single-node job's NodeFrag (fillDelta
@@ -296,7 +300,7 @@ func (p *plan) compareLinks(cands []Candidate) {
 }
 
 func sameBeforeLinks(a, b *Score) bool {
-	return a.Nodes == b.Nodes && a.Spans == b.Spans && a.FragDelta <= b.FragDelta+fragEpsilon && b.FragDelta <= a.FragDelta+fragEpsilon
+	return a.Nodes == b.Nodes && a.Spans == b.Spans && a.LendOpen == b.LendOpen && a.LendHeld == b.LendHeld && a.FragDelta <= b.FragDelta+fragEpsilon && b.FragDelta <= a.FragDelta+fragEpsilon
 }
 
 // takeWhole marks the first k entirely free GPUs of free as taken, as the

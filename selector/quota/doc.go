@@ -29,8 +29,9 @@
 //
 // A job that fits its account's share (Ledger.Entitled: charged + its
 // GPUs within guaranteed) runs as usual and is never taken. A job beyond
-// it may borrow (Ledger.MayBorrow: the pool has room and the account's
-// cap allows), and then runs preemptible; unless it may not be requeued
+// it may borrow (Ledger.MayBorrow: the account's cap allows, and the pool
+// has room for the part beyond the account's share: the job takes what is
+// left of its share first), and then runs preemptible, all of it; unless it may not be requeued
 // (an salloc session, --no-requeue): preempting it would cancel it, so it
 // never borrows (Admit says CannotBorrow) and waits for its own share. A
 // lender with waiting jobs stops

@@ -212,13 +212,45 @@ func (l *Ledger) Entitled(account string, gpus int) bool {
 }
 
 // MayBorrow says whether a job of gpus GPUs beyond its account's share may
-// borrow now: the pool has room for it and the account's cap allows.
+// borrow now: the account's cap allows, and counted as started, what the
+// accounts hold beyond their shares stays within the pool. The job takes
+// what is left of its account's share first (Remainder) and borrows only
+// the rest: Borrowed counts what each account holds beyond its share. So
+// an account's remainder smaller than its next job is used for that job,
+// whether the account lends or not, and whatever it keeps back.
 func (l *Ledger) MayBorrow(account string, gpus int) bool {
 	u := l.find(account)
 	if u == nil || u.Cap > 0 && u.InUse+gpus > u.Cap {
 		return false
 	}
-	return l.Borrowed+gpus <= l.Pool
+	if u.Charged()+float64(gpus) <= float64(u.Guaranteed)+epsilon {
+		// within the share (callers ask Entitled first): counted on a copy
+		after := *l
+		after.Accounts = slices.Clone(l.Accounts)
+		after.Start(account, gpus, true)
+		return after.Borrowed <= after.Pool
+	}
+	// Beyond the share, as Start would count it without a copy (the
+	// replay asks this of every waiting job at every pass): the account's
+	// share is then full, so it lends nothing, and it holds gpus more.
+	pool := 0.0
+	for i := range l.Accounts {
+		if v := &l.Accounts[i]; v != u && v.Lending {
+			pool += v.Idle() - v.kept
+		}
+	}
+	borrowed := l.Borrowed - u.Borrowed + max(0, u.InUse+gpus-u.Guaranteed)
+	return borrowed <= int(math.Floor(pool+epsilon))+l.free()
+}
+
+// Remainder is what is left of an account's share in whole GPUs
+// (guaranteed less charged, not below 0): the part of a job beyond the
+// share that sits within it.
+func (l *Ledger) Remainder(account string) int {
+	if u := l.find(account); u != nil {
+		return int(math.Floor(u.Idle() + epsilon))
+	}
+	return 0
 }
 
 // Excess is what the account holds beyond its share: the most a reclaim
@@ -252,8 +284,15 @@ const (
 // earlier ones leave room. A job that may not be requeued never borrows.
 // The ledger itself is not changed.
 func (l Ledger) Admit(jobs []Job) []Admission {
+	out, _ := l.AdmitOwn(jobs)
+	return out
+}
+
+// AdmitOwn is Admit, and for each job that borrows the part of it within
+// its account's share (its Remainder when it starts; 0 for the others).
+func (l Ledger) AdmitOwn(jobs []Job) ([]Admission, []int) {
 	l.Accounts = slices.Clone(l.Accounts)
-	out := make([]Admission, len(jobs))
+	out, own := make([]Admission, len(jobs)), make([]int, len(jobs))
 	for i, j := range jobs {
 		switch {
 		case l.Entitled(j.Account, j.GPUs):
@@ -262,11 +301,11 @@ func (l Ledger) Admit(jobs []Job) []Admission {
 		case j.NoRequeue && l.find(j.Account) != nil:
 			out[i] = CannotBorrow
 		case l.MayBorrow(j.Account, j.GPUs):
-			out[i] = Borrows
+			out[i], own[i] = Borrows, min(j.GPUs, l.Remainder(j.Account))
 			l.Start(j.Account, j.GPUs, true)
 		}
 	}
-	return out
+	return out, own
 }
 
 // Queue counts a job of gpus GPUs of account that starts waiting (a job

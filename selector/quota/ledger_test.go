@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -210,28 +211,109 @@ func TestQueueAgreesWithCompute(t *testing.T) {
 	}
 }
 
+// A job beyond its share takes what is left of its account's share first
+// and borrows the rest (issue 26): c lends nothing, so its remainder is in
+// no pool, and before it had to borrow the whole job.
+func TestMayBorrowUsesTheRemainder(t *testing.T) {
+	// a and b at their shares, c at 24 of 32 (8 left), 12 of the 16 GPUs
+	// in no share held by jobs in no share: the pool is 4
+	l := Compute(three, 128, []Job{{Account: "a", GPUs: 48, Running: true}, {Account: "b", GPUs: 32, Running: true},
+		{Account: "c", GPUs: 24, Running: true}, {Account: "zz", GPUs: 12, Running: true}}, nil, 0)
+	tests := []struct {
+		name    string
+		account string
+		gpus    int
+		want    bool
+	}{
+		{"c's 12: 8 its own, 4 borrowed", "c", 12, true}, // 4 <= pool 4
+		{"c's 13: 5 borrowed", "c", 13, false},           // 5 > 4
+		{"a at its share borrows all 4", "a", 4, true},   // 4 <= 4
+		{"a at its share, 5 is too many", "a", 5, false}, // 5 > 4
+		{"c's cap still holds", "c", 25, false},          // 24 + 25 > cap 48
+	}
+	if l.Pool != 4 || l.Remainder("c") != 8 || l.Remainder("a") != 0 {
+		t.Fatalf("pool %d (want 4), remainder c %d (want 8), a %d (want 0)", l.Pool, l.Remainder("c"), l.Remainder("a"))
+	}
+	for _, tt := range tests {
+		if got := l.MayBorrow(tt.account, tt.gpus); got != tt.want {
+			t.Errorf("%s: MayBorrow = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestAdmit(t *testing.T) {
 	// a runs 40 of its 48; the jobs below, one after another:
 	l := Compute(three, 128, []Job{{Account: "a", GPUs: 40, Running: true}}, nil, 0)
-	got := l.Admit([]Job{
+	got, own := l.AdmitOwn([]Job{
 		{Account: "a", GPUs: 8},  // 40 + 8 = 48: within
 		{Account: "a", GPUs: 8},  // 56 > 48; pool b's 32 + 16 in no share = 48: borrows
 		{Account: "b", GPUs: 32}, // within b's 32 (the pool drops to 16)
-		{Account: "c", GPUs: 40}, // 40 > c's 32; 8 borrowed + 40 > 16: waits
+		// 40 > c's 32, but 32 of it sit in c's own idle share (c lends
+		// none of it): it borrows only 8; 8 + 8 borrowed <= 16 (before
+		// issue 26 it had to borrow all 40 and waited)
+		{Account: "c", GPUs: 40},
 		{Account: "zz", GPUs: 1}, // no share: waits
-		// beyond b's share (32 + 8 > 32), the pool has room (8 borrowed +
-		// 8 <= 16), but it may not be requeued: it does not borrow
+		// beyond b's share (32 + 8 > 32), and it may not be requeued: it
+		// does not borrow
 		{Account: "b", GPUs: 8, NoRequeue: true},
-		{Account: "b", GPUs: 8}, // the room it did not take: borrows
-		// within c's share: not preemptible, so no requeue needed
+		{Account: "b", GPUs: 8}, // 16 borrowed + 8 > 16: waits
+		// beyond c's share now, and it may not be requeued
 		{Account: "c", GPUs: 8, NoRequeue: true},
 		{Account: "zz", GPUs: 1, NoRequeue: true}, // no share: waits
 	})
-	want := []Admission{Within, Borrows, Within, Waits, Waits, CannotBorrow, Borrows, Within, Waits}
+	want := []Admission{Within, Borrows, Within, Borrows, Waits, CannotBorrow, Waits, CannotBorrow, Waits}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	// a's second job finds a's share full (own 0); c's takes c's 32
+	if diff := cmp.Diff([]int{0, 0, 0, 32, 0, 0, 0, 0, 0}, own); diff != "" {
+		t.Errorf("own parts (-want +got):\n%s", diff)
+	}
 	if l.Accounts[0].InUse != 40 || l.Accounts[0].Waiting != 0 {
 		t.Errorf("Admit changed the ledger: %+v", l.Accounts[0])
+	}
+}
+
+// MayBorrow's count without a copy agrees with starting the job on a copy
+// of the ledger, over a grid of ledgers (lenders with and without waiting
+// jobs, a charge, GPUs held outside the shares).
+func TestMayBorrowAgreesWithStart(t *testing.T) {
+	ref := func(l Ledger, account string, gpus int) bool {
+		u := l.find(account)
+		if u == nil || u.Cap > 0 && u.InUse+gpus > u.Cap {
+			return false
+		}
+		l.Accounts = slices.Clone(l.Accounts)
+		l.Start(account, gpus, true)
+		return l.Borrowed <= l.Pool
+	}
+	n := 0
+	for _, a := range []int{0, 20, 48, 60} {
+		for _, c := range []int{0, 24, 32, 40} {
+			for _, waitA := range []int{0, 4, 30} {
+				for _, out := range []int{0, 12} {
+					jobs := []Job{{Account: "a", GPUs: a, Running: a > 0}, {Account: "b", GPUs: 30, Running: true},
+						{Account: "c", GPUs: c, Running: c > 0}, {Account: "zz", GPUs: out, Running: out > 0}}
+					if waitA > 0 {
+						jobs = append(jobs, Job{Account: "a", GPUs: waitA})
+					}
+					l := Compute(three, 128, jobs, map[string]float64{"b": 1}, 0.5)
+					for _, acct := range []string{"a", "b", "c"} {
+						for g := 1; g <= 64; g++ {
+							if l.Entitled(acct, g) {
+								continue
+							}
+							n++
+							if got, want := l.MayBorrow(acct, g), ref(l, acct, g); got != want {
+								t.Fatalf("a %d c %d a waits %d outside %d: MayBorrow(%s, %d) = %v, counted on a copy %v", a, c, waitA, out, acct, g, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no case")
 	}
 }

@@ -5,15 +5,58 @@
 # bench-quota). Every figure in the section is printed by the gangtopo
 # replay commands quoted above it.
 #
-# usage: tests/tools/bench-quota.sh GANGTOPO_BINARY [DOC]
+# The section "quota-lend" (issue 26) follows: what a reclaim costs with
+# borrowing jobs placed anywhere (--quota lend=anywhere, as before) and
+# packed into the domains already lent (the default), at the central band
+# of the slowdown only. PART "lend" writes that section alone (it takes a
+# fraction of the whole), "all" (the default) both.
+#
+# usage: tests/tools/bench-quota.sh GANGTOPO_BINARY [DOC [PART]]
 set -eu
 bin=$1
 doc=${2:-docs/benchmarks.md}
+part=${3:-all}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 pols=gangtopo-slurm,gangtopo-slurm+hard,gangtopo-slurm+quota,gangtopo,gangtopo+hard,gangtopo+quota
 
 . tests/tools/replay-run.sh
+
+lend_section() {
+	: >"$out"
+	timed_what="the two policies"
+	lpols=gangtopo+hard,gangtopo+quota
+	{
+		echo '## What a reclaim costs: where borrowed jobs run'
+		echo
+		echo "Measured $(date -u +%Y-%m-%d) with $(go version 2>/dev/null | cut -d' ' -f3-) on $(nproc) CPUs (\`make bench-quota\`, or"
+		echo '`tests/tools/bench-quota.sh build/gangtopo docs/benchmarks.md lend` for this section alone).'
+		echo 'Issue 26: a job that borrows is placed by the engine'"'"'s lending option (`place.Engine.PlaceLent`: after its own'
+		echo 'tightness, in the blocks or leaves that hold borrowed GPUs already, the fullest first), so that a reclaim finds'
+		echo 'borrowed work together; `--quota lend=anywhere` places it as any other job, as before. The engine alone: the'
+		echo 'deployed path (`gangtopo-slurm+quota`) does not use the option yet (Slurm places a borrowing job where the'
+		echo 'plugin'"'"'s decision at submit bound it), so its figures would be the same in both runs. A job beyond its share'
+		echo 'takes its account'"'"'s remainder first and borrows the rest, in both runs ([quota.md](quota.md)). One team idle'
+		echo 'half the time, the busiest week at 1.4 of capacity, the central band of the grounded slowdown only.'
+		echo '"requeues / reclaim" and "GPU-h lost / reclaim" are what one reclaim costs (target of issue 26: at most half of'
+		echo 'those with borrowing jobs placed anywhere).'
+		echo
+		echo '### Borrowing jobs placed anywhere (before issue 26)'
+	} >>"$out"
+	timed_run replay --topology docs/examples/dgx-h100-256.yaml --policies $lpols --quota idle=168h,lend=anywhere --peak-load 1.4 --slowdown grounded:central
+	{
+		echo
+		echo '### Borrowing jobs packed into the domains already lent'
+	} >>"$out"
+	timed_run replay --topology docs/examples/dgx-h100-256.yaml --policies $lpols --quota idle=168h --peak-load 1.4 --slowdown grounded:central
+	go run ./tests/tools/benchdoc -file "$doc" -section quota-lend -raw <"$out"
+	echo "bench-quota: wrote the quota-lend section of $doc"
+}
+
+if [ "$part" = lend ]; then
+	lend_section
+	exit 0
+fi
 timed_what="the six policies at three bands"
 
 {
@@ -50,3 +93,4 @@ done
 
 go run ./tests/tools/benchdoc -file "$doc" -section quota -raw <"$out"
 echo "bench-quota: wrote the quota section of $doc"
+lend_section

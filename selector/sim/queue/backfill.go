@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
@@ -132,7 +133,7 @@ func (g *gangSim) place(j int32, masked bool) (occupancy.Allocation, topology.Ti
 		return occupancy.Allocation{}, 0, false
 	}
 	g.res.PlaceCalls++
-	a, ok := g.pol.Place(g.s, g.request(j))
+	a, ok := g.placePolicy(j, g.request(j))
 	if !ok {
 		if g.rebind != nil {
 			// on the whole state, as the controller sees it: it knows
@@ -155,6 +156,16 @@ func (g *gangSim) place(j int32, masked bool) (occupancy.Allocation, topology.Ti
 		feasible = g.feas.tightest(g.s, gpus)
 	}
 	return a, feasible, true
+}
+
+// placePolicy asks the policy where job j (request r) starts on g.s now:
+// with the lending placement when j would start borrowing and the policy
+// has one (Quota), else Place.
+func (g *gangSim) placePolicy(j int32, r *request.Request) (occupancy.Allocation, bool) {
+	if lp, ok := g.pol.(LendPlacer); ok && g.quota.lends(g, j) {
+		return lp.PlaceLent(g.s, r, g.quota.lentOn)
+	}
+	return g.pol.Place(g.s, r)
 }
 
 // commit starts job j with allocation a.
@@ -213,7 +224,7 @@ func (g *gangSim) planReservation(t float64) {
 			continue
 		}
 		g.res.PlaceCalls++
-		if a, ok := g.pol.Place(g.s, r); ok {
+		if a, ok := g.placePolicy(rv.job, r); ok {
 			placed, rv.at = true, when
 			for _, na := range a.Nodes {
 				rv.nodes = append(rv.nodes, na.Node)

@@ -33,6 +33,13 @@ type TierHonoring interface {
 	HonorsTier() bool
 }
 
+// LendPlacer is implemented by policies that place a job that borrows
+// (runs preemptible on lent GPUs) apart from the others: the engine's
+// PlaceLent. lent is, by NodeID, the GPUs borrowing jobs hold now.
+type LendPlacer interface {
+	PlaceLent(s *occupancy.Snapshot, r *request.Request, lent []int) (occupancy.Allocation, bool)
+}
+
 // GangTopo is the gangtopo engine (selector/place) as a replay policy.
 type GangTopo struct {
 	e *place.Engine
@@ -49,6 +56,12 @@ func (g *GangTopo) Name() string { return "gangtopo" }
 // Place runs the engine.
 func (g *GangTopo) Place(s *occupancy.Snapshot, r *request.Request) (occupancy.Allocation, bool) {
 	res := g.e.Place(s, *r)
+	return res.Alloc, res.Status == place.Placed
+}
+
+// PlaceLent runs the engine's lending placement (place.Engine.PlaceLent).
+func (g *GangTopo) PlaceLent(s *occupancy.Snapshot, r *request.Request, lent []int) (occupancy.Allocation, bool) {
+	res := g.e.PlaceLent(s, *r, place.Lending{Borrowed: lent})
 	return res.Alloc, res.Status == place.Placed
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/defrag"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/quota"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -59,6 +60,10 @@ const (
 //     started, ended or was requeued): it would fail again.
 //   - A pin the controller releases after quota.pin_timeout never
 //     happens here: the owner's job starts where its plan freed GPUs.
+//   - A job that starts borrowing is placed by the engine's lending
+//     option (place.Engine.PlaceLent: packed into the domains that hold
+//     borrowed GPUs already) when the policy offers it (LendPlacer), unless
+//     LendAnywhere.
 //   - The fragmentation charge (quota.frag_weight) is not modelled: its
 //     weight is 0 by default.
 type Quota struct {
@@ -68,6 +73,9 @@ type Quota struct {
 	RequeueDelay float64 // seconds; default 30
 	MaxPerCycle  int     // default 20, gangtopo.yaml's quota.max_per_cycle
 	Cost         defrag.CostModel
+	// LendAnywhere places borrowing jobs as any other (before issue 26):
+	// the baseline the lending placement is measured against.
+	LendAnywhere bool
 }
 
 // OwnerBound is how long a job within its account's share may wait
@@ -95,8 +103,10 @@ func (q Quota) defaults() Quota {
 type quotaSim struct {
 	cfg  Quota
 	acct []int // by job: its share's index, -1 for none
-	// borrowing marks running jobs started beyond their share.
+	// borrowing marks running jobs started beyond their share; lentOn is,
+	// by NodeID, the GPUs they hold (place.Lending).
 	borrowing []bool
+	lentOn    []int
 	ledger    quota.Ledger
 	version   uint64           // changes of the ledger so far
 	failed    map[int32]uint64 // job -> version at its last failed plan
@@ -111,7 +121,7 @@ func newQuotaSim(c *topology.Cluster, jobs []Job, cfg *Quota) *quotaSim {
 	}
 	q := &quotaSim{cfg: cfg.defaults(), acct: make([]int, len(jobs)), borrowing: make([]bool, len(jobs)),
 		ledger: quota.Compute(cfg.Shares, c.NumGPUs(), nil, nil, 0), failed: map[int32]uint64{}, next: math.Inf(1),
-		eng: place.New(c, place.Options{}), epoch: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}
+		eng: place.New(c, place.Options{}), epoch: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), lentOn: make([]int, len(c.Nodes))}
 	index := map[string]int{}
 	for i, s := range cfg.Shares {
 		index[strings.ToLower(s.Account)] = i
@@ -149,8 +159,9 @@ func (q *quotaSim) share(j int32) int {
 // refuses says a job can never start (Slurm leaves it pending for ever;
 // the replay counts it as rejected): under hard limits, one larger than
 // its account's share; under dynamic quotas, one larger than its share
-// and than all the lending shares and the GPUs in no share (a job beyond
-// its share borrows all its GPUs: quota.Ledger.MayBorrow).
+// and than all the lending shares, its own and the GPUs in no share (a job
+// beyond its share takes its account's remainder and borrows the rest:
+// quota.Ledger.MayBorrow).
 func (q *quotaSim) refuses(g *gangSim, j int32) bool {
 	if q == nil || q.acct[j] < 0 || g.jobs[j].GPUs <= q.share(j) {
 		return false
@@ -160,8 +171,8 @@ func (q *quotaSim) refuses(g *gangSim, j int32) bool {
 		return true
 	case QuotaDynamic:
 		lendable := max(0, q.ledger.GPUs-q.cfg.Shares.Sum())
-		for _, s := range q.cfg.Shares {
-			if s.Lend {
+		for i, s := range q.cfg.Shares {
+			if s.Lend || i == q.acct[j] {
 				lendable += s.GPUs
 			}
 		}
@@ -217,7 +228,25 @@ func (q *quotaSim) started(g *gangSim, j int32) {
 	name, gpus := q.account(g, j), g.jobs[j].GPUs
 	q.borrowing[j] = q.acct[j] >= 0 && q.cfg.Mode == QuotaDynamic && !q.ledger.Entitled(name, gpus)
 	q.ledger.Start(name, gpus, q.borrowing[j])
+	if q.borrowing[j] {
+		q.lend(g.allocs[j], 1)
+	}
 	q.changed()
+}
+
+// lend counts the GPUs of a borrowing job's allocation on lentOn (by = 1)
+// or takes them off (by = -1).
+func (q *quotaSim) lend(a occupancy.Allocation, by int) {
+	for _, na := range a.Nodes {
+		q.lentOn[na.Node] += by * len(na.GPUs)
+	}
+}
+
+// lends says whether job j would start borrowing now, and the engine's
+// lending placement is to place it (see Quota).
+func (q *quotaSim) lends(g *gangSim, j int32) bool {
+	return q != nil && !q.cfg.LendAnywhere && q.cfg.Mode == QuotaDynamic && q.acct[j] >= 0 &&
+		!q.ledger.Entitled(q.account(g, j), g.jobs[j].GPUs)
 }
 
 // stopped counts running job j as gone; requeued: it waits again.
@@ -226,6 +255,9 @@ func (q *quotaSim) stopped(g *gangSim, j int32, requeued bool) {
 		return
 	}
 	q.ledger.Stop(q.account(g, j), g.jobs[j].GPUs, q.borrowing[j], requeued && q.acct[j] >= 0)
+	if q.borrowing[j] {
+		q.lend(g.allocs[j], -1)
+	}
 	q.borrowing[j] = false
 	q.changed()
 }

@@ -5,8 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/quota"
+	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 )
 
@@ -178,5 +180,66 @@ func TestQuotaTeamsWaitingBeyondTheirSharesLend(t *testing.T) {
 	want := []float64{0, 100}
 	if diff := cmp.Diff(want, starts(r)); diff != "" {
 		t.Errorf("starts (-want +got):\n%s", diff)
+	}
+}
+
+// lendRecorder is the engine as a policy, remembering its placements in
+// order (the replay's requests carry no job name: one per shape).
+type lendRecorder struct {
+	*GangTopo
+	at []string
+}
+
+func (p *lendRecorder) Place(s *occupancy.Snapshot, r *request.Request) (occupancy.Allocation, bool) {
+	a, ok := p.GangTopo.Place(s, r)
+	if ok {
+		p.at = append(p.at, place.Describe(s.Cluster, a))
+	}
+	return a, ok
+}
+
+func (p *lendRecorder) PlaceLent(s *occupancy.Snapshot, r *request.Request, lent []int) (occupancy.Allocation, bool) {
+	a, ok := p.GangTopo.PlaceLent(s, r, lent)
+	if ok {
+		p.at = append(p.at, "lent "+place.Describe(s.Cluster, a))
+	}
+	return a, ok
+}
+
+// A job that starts borrowing is placed by the engine's lending option
+// (issue 26). On the 16-node lab, at 0: teama's 6-GPU job takes node01:0-5
+// (a 2-GPU hole in leaf1), teamb's eight 8-GPU jobs fill its share of 64
+// (node02-04, leaf2, node09), then teamb borrows 4 GPUs (a whole node of
+// leaf3, the busiest leaf with one: node10) and 2 GPUs. Placed anywhere,
+// the 2 GPUs fill node01's hole, the tightest; packed, they join the
+// borrowed GPUs in leaf3.
+func TestQuotaBorrowedJobsPack(t *testing.T) {
+	jobs := []Job{{Name: "a6", GPUs: 6, Account: "teama", Duration: 10000}}
+	for i := range 8 {
+		jobs = append(jobs, Job{Name: "b8-" + string(rune('a'+i)), GPUs: 8, Account: "teamb", Duration: 10000})
+	}
+	jobs = append(jobs, Job{Name: "b4", GPUs: 4, Account: "teamb", Duration: 10000}, Job{Name: "b2", GPUs: 2, Account: "teamb", Duration: 10000})
+	for _, tc := range []struct {
+		anywhere bool
+		b4, b2   string
+	}{
+		{anywhere: true, b4: "node10:0-3", b2: "node01:6-7"},
+		{anywhere: false, b4: "lent node10:0-3", b2: "lent node10:4-5"},
+	} {
+		c := topotest.Lab16()
+		pol := &lendRecorder{GangTopo: NewGangTopo(c, place.Options{})}
+		cfg := Config{Slowdown: mustSlowdown(t, "none"), Quota: &Quota{Mode: QuotaDynamic, Shares: quotaShares, LendAnywhere: tc.anywhere}}
+		if _, err := Replay(c, jobs, pol, cfg); err != nil {
+			t.Fatal(err)
+		}
+		// a6, the eight 8-GPU jobs, b4, b2, each placed once (all start
+		// at 0), after the replay's questions of the empty cluster (one
+		// per size: could it ever fit)
+		want := []string{"node01:0-5", "node02:0-7", "node03:0-7", "node04:0-7", "node05:0-7", "node06:0-7", "node07:0-7",
+			"node08:0-7", "node09:0-7", tc.b4, tc.b2}
+		got := pol.at[max(0, len(pol.at)-len(want)):]
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("LendAnywhere %v (-want +got):\n%s", tc.anywhere, diff)
+		}
 	}
 }

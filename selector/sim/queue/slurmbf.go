@@ -82,7 +82,7 @@ func (g *gangSim) bfTry(t float64, j int32, resvs *[]bfResv) bool {
 		}
 		masked := g.bfMask(*resvs, at, at+limit)
 		g.res.PlaceCalls++
-		a, ok := g.pol.Place(g.s, r)
+		a, ok := g.placePolicy(j, r)
 		g.bfUnmask(masked)
 		if !ok {
 			if at == t && g.rebind != nil {

@@ -21,8 +21,20 @@ type Limits map[string]int
 //	                       own QOS, and the account may not exceed its share
 //	                       without borrowing
 //	borrow QOS             what runs there now + what may still be lent
-//	                       (pool - borrowed): Slurm starts no more
-//	                       borrowing than the pool holds
+//	                       (pool - borrowed) + own: Slurm starts no more
+//	                       borrowing than the pool holds. own is the part
+//	                       of the waiting jobs that borrow (Plan's moves)
+//	                       that sits within their accounts' shares: a job
+//	                       beyond its share takes its account's remainder
+//	                       first and borrows the rest
+//	                       (quota.Ledger.MayBorrow), but the QOS's
+//	                       GrpTRES counts the whole job. The room it
+//	                       adds is the borrow QOS's, not the account's:
+//	                       until the job starts, another account's
+//	                       borrowing job may take it; the next cycle's
+//	                       ledger then finds more borrowed than the pool
+//	                       holds, lowers the limit, and the owners'
+//	                       jobs take their shares back (Reclaim)
 //	reclaim QOS            the GPUs of the jobs in it (running or pinned):
 //	                       what the controller put there. A job anyone else
 //	                       got into it (an administrator's mistaken grant)
@@ -35,8 +47,9 @@ type Limits map[string]int
 //	                       there.
 //
 // reclaimHeld is, by account, the GPUs of its jobs in the reclaim QOS;
-// inBorrowQOS the GPUs of running jobs in the borrow QOS.
-func Desired(cfg ctld.QuotaConfig, l *quota.Ledger, reclaimHeld map[string]int, inBorrowQOS int) Limits {
+// inBorrowQOS the GPUs of running jobs in the borrow QOS; own the part of
+// the waiting jobs that borrow within their accounts' shares.
+func Desired(cfg ctld.QuotaConfig, l *quota.Ledger, reclaimHeld map[string]int, inBorrowQOS, own int) Limits {
 	want := Limits{}
 	inReclaim := 0
 	for _, s := range cfg.Shares {
@@ -45,7 +58,7 @@ func Desired(cfg ctld.QuotaConfig, l *quota.Ledger, reclaimHeld map[string]int, 
 	for _, g := range reclaimHeld {
 		inReclaim += g
 	}
-	want[cfg.BorrowQOS] = inBorrowQOS + max(0, l.Pool-l.Borrowed)
+	want[cfg.BorrowQOS] = inBorrowQOS + max(0, l.Pool-l.Borrowed) + own
 	want[cfg.ReclaimQOS] = inReclaim
 	return want
 }

@@ -82,14 +82,18 @@ func Plan(cfg ctld.QuotaConfig, clusterGPUs int, run []RunJob, wait []WaitJob, f
 		}
 	}
 	l := quota.Compute(cfg.Shares, clusterGPUs, jobs, frag, cfg.FragWeight)
-	c := Cycle{Ledger: l, Limits: Desired(cfg, &l, reclaimHeld, inBorrow)}
-	c.Moves, c.Entitled, c.CannotBorrow = moves(cfg, l, wait)
+	c := Cycle{Ledger: l}
+	var own int
+	c.Moves, c.Entitled, c.CannotBorrow, own = moves(cfg, l, wait)
+	c.Limits = Desired(cfg, &l, reclaimHeld, inBorrow, own)
 	return c
 }
 
-// moves is step 3 of the plan (quota.Ledger.Admit), over the waiting jobs
-// of accounts with a share in their own QOS or the borrow QOS.
-func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, entitled []WaitJob, cannot map[string]int) {
+// moves is step 3 of the plan (quota.Ledger.AdmitOwn), over the waiting
+// jobs of accounts with a share in their own QOS or the borrow QOS. own is
+// the part of the jobs that borrow that sits within their accounts'
+// shares (Desired).
+func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, entitled []WaitJob, cannot map[string]int, own int) {
 	var ours []WaitJob
 	var jobs []quota.Job
 	for _, j := range wait {
@@ -103,7 +107,8 @@ func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, en
 		jobs = append(jobs, quota.Job{Account: j.Account, GPUs: j.GPUs, NoRequeue: j.NoRequeue})
 	}
 	cannot = map[string]int{}
-	for i, a := range l.Admit(jobs) {
+	adm, parts := l.AdmitOwn(jobs)
+	for i, a := range adm {
 		j, to := ours[i], ""
 		switch a {
 		case quota.Within:
@@ -111,6 +116,7 @@ func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, en
 			entitled = append(entitled, j)
 		case quota.Borrows:
 			to = cfg.BorrowQOS
+			own += parts[i]
 		case quota.CannotBorrow:
 			to = cfg.QOSOf(j.Account)
 			cannot[j.Account] += j.GPUs
@@ -119,5 +125,5 @@ func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, en
 			out = append(out, Move{Job: j, From: j.QOS, To: to, Borrowing: to == cfg.BorrowQOS})
 		}
 	}
-	return out, entitled, cannot
+	return out, entitled, cannot, own
 }

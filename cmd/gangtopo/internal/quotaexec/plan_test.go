@@ -83,6 +83,18 @@ func TestPlanMoves(t *testing.T) {
 		// within its share, is entitled to GPUs back if it does not start
 		want: want{moves: []string{"2:gt-b>gt-borrow"}, entitled: []string{"5"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 8, "gt-reclaim": 0}},
 	}, {
+		// Issue 26: a runs its 16, b 6 of its 8 (it lends 2), c 4 of its 8
+		// (it never lends): the pool is 2. c's 6-GPU job takes c's
+		// remainder of 4 and borrows 2 (2 <= 2); before, it had to borrow
+		// all 6 and waited. The borrow QOS counts the whole job, so its
+		// limit is 0 running there + pool 2 - borrowed 0 + c's own 4 = 6:
+		// the job's size.
+		name: "a job beyond its share takes its account's remainder first",
+		run: []RunJob{{ID: "1", Account: "a", QOS: "gt-a", GPUs: 16}, {ID: "2", Account: "b", QOS: "gt-b", GPUs: 6},
+			{ID: "3", Account: "c", QOS: "gt-c", GPUs: 4}},
+		wait: []WaitJob{{Target: "4", Account: "c", QOS: "gt-c", GPUs: 6}},
+		want: want{moves: []string{"4:gt-c>gt-borrow"}, limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 6, "gt-reclaim": 0}},
+	}, {
 		// a job in a QOS of the site's (not own, not borrow) is left alone,
 		// and so is an account with no share.
 		name: "other QOS and accounts untouched",

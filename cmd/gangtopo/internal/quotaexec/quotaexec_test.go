@@ -194,7 +194,7 @@ func TestDesiredAndSteps(t *testing.T) {
 	l := quota.Compute(cfg.Shares, 128, []quota.Job{{Account: "teamb", GPUs: 64, Running: true},
 		{Account: "teamb", GPUs: 16, Running: true, Borrowing: true}}, nil, 0)
 	// teama has a 16-GPU job in the reclaim QOS
-	want := Desired(cfg, &l, map[string]int{"teama": 16}, 16)
+	want := Desired(cfg, &l, map[string]int{"teama": 16}, 16, 0)
 	// teama: 64 - 16; teamb: 64; borrow: 16 running + (64 - 16) left;
 	// reclaim: the 16 there
 	if diff := cmp.Diff(Limits{"gt-teama": 48, "gt-teamb": 64, "gt-borrow": 64, "gt-reclaim": 16}, want); diff != "" {
