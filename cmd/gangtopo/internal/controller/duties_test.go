@@ -49,7 +49,7 @@ func newDutyLab(t *testing.T, edit func(*ctld.Config), mark *actuate.Mark, delay
 		edit(&l.cfg)
 	}
 	l.c, err = New(Config{Topology: l.topo, Output: l.out, Workload: frag.PhillyPrior(1),
-		Poll:   &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: time.Second},
+		Poll:   &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: 10 * time.Second},
 		Rebind: &RebindSetup{ConfigPath: "/nonexistent/gangtopo.yaml", Config: l.cfg}, Actions: actions}, l.d)
 	if err != nil {
 		t.Fatal(err)

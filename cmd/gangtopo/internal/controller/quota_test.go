@@ -93,8 +93,8 @@ esac`)
 	}
 	show := func(context.Context) (string, error) { return "AccountingStorageEnforce = " + enforce + "\n", nil }
 	l.c, err = New(Config{Topology: l.topo, Output: l.out, Workload: frag.PhillyPrior(1),
-		Poll:    &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: time.Second},
-		Quota:   &QuotaSetup{Config: cfg, Sacctmgr: quotaexec.Sacctmgr{BinDir: l.bin, Timeout: time.Second}, ShowConfig: show},
+		Poll:    &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: 10 * time.Second},
+		Quota:   &QuotaSetup{Config: cfg, Sacctmgr: quotaexec.Sacctmgr{BinDir: l.bin, Timeout: 10 * time.Second}, ShowConfig: show},
 		Actions: actions}, l.d)
 	if err != nil {
 		t.Fatal(err)
