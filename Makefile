@@ -359,8 +359,12 @@ bench-quota: build
 # and without hard limits, and gangtopo with dynamic quotas and
 # defragmentation, at the grounded slowdown's three bands: the "headline"
 # section of docs/benchmarks.md.
+# A fortnight of the trace by default (7 min here); HEADLINE_WINDOW= (empty)
+# and HEADLINE_ACCOUNTS=15 replay the whole trace (hours on a few CPUs).
+HEADLINE_WINDOW   ?= --from 2017-09-25 --to 2017-10-09
+HEADLINE_ACCOUNTS ?= 12
 bench-headline: build
-	tests/tools/bench-headline.sh $(BUILD)/gangtopo docs/benchmarks.md
+	HEADLINE_WINDOW="$(HEADLINE_WINDOW)" HEADLINE_ACCOUNTS=$(HEADLINE_ACCOUNTS) tests/tools/bench-headline.sh $(BUILD)/gangtopo docs/benchmarks.md
 
 # The queue model against what really happened (issue 23): 500 sleep jobs
 # through the lab's slurmctld with slurmdbd over MariaDB (about 15
