@@ -110,7 +110,7 @@ E2E_RUN_sid    ?= .
 # (on the host it would change the host's own plugin directory); the block
 # tests need topology/block (23.11+), --segment (24.05+), topology.yaml (25.05+;
 # not in E2E_RUN_trixie)
-E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|DebianPackageUpgradeAsDocumented|DebianPackageRemoveAsDocumented|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockTopologyYAMLLoads)$$
+E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|DebianPackageUnderSystemd|DebianPackageUpgradeAsDocumented|DebianPackageRemoveAsDocumented|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockTopologyYAMLLoads)$$
 E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting)$$
 e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
@@ -482,7 +482,8 @@ demo: slurm-packages build plugins
 	BUILD=$(abspath $(BUILD)) tests/slurmlab/demo/demo.sh
 
 demo-stop:
-	@if [ -f .lab/demo/run/pids ]; then $(GO) run ./tests/slurmlab/cmd/slurmlab down --dir $(abspath .lab/demo) && echo "demo cluster stopped"; \
+	@dir=$$(cat .lab/demo-dir 2>/dev/null || echo $(abspath .lab/demo)); \
+	if [ -f "$$dir/run/pids" ]; then $(GO) run ./tests/slurmlab/cmd/slurmlab down --dir "$$dir" && echo "demo cluster stopped"; \
 	else echo "no demo cluster running"; fi
 
 # The Debian package for the Slurm release of SLURM_INCLUDE's headers, named

@@ -106,9 +106,9 @@ var Registry = []Entry{
 
 	// docs/quota.md
 	{File: "docs/quota.md", Cmd: "gangtopo daemon --role controller --config /etc/slurm/gangtopo.yaml --topology /etc/gangtopo/cluster.yaml -o /var/lib/gangtopo/snapshot.json", By: "DocumentedCommands"},
-	{File: "docs/quota.md", Cmd: "gangtopo quota off", By: "QuotaOffPutsBack", Why: "tests/e2e/quota (TestQuotaOffPutsBack) runs the section's commands in order on the quota lab"},
-	{File: "docs/quota.md", Cmd: "gangtopo quota off --yes", By: "QuotaOffPutsBack"},
-	{File: "docs/quota.md", Cmd: "gangtopo quota off --yes", By: "QuotaOffPutsBack"},
+	{File: "docs/quota.md", Cmd: "gangtopo quota off", By: Itself, Why: "tests/e2e/quota's TestQuotaOffPutsBack runs the section's commands in order on the quota lab (docsection.Commands)"},
+	{File: "docs/quota.md", Cmd: "gangtopo quota off --yes", By: Itself, Why: "tests/e2e/quota's TestQuotaOffPutsBack, as above"},
+	{File: "docs/quota.md", Cmd: "gangtopo quota off --yes", By: Itself, Why: "tests/e2e/quota's TestQuotaOffPutsBack, as above"},
 	{File: "docs/quota.md", Cmd: "gangtopo quota --config cmd/gangtopo/testdata/quota/gangtopo.yaml --topology docs/examples/lab16.yaml --sinfo-json cmd/gangtopo/internal/slurmstate/testdata/quota_sinfo.json --squeue-json cmd/gangtopo/internal/slurmstate/testdata/quota_squeue.json", By: Unit},
 
 	// docs/replay.md

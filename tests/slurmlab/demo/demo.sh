@@ -9,7 +9,26 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
-LAB=${LAB:-$ROOT/.lab/demo}
+# The demo cluster lives in the checkout (.lab/demo) when every user may
+# reach it: munged refuses a socket under a directory others cannot enter
+# (a checkout in root's home), and Slurm runs jobs as other users. Else it
+# lives under $TMPDIR. .lab/demo-dir names where, for make demo-stop.
+reachable() {
+	d=$1
+	while [ "$d" != / ]; do
+		case $(stat -c %A "$d") in ?????????[xt]) ;; *) return 1 ;; esac
+		d=$(dirname "$d")
+	done
+}
+if [ -z "${LAB:-}" ]; then
+	LAB=$ROOT/.lab/demo
+	if ! reachable "$ROOT"; then
+		LAB=${TMPDIR:-/tmp}/gangtopo-demo
+		echo "make demo: $ROOT is out of other users' reach (munged and the jobs' users need it): the demo cluster lives in $LAB"
+	fi
+fi
+mkdir -p "$ROOT/.lab"
+echo "$LAB" >"$ROOT/.lab/demo-dir"
 CONF=$LAB.conf
 PORT=${PORT:-16817}
 GT=$BUILD/gangtopo
