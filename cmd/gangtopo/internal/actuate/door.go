@@ -143,6 +143,10 @@ func (d *Door) Begin(ctx context.Context) (lead bool, why string) {
 // Leads says what the last Begin found.
 func (d *Door) Leads() (bool, string) { return d.lead, d.why }
 
+// Made is how many changes were made (or tried) since the last Begin:
+// what actions.max_per_cycle bounds.
+func (d *Door) Made() int { return d.made }
+
 // Off says whether actions are switched off (only undoing is allowed).
 func (d *Door) Off() bool { return d.cfg.Off }
 

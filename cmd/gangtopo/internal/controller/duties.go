@@ -182,9 +182,11 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 		return
 	}
 	start := c.now()
+	t := roundTimes{start: start, now: c.now}
 	defer func() {
 		d.lastEnd = c.now()
 		d.m.round.Observe(d.lastEnd.Sub(start).Seconds())
+		t.log(c, d.door.Made(), d.lastEnd)
 	}()
 	gen := d.conf.gen
 	d.conf.reload()
@@ -199,19 +201,54 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 	if !lead {
 		return
 	}
+	t.lap("lead")
 	c.expirePins(ctx, s.st, cfg, start)
+	t.lap("pins")
 	if d.door.Off() {
 		return
 	}
 	if c.rebind != nil {
 		c.rebind.cycle(ctx, cfg, s.cluster, s.s, s.st.Pending)
+		t.lap("rebind")
 	}
 	if c.defrag != nil {
 		c.defrag.cycle(ctx, cfg, s.view(), c.observer(s.cluster))
+		t.lap("defrag")
 	}
 	if c.quota != nil {
 		c.quota.cycle(ctx, cfg, s.s, s.st, s.meter)
+		t.lap("quota")
 	}
+}
+
+// roundTimes times a round's steps, for the debug line that ends it and
+// the per-duty histogram: at the size of a site, which duty takes the
+// round's time decides what to switch off (docs/admin.md, "A site of
+// 1,000 nodes").
+type roundTimes struct {
+	start, last time.Time
+	now         func() time.Time
+	steps       []string
+	took        []time.Duration
+}
+
+// lap ends the step named step.
+func (t *roundTimes) lap(step string) {
+	now := t.now()
+	if t.last.IsZero() {
+		t.last = t.start
+	}
+	t.steps, t.took, t.last = append(t.steps, step), append(t.took, now.Sub(t.last)), now
+}
+
+// log writes the round's debug line and observes each duty's time.
+func (t *roundTimes) log(c *Controller, changes int, end time.Time) {
+	ev := c.log.Debug().Dur("took", end.Sub(t.start)).Int("changes", changes)
+	for i, step := range t.steps {
+		ev = ev.Dur("took_"+step, t.took[i])
+		c.duties.m.duty.WithLabelValues(step).Observe(t.took[i].Seconds())
+	}
+	ev.Msg("duty round")
 }
 
 // pluginListed says whether slurm.conf's JobSubmitPlugins names gangtopo
@@ -282,6 +319,7 @@ func b2f(b bool) float64 {
 // dutyMetrics are the duty loop's series.
 type dutyMetrics struct {
 	round   prometheus.Histogram
+	duty    *prometheus.HistogramVec
 	dropped prometheus.Counter
 	leading prometheus.Gauge
 }
@@ -290,11 +328,13 @@ func newDutyMetrics(reg prometheus.Registerer) *dutyMetrics {
 	m := &dutyMetrics{
 		round: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gangtopo_duty_round_seconds",
 			Help: "How long one round of the controller's duties (re-binding, defragmentation, quotas, pins) took.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+		duty: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gangtopo_duty_seconds",
+			Help: "How long each step of a duty round took: lead (the leader check and config), pins (expired pins undone), rebind, defrag, quota.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}, []string{"duty"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "gangtopo_duty_states_dropped_total",
 			Help: "Published states the duty loop did not work on: a newer one came first (the duties take longer than the poll interval), or it was polled before the last round ended (it may not show that round's changes)."}),
 		leading: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_controller_acting",
 			Help: "1 while this controller may change Slurm (it leads and actions are on), 0 while it only publishes snapshots."}),
 	}
-	reg.MustRegister(m.round, m.dropped, m.leading)
+	reg.MustRegister(m.round, m.duty, m.dropped, m.leading)
 	return m
 }
