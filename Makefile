@@ -18,6 +18,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid roots roots-clean deb record-reference series-check series-plugins
+.PHONY: bench-scale
 .PHONY: all build test test-partial unit lint bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota
 
 all: build
@@ -342,6 +343,26 @@ bench-slurm-gate:
 	  -cmd "$(GATE_BENCH)" \
 	  -notes "ctld.Gate.Submit as job_submit/gangtopo runs it inside slurmctld (scope, request, snapshot, the engine under its deadline in its own goroutine, the rewrite), called from an ordinary goroutine as libgangtopo's answering goroutine is (the engine's goroutine may run on another thread: hand-offs included), on a 1,000-node fat tree (2 spines x 10 leaves x 50 DGX H100, 8,000 GPUs) filled to 70% by the engine with the Philly mix; jobs drawn from the same mix, 16 and 32 GPUs as leaf gangs. p50/p99/max-us: the distribution of single calls, median over the runs (target: p99 under 2 ms). The machine is a shared 2-core VM: compare runs of one session. This measures the engine and the Go side of the plugin in process, without Slurm: it is the same on every Slurm series and is not run per series (the per-series figures of the plugin inside slurmctld are in the throughput section below)." \
 	  < $(BUILD)/bench-gate.txt
+
+# Slurm at the size of a site (issue 24; not part of make test, about 5 to
+# 15 minutes a size): for each of SCALE_NODES a lab of that many emulated
+# nodes (a fat tree, 8 GPUs each), held jobs with and without the plugins,
+# a fill, then each of SCALE_BACKLOGS as a backlog with the plugins and
+# without under a stream of submissions, the controller and its duties
+# beside it; each size's figures go to docs/bench/scale/ and the tables
+# into docs/benchmarks.md ("slurm-scale"). SCALE_LOCK prefixes each size's
+# run (e.g. "flock /work/.lablock" where labs share a machine). make test
+# runs the same harness at 128 nodes (TestE2E/.../ScaleSmoke128).
+SCALE_NODES    ?= 256 512 1024
+SCALE_BACKLOGS ?= 2000
+SCALE_WINDOW   ?= 60s
+SCALE_LOCK     ?=
+bench-scale: series-plugins build
+	$(GO) build -o $(BUILD)/slurmscale ./tests/slurmscale/cmd/slurmscale
+	@set -e; for n in $(SCALE_NODES); do \
+	  echo "bench-scale: $$n nodes"; \
+	  $(SERIES_ENV) $(SCALE_LOCK) $(BUILD)/slurmscale run -nodes $$n -backlogs $(SCALE_BACKLOGS) -window $(SCALE_WINDOW) \
+	    -plugins $(abspath $(SERIES_PLUGINS)) -bin $(abspath $(BUILD)/gangtopo); done
 
 # What the controller's poll (sinfo/squeue --json) costs on the lab's
 # slurmctld: the "slurm-poll" section (whether slurmrestd is worth it).

@@ -65,7 +65,7 @@ func (l *Lab) startCtld(ctx context.Context) error {
 // node-local as on a real cluster, with one plugstack.conf for all.
 func (l *Lab) startNodes(ctx context.Context) error {
 	stepd := l.Path("bin", "slurmstepd")
-	batch := l.startBatch()
+	batch := l.StartBatch()
 	for i := range l.Cluster.Nodes {
 		name := l.Cluster.Nodes[i].Name
 		daemon := []string{l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd}

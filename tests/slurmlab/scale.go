@@ -83,8 +83,9 @@ func kernelLimit(name string) (int, error) {
 // 60 ms a node (a 1,024-node lab registered in about a minute here).
 func registerWait(n int) time.Duration { return 30*time.Second + time.Duration(n)*60*time.Millisecond }
 
-// startBatch is Options.StartBatch, or every node at once.
-func (l *Lab) startBatch() int {
+// StartBatch is how many slurmds start at a time: Options.StartBatch, or
+// every node at once.
+func (l *Lab) StartBatch() int {
 	if b := l.opts.StartBatch; b > 0 {
 		return b
 	}

@@ -255,3 +255,15 @@ func (c *controller) window() (ControllerWindow, error) {
 	}
 	return w, nil
 }
+
+// pause stops the daemon (SIGSTOP) while the plugins are off: a site
+// without gangtopo has none; resume lets it go on.
+func (c *controller) pause() error  { return c.signal(syscall.SIGSTOP) }
+func (c *controller) resume() error { return c.signal(syscall.SIGCONT) }
+
+func (c *controller) signal(sig syscall.Signal) error {
+	if !c.alive() {
+		return fmt.Errorf("the controller has exited: %s", tail(c.log, 5))
+	}
+	return syscall.Kill(-c.cmd.Process.Pid, sig)
+}

@@ -1,5 +1,7 @@
 package slurmscale
 
+import "errors"
+
 // Result is one lab's figures: one size of cluster on one Slurm release,
 // everything measured in the same run (ratios are read within it).
 type Result struct {
@@ -103,4 +105,16 @@ func (w Window) PerMinute(r RPC) float64 {
 		return 0
 	}
 	return float64(r.Count) * 60 / w.WindowS
+}
+
+// Check says which of the run's verdict checks failed: the plugin's
+// decisions (every job with the plugins carries one, none without) and the
+// jobs no re-binding can help (never re-bound). Timings are figures, not
+// checks: a shared machine moves them.
+func (r *Result) Check() error {
+	errs := []error{r.Throughput.checkVerdicts()}
+	for _, w := range r.Windows {
+		errs = append(errs, w.checkWindow())
+	}
+	return errors.Join(errs...)
 }

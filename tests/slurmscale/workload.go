@@ -132,16 +132,29 @@ func (w *workload) backlog(jobs int, plugins bool) []Job {
 	return out
 }
 
+// kind draws a submission's kind: an array is arrayTasks jobs, so it is
+// drawn arrayTasks times less often than its share of the jobs.
 func (w *workload) kind() Kind {
-	x := w.rng.Float64()
-	for _, m := range backlogMix {
-		if x < m.share {
-			if m.kind == KindQOS && w.qos == "" || m.kind == KindDep && len(w.deps) == 0 {
-				return KindPlain
-			}
-			return m.kind
+	perJob := func(k Kind) float64 {
+		if k == KindArray {
+			return arrayTasks
 		}
-		x -= m.share
+		return 1
+	}
+	total := 0.0
+	for _, m := range backlogMix {
+		total += m.share / perJob(m.kind)
+	}
+	x := w.rng.Float64() * total
+	for _, m := range backlogMix {
+		if p := m.share / perJob(m.kind); x >= p {
+			x -= p
+			continue
+		}
+		if m.kind == KindQOS && w.qos == "" || m.kind == KindDep && len(w.deps) == 0 {
+			return KindPlain
+		}
+		return m.kind
 	}
 	return KindPlain
 }
