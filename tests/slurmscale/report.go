@@ -84,17 +84,17 @@ func Render(rs []*Result) string {
 			s.WallS, s.Batch, s.Procs, s.RSSMiB, s.SlurmdMiB, s.CtldMiB, s.CtldEndMiB, r.ElapsedS, s.StopWallS)
 	}
 	b.WriteString("\n### Submissions, plugins on and off\n\n" + renderThroughputNote +
-		"\n| Slurm | nodes | held jobs each | jobs/s off / on | ratio (target >= 0.95) | slurmctld µs per submission (sdiag) off / on | slurmctld CPU ms per submission off / on | plugin in slurmctld p50 / p99 / max µs (calls) | engine p50 / p99 µs | decided by the engine (on) / no decision (off) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		"\n| Slurm | nodes | held jobs each | jobs/s off / on | ratio (target >= 0.95) | slurmctld µs per submission (sdiag) off / on | slurmctld CPU ms per submission off / on | plugin in slurmctld p50 / p99 / max µs (calls) | engine p50 / p99 µs | decided by the engine (on) / no decision (off) | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		t := r.Throughput
 		rate := func(wall float64) float64 { return float64(t.Jobs) / max(wall, 1e-9) }
-		fmt.Fprintf(&b, "| %s | %d | %d | %.1f / %.1f | **%.3f** %s | %.0f / %.0f | %.2f / %.2f | %.0f / %.0f / %.0f (%d) %s | %.0f / %.0f | %d of %d / %d of %d |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f / %.1f | **%.3f** %s | %.0f / %.0f | %.2f / %.2f | %.0f / %.0f / %.0f (%d) %s | %.0f / %.0f | %d of %d / %d of %d | %.1f |\n",
 			r.Release, r.Nodes, t.Jobs, rate(t.WallOffS), rate(t.WallOnS), t.Ratio, verdict(t.Ratio >= 0.95),
 			t.SubmitOff.AveUs(), t.SubmitOn.AveUs(), t.CtldCPUOffMs, t.CtldCPUOnMs, t.TookP50, t.TookP99, t.TookMax, t.Calls,
-			verdict(t.TookP99 < 1000), t.EngineP50, t.EngineP99, t.VerdictsOn.Engine, t.SubmitOn.Count, t.VerdictsOff.None, t.SubmitOff.Count)
+			verdict(t.TookP99 < 1000), t.EngineP50, t.EngineP99, t.VerdictsOn.Engine, t.SubmitOn.Count, t.VerdictsOff.None, t.SubmitOff.Count, t.Load)
 	}
 	b.WriteString("\n### A backlog under the stream, plugins on and off\n\n" + renderWindowNote +
-		"\n| Slurm | nodes | backlog | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) | poll mean / max ms (squeue ms, MB) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | helpless re-bound |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		"\n| Slurm | nodes | backlog | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) / of the window's wall time | poll mean / max ms (squeue ms, MB) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | helpless re-bound | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		for _, w := range r.Windows {
 			b.WriteString(windowRow(r, w))
@@ -113,7 +113,8 @@ func windowRow(r *Result, w Window) string {
 		d = &Sdiag{}
 	}
 	c := w.Controller
-	share := fmt.Sprintf("%.0f / %.2f%%", w.PerMinute(w.ControllerRPC), w.Share())
+	busy := 100 * float64(w.ControllerRPC.TotalUs) / max(w.WindowS*1e6, 1)
+	share := fmt.Sprintf("%.0f / %.2f%% / %.2f%%", w.PerMinute(w.ControllerRPC), w.Share(), busy)
 	if w.Plugins {
 		share += " " + verdict(w.Share() < 5)
 		ctl = fmt.Sprintf("%.0f / %.0f (%.0f, %.1f)", c.Polls.Mean, c.Polls.Max, c.JobsCmd.Mean, c.JobsBytes.Mean/1e6)
@@ -126,10 +127,10 @@ func windowRow(r *Result, w Window) string {
 		rounds = fmt.Sprintf("%.0f / %.0f (%d) %s", c.Rounds.Mean, c.Rounds.Max, c.Rounds.N, verdict(c.Rounds.Max+c.Polls.Max < 5000))
 		changes = actionsText(c.Actions)
 	}
-	return fmt.Sprintf("| %s | %d | %d | %s | %.0f / %.0f | %d / %d | %d, %.0f / %.0f, %d | %.1f | %s | %s | %s | %s | %s | %d |\n",
+	return fmt.Sprintf("| %s | %d | %d | %s | %.0f / %.0f | %d / %d | %d, %.0f / %.0f, %d | %.1f | %s | %s | %s | %s | %s | %d | %.1f |\n",
 		r.Release, r.Nodes, w.Backlog, mode, w.SubmitWallS, w.SubmitAveUs, w.Pending, w.Running,
 		d.Backfill.Cycles, float64(d.Backfill.MeanUs)/1000, float64(d.Backfill.MaxUs)/1000, d.Backfill.DepthMean,
-		float64(d.Main.MeanUs)/1000, share, ctl, cpu, rounds, changes, w.HelplessRebound)
+		float64(d.Main.MeanUs)/1000, share, ctl, cpu, rounds, changes, w.HelplessRebound, w.Load)
 }
 
 func actionsText(a map[string]int) string {
@@ -184,6 +185,7 @@ runs as root here (no accounting), so its RPCs are counted by the message types 
 (REQUEST_JOB_INFO, NODE_INFO, PARTITION_INFO, UPDATE_JOB, requeues, reservations, ping); the rows
 with the plugins off show what the harness alone sends of those types. Poll = one controller cycle
 (squeue and sinfo --json, the snapshot built and published); CPU = per poll, the daemon's own and
-the Slurm commands it ran; a duty round runs after each poll (met: the longest poll and round fit
+the Slurm commands it ran. The share of the window's wall time is the controller's RPC time (lock
+waits included) over the window's length: how much of slurmctld's time its RPCs hold. A duty round runs after each poll (met: the longest poll and round fit
 one 5 s cycle). Helpless re-bound = held or dependent jobs the controller re-bound (must be 0).
 `

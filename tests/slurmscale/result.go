@@ -1,6 +1,11 @@
 package slurmscale
 
-import "errors"
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+)
 
 // Result is one lab's figures: one size of cluster on one Slurm release,
 // everything measured in the same run (ratios are read within it).
@@ -48,6 +53,9 @@ type ThroughputFigures struct {
 	EngineP50, EngineP99      float64
 	// VerdictsOn and VerdictsOff: what the jobs of each mode carry.
 	VerdictsOn, VerdictsOff Verdicts
+	// Load is the machine's 1-minute load average at the phase's end (a
+	// shared 2-core machine: figures move with it).
+	Load float64
 }
 
 // FillFigures are the running jobs under the backlog.
@@ -85,6 +93,7 @@ type Window struct {
 	// QOS-limited) that the controller re-bound: must be 0.
 	HelplessRebound int
 	LabMiB          float64
+	Load            float64 // 1-minute load average at the window's end
 }
 
 // Share is the controller's share of slurmctld's RPC time, percent.
@@ -117,4 +126,14 @@ func (r *Result) Check() error {
 		errs = append(errs, w.checkWindow())
 	}
 	return errors.Join(errs...)
+}
+
+// loadAvg is the machine's 1-minute load average (0 when unreadable).
+func loadAvg() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	x, _ := strconv.ParseFloat(strings.Fields(string(data))[0], 64)
+	return x
 }

@@ -119,6 +119,9 @@ type Verdicts struct {
 	Untouched map[string]int
 	Refused   int
 	None      int
+	// NoneSeen: a few of the jobs with no decision line, "ID: admin
+	// comment", for the check's message.
+	NoneSeen []string
 }
 
 // countVerdicts reads the decision lines of the jobs whose IDs are in want.
@@ -132,6 +135,9 @@ func countVerdicts(jobs []queueJob, want map[string]bool) Verdicts {
 		switch {
 		case err != nil:
 			v.None++
+			if len(v.NoneSeen) < 3 {
+				v.NoneSeen = append(v.NoneSeen, fmt.Sprintf("%s (%s, %s): %q", j.ID, j.State, j.Reason, j.AdminComment))
+			}
 		case d.Verdict == jobsubmit.VerdictUntouched:
 			why := string(d.Cause)
 			if why == "" {

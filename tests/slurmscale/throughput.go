@@ -26,11 +26,9 @@ func (s *scaleLab) throughput(ctx context.Context) (ThroughputFigures, error) {
 	var tooks, engine []float64
 	var cpuOn, cpuOff time.Duration
 	f.VerdictsOn, f.VerdictsOff = Verdicts{Untouched: map[string]int{}}, Verdicts{Untouched: map[string]int{}}
-	for i, on := range []bool{true, false, false, true} {
-		if i == 0 || i == 1 || i == 3 { // the mode changes before these
-			if err := s.setPlugins(ctx, on); err != nil {
-				return f, err
-			}
+	for _, on := range []bool{true, false, false, true} {
+		if err := s.setPlugins(ctx, on); err != nil {
+			return f, err
 		}
 		b, err := s.heldBatch(ctx, s.cfg.Held/2, on)
 		if err != nil {
@@ -52,7 +50,7 @@ func (s *scaleLab) throughput(ctx context.Context) (ThroughputFigures, error) {
 	}
 	per := func(d time.Duration, n int) float64 { return float64(d.Microseconds()) / 1000 / float64(max(n, 1)) }
 	f.CtldCPUOnMs, f.CtldCPUOffMs = per(cpuOn, f.SubmitOn.Count), per(cpuOff, f.SubmitOff.Count)
-	f.Calls = len(tooks)
+	f.Calls, f.Load = len(tooks), loadAvg()
 	f.TookP50, f.TookP99, f.TookMax = quantile(tooks, 0.5), quantile(tooks, 0.99), quantile(tooks, 1)
 	f.EngineP50, f.EngineP99 = quantile(engine, 0.5), quantile(engine, 0.99)
 	s.log("slurmscale: throughput: ratio %.3f, plugin p99 %.0f µs over %d calls, verdicts with the plugins: %d by the engine, %d untouched %v, %d none",

@@ -3,6 +3,8 @@ package slurmscale
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,6 +44,9 @@ func (s *scaleLab) fillCluster(ctx context.Context) (FillFigures, error) {
 		}
 		for _, j := range jobs {
 			f.BusyGPUs += j.GPUs
+		}
+		if err := memoryLeft(); err != nil {
+			return f, err
 		}
 		if f.Running == len(jobs) || time.Now().After(deadline) {
 			break
@@ -102,7 +107,7 @@ func (s *scaleLab) window(ctx context.Context, jobs int, on bool) (Window, error
 	if err := s.count(ctx, &w, backlog); err != nil {
 		return w, err
 	}
-	w.LabMiB = float64(s.lab.Usage().RSSKiB) / 1024
+	w.LabMiB, w.Load = float64(s.lab.Usage().RSSKiB)/1024, loadAvg()
 	s.log("slurmscale: window %.0f s: %d pending, %d running; controller %.1f%% of slurmctld's RPC time; backfill mean cycle %d µs; polls %d (mean %.0f ms), rounds %d (max %.0f ms), actions %v",
 		w.WindowS, w.Pending, w.Running, w.Share(), w.Sdiag.Backfill.MeanUs, w.Controller.Polls.N, w.Controller.Polls.Mean,
 		w.Controller.Rounds.N, w.Controller.Rounds.Max, w.Controller.Actions)
@@ -121,6 +126,9 @@ func (s *scaleLab) stream(ctx context.Context, w *Window, backlog *[]submitted, 
 		case <-ctx.Done():
 			return out, ctx.Err()
 		case <-tick.C:
+		}
+		if err := memoryLeft(); err != nil {
+			return out, err
 		}
 		jobs := s.work.backlog(1, on)
 		if n%int(fillChurnEvery/streamEvery) == 0 && len(s.fill) > 0 {
@@ -192,13 +200,36 @@ func (w Window) checkWindow() error {
 	n := w.Verdicts.Engine + w.Verdicts.UntouchedTotal() + w.Verdicts.Refused
 	switch {
 	case w.Plugins && w.Verdicts.None > 0:
-		return fmt.Errorf("slurmscale: backlog %d with the plugins: %d jobs carry no decision", w.Backlog, w.Verdicts.None)
+		return fmt.Errorf("slurmscale: backlog %d with the plugins: %d jobs carry no decision, e.g. %s", w.Backlog, w.Verdicts.None, strings.Join(w.Verdicts.NoneSeen, "; "))
 	case w.Plugins && w.Verdicts.Engine == 0:
 		return fmt.Errorf("slurmscale: backlog %d with the plugins: no job decided by the engine (%v)", w.Backlog, w.Verdicts.Untouched)
 	case !w.Plugins && n > 0:
 		return fmt.Errorf("slurmscale: backlog %d without the plugins: %d jobs carry a decision", w.Backlog, n)
 	case w.HelplessRebound > 0:
 		return fmt.Errorf("slurmscale: backlog %d: %d jobs no re-binding can help were re-bound", w.Backlog, w.HelplessRebound)
+	}
+	return nil
+}
+
+// minAvailableMiB is the memory a run leaves the machine (shared with other
+// work): below it the run stops and says so, rather than let the kernel
+// pick a process to kill.
+const minAvailableMiB = 2048
+
+// memoryLeft fails when the machine's available memory is below
+// minAvailableMiB.
+func memoryLeft() error {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kib, _ := strconv.Atoi(strings.Fields(rest)[0])
+			if kib/1024 < minAvailableMiB {
+				return fmt.Errorf("slurmscale: the machine has %d MiB of memory left (under %d MiB): the lab's daemons and running jobs (about 7 MiB a slurmd, 8 MiB a running job) have taken it", kib/1024, minAvailableMiB)
+			}
+		}
 	}
 	return nil
 }
