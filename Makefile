@@ -359,10 +359,11 @@ SCALE_WINDOW   ?= 60s
 SCALE_LOCK     ?=
 bench-scale: series-plugins build
 	$(GO) build -o $(BUILD)/slurmscale ./tests/slurmscale/cmd/slurmscale
-	@set -e; for n in $(SCALE_NODES); do \
+	@fail=; for n in $(SCALE_NODES); do \
 	  echo "bench-scale: $$n nodes"; \
 	  $(SERIES_ENV) $(SCALE_LOCK) $(BUILD)/slurmscale run -nodes $$n -backlogs $(SCALE_BACKLOGS) -window $(SCALE_WINDOW) \
-	    -plugins $(abspath $(SERIES_PLUGINS)) -bin $(abspath $(BUILD)/gangtopo); done
+	    -plugins $(abspath $(SERIES_PLUGINS)) -bin $(abspath $(BUILD)/gangtopo) || fail="$$fail $$n"; done; \
+	  if [ -n "$$fail" ]; then echo "bench-scale: FAILED at$$fail nodes (figures kept, tables written)" >&2; exit 1; fi
 
 # What the controller's poll (sinfo/squeue --json) costs on the lab's
 # slurmctld: the "slurm-poll" section (whether slurmrestd is worth it).
