@@ -94,7 +94,7 @@ func Render(rs []*Result) string {
 			verdict(t.TookP99 < 1000), t.EngineP50, t.EngineP99, t.VerdictsOn.Engine, t.SubmitOn.Count, t.VerdictsOff.None, t.SubmitOff.Count, t.Load)
 	}
 	b.WriteString("\n### A backlog under the stream, plugins on and off\n\n" + renderWindowNote +
-		"\n| Slurm | nodes | backlog | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) / of the window's wall time | poll mean / max ms (squeue ms, MB) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | helpless re-bound | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		"\n| Slurm | nodes | backlog | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) / of the window's wall time | poll mean / max ms (squeue ms, MB) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | plugin failures (passed as submitted) | helpless re-bound | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		for _, w := range r.Windows {
 			b.WriteString(windowRow(r, w))
@@ -127,10 +127,10 @@ func windowRow(r *Result, w Window) string {
 		rounds = fmt.Sprintf("%.0f / %.0f (%d) %s", c.Rounds.Mean, c.Rounds.Max, c.Rounds.N, verdict(c.Rounds.Max+c.Polls.Max < 5000))
 		changes = actionsText(c.Actions)
 	}
-	return fmt.Sprintf("| %s | %d | %d | %s | %.0f / %.0f | %d / %d | %d, %.0f / %.0f, %d | %.1f | %s | %s | %s | %s | %s | %d | %.1f |\n",
+	return fmt.Sprintf("| %s | %d | %d | %s | %.0f / %.0f | %d / %d | %d, %.0f / %.0f, %d | %.1f | %s | %s | %s | %s | %s | %s | %d | %.1f |\n",
 		r.Release, r.Nodes, w.Backlog, mode, w.SubmitWallS, w.SubmitAveUs, w.Pending, w.Running,
 		d.Backfill.Cycles, float64(d.Backfill.MeanUs)/1000, float64(d.Backfill.MaxUs)/1000, d.Backfill.DepthMean,
-		float64(d.Main.MeanUs)/1000, share, ctl, cpu, rounds, changes, w.HelplessRebound, w.Load)
+		float64(d.Main.MeanUs)/1000, share, ctl, cpu, rounds, changes, failuresText(w), w.HelplessRebound, w.Load)
 }
 
 func actionsText(a map[string]int) string {
@@ -189,3 +189,13 @@ the Slurm commands it ran. The share of the window's wall time is the controller
 waits included) over the window's length: how much of slurmctld's time its RPCs hold. A duty round runs after each poll (met: the longest poll and round fit
 one 5 s cycle). Helpless re-bound = held or dependent jobs the controller re-bound (must be 0).
 `
+
+func failuresText(w Window) string {
+	if !w.Plugins {
+		return "-"
+	}
+	if len(w.Failures) == 0 {
+		return "0"
+	}
+	return actionsText(w.Failures)
+}

@@ -91,6 +91,10 @@ type Window struct {
 	Verdicts Verdicts
 	// HelplessRebound: jobs no re-binding can help (held, dependency,
 	// QOS-limited) that the controller re-bound: must be 0.
+	// Failures: the plugin's error lines in slurmctld's log while the
+	// backlog was submitted (on_failure open: the job passes as submitted),
+	// by message; a job without a decision line is one of them.
+	Failures        map[string]int
 	HelplessRebound int
 	LabMiB          float64
 	Load            float64 // 1-minute load average at the window's end

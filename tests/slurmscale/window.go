@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -72,10 +73,13 @@ func (s *scaleLab) window(ctx context.Context, jobs int, on bool) (Window, error
 	if _, err := s.sdiag(ctx, true); err != nil {
 		return w, err
 	}
+	logPath := s.lab.Path("log", "slurmctld.log")
+	offset := size(logPath)
 	backlog, wall, err := submitAll(ctx, s.lab, s.work.backlog(jobs, on))
 	if err != nil {
 		return w, err
 	}
+	w.Failures = failuresSince(logPath, offset)
 	d, err := s.sdiag(ctx, false)
 	if err != nil {
 		return w, err
@@ -199,8 +203,8 @@ func (s *scaleLab) count(ctx context.Context, w *Window, backlog []submitted) er
 func (w Window) checkWindow() error {
 	n := w.Verdicts.Engine + w.Verdicts.UntouchedTotal() + w.Verdicts.Refused
 	switch {
-	case w.Plugins && w.Verdicts.None > 0:
-		return fmt.Errorf("slurmscale: backlog %d with the plugins: %d jobs carry no decision, e.g. %s", w.Backlog, w.Verdicts.None, strings.Join(w.Verdicts.NoneSeen, "; "))
+	case w.Plugins && w.Verdicts.None > failed(w.Failures):
+		return fmt.Errorf("slurmscale: backlog %d with the plugins: %d jobs carry no decision and the plugin logged %d failures, e.g. %s", w.Backlog, w.Verdicts.None, failed(w.Failures), strings.Join(w.Verdicts.NoneSeen, "; "))
 	case w.Plugins && w.Verdicts.Engine == 0:
 		return fmt.Errorf("slurmscale: backlog %d with the plugins: no job decided by the engine (%v)", w.Backlog, w.Verdicts.Untouched)
 	case !w.Plugins && n > 0:
@@ -232,4 +236,35 @@ func memoryLeft() error {
 		}
 	}
 	return nil
+}
+
+// failureRe matches the plugin's error lines about a job (its failures:
+// with on_failure open the job passes as submitted); the message is kept
+// without the job's name and times.
+var failureRe = regexp.MustCompile(`error: job_submit/gangtopo: job .* of uid \d+: (.*?)(?: \(took \d+us, engine \d+us\))?$`)
+
+// failuresSince counts the plugin's failures logged after offset, by
+// message (numbers dropped, so that alike failures count together).
+func failuresSince(path string, offset int64) map[string]int {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) < offset {
+		return nil
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(string(data[offset:]), "\n") {
+		if m := failureRe.FindStringSubmatch(line); m != nil {
+			out[digits.ReplaceAllString(m[1], "N")]++
+		}
+	}
+	return out
+}
+
+var digits = regexp.MustCompile(`\d+`)
+
+func failed(f map[string]int) int {
+	n := 0
+	for _, c := range f {
+		n += c
+	}
+	return n
 }
