@@ -272,8 +272,8 @@ func (s *scaleLab) setPlugins(ctx context.Context, on bool) error {
 	}
 	// the controller's next poll (within its 5 s interval) publishes a
 	// fresh snapshot; the plugin re-reads it within reload_interval (1 s)
-	if err := waitNewer(ctx, s.snapshot, t, 30*time.Second); err != nil {
-		return err
+	if err := waitNewer(ctx, s.snapshot, t, 2*time.Minute); err != nil {
+		return fmt.Errorf("%w (the controller's log: %s)", err, tail(s.ctl.log, 3))
 	}
 	return sleep(ctx, 1500*time.Millisecond)
 }
