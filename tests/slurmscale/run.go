@@ -100,6 +100,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	err = s.measure(ctx, r)
+	if err != nil {
+		err = fmt.Errorf("%w%s", err, s.keepLogs())
+	}
 	u := s.lab.Usage()
 	r.Start.CtldEndMiB = float64(u.CtldKiB) / 1024
 	ts := time.Now()
@@ -311,3 +314,18 @@ func (s *scaleLab) queue(ctx context.Context) ([]queueJob, error) {
 
 // cpuCount is the machine's CPUs, for the report.
 func cpuCount() int { return runtime.NumCPU() }
+
+// keepLogs copies the controller's and slurmctld's logs out of the lab's
+// directory (removed at stop) when a run fails, and says where.
+func (s *scaleLab) keepLogs() string {
+	dst, err := os.MkdirTemp("", fmt.Sprintf("slurmscale-%d-failed-", s.cfg.Nodes))
+	if err != nil {
+		return ""
+	}
+	for _, src := range []string{s.ctl.log, s.lab.Path("log", "slurmctld.log")} {
+		if data, err := os.ReadFile(src); err == nil {
+			_ = os.WriteFile(filepath.Join(dst, filepath.Base(src)), data, 0o644)
+		}
+	}
+	return " (logs kept in " + dst + ")"
+}
