@@ -152,7 +152,7 @@ func verdict(ok bool) string {
 	return "MISSED"
 }
 
-const renderIntro = `## Slurm at the size of a site: 256 to 1,024 nodes
+const renderIntro = `## Slurm at the size of a site: hundreds of emulated nodes
 
 Measured with ` + "`make bench-scale`" + ` (tests/slurmscale; ` + "`SCALE_NODES`, `SCALE_BACKLOGS`" + `, ` + "`SLURM_SERIES`" + `):
 a lab of emulated nodes (a real slurmctld and one slurmd per node, 8 GPUs each; a fat tree of
