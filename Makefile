@@ -4,6 +4,8 @@
 #   make test   every test: unit, scenario, fuzz seeds, end-to-end on a real Slurm (needs root;
 #               fails without it: `make test-partial` runs the rest and says so)
 #   make bench  benchmarks; rewrites docs/benchmarks.md
+#   make bench-scale  Slurm with hundreds of emulated nodes, plugins on and off (SCALE_NODES; not in
+#               make bench or make test, which runs it at 128 nodes)
 #
 # CI runs .ci/run, which runs `make test` as root on a fresh Debian machine.
 
