@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,6 +65,7 @@ func (l *Lab) startCtld(ctx context.Context) error {
 // node-local as on a real cluster, with one plugstack.conf for all.
 func (l *Lab) startNodes(ctx context.Context) error {
 	stepd := l.Path("bin", "slurmstepd")
+	batch := l.StartBatch()
 	for i := range l.Cluster.Nodes {
 		name := l.Cluster.Nodes[i].Name
 		daemon := []string{l.Path("bin", "slurmd"), "-D", "-N", name, "-f", l.Conf, "-d", stepd}
@@ -78,8 +80,15 @@ func (l *Lab) startNodes(ctx context.Context) error {
 		if _, err := l.spawn("slurmd-"+name, nil, argv...); err != nil {
 			return err
 		}
+		if n := i + 1; n%batch == 0 && n < len(l.Cluster.Nodes) {
+			// a batch started: let it register before the next (scale.go)
+			if err := l.waitRegistered(ctx, n); err != nil {
+				return err
+			}
+			l.opts.Logf("slurmlab: %d of %d nodes registered", n, len(l.Cluster.Nodes))
+		}
 	}
-	return l.WaitNodesIdle(ctx, 30*time.Second)
+	return l.WaitNodesIdle(ctx, registerWait(len(l.Cluster.Nodes)))
 }
 
 // WaitNodesIdle waits until sinfo reports every node idle.
@@ -177,8 +186,38 @@ func (l *Lab) Reconfigure(ctx context.Context, plugins Plugins) error {
 	if err := l.writeConfig(); err != nil {
 		return err
 	}
-	_, err := l.Run(ctx, DefaultTimeout, "scontrol", "reconfigure")
-	return err
+	if _, err := l.Run(ctx, DefaultTimeout, "scontrol", "reconfigure"); err != nil {
+		return err
+	}
+	return l.followCtld(ctx)
+}
+
+// followCtld finds slurmctld again after a reconfigure: from 23.11 on,
+// `scontrol reconfigure` makes slurmctld start a new process of itself
+// and the old one exit (src/slurmctld/controller.c, _try_to_reconfig), so
+// CtldPID becomes the new process's, read from its PID file.
+func (l *Lab) followCtld(ctx context.Context) error {
+	if !l.Release.AtLeast(23, 11) {
+		return nil
+	}
+	old := l.CtldPID
+	return waitFor(ctx, 20*time.Second, "the reconfigured slurmctld's PID file", func() bool {
+		data, err := os.ReadFile(l.Path("run", "slurmctld.pid"))
+		if err != nil {
+			return false
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid == old || !belongs(pid, l.Dir) {
+			return false
+		}
+		l.CtldPID = pid
+		for i := range l.procs {
+			if l.procs[i].Name == "slurmctld" {
+				l.procs[i].PID = pid
+			}
+		}
+		return l.writePIDs() == nil
+	})
 }
 
 // waitFor polls cond every 100 ms until it holds, then runs the optional

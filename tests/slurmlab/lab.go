@@ -82,6 +82,16 @@ type Options struct {
 	// Expose lists host paths a rooted lab's processes must see at the same
 	// path (the plugin builds; the temporary directory always is).
 	Expose []string
+	// StartBatch starts the slurmds this many at a time, each batch
+	// registered before the next starts (0: all at once); MaxJobCount and
+	// MaxArraySize are slurm.conf's (0: Slurm's defaults, 10,000 jobs and
+	// 1,001 tasks). A lab of hundreds of nodes needs them (scale.go).
+	StartBatch                int
+	MaxJobCount, MaxArraySize int
+	// MinJobAge is how long slurmctld keeps a finished job's record
+	// (0: 300 s, what every lab had): a lab that cancels thousands of
+	// jobs between measurements shortens it, so that they stop counting.
+	MinJobAge time.Duration
 	// Logf receives progress lines; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -181,6 +191,9 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		if err := EnsureDBPackages(ctx, opts.Logf); err != nil {
 			return nil, err
 		}
+	}
+	if err := raiseLimits(len(opts.Cluster.Nodes)); err != nil {
+		return nil, fmt.Errorf("slurmlab: %w", err)
 	}
 	CleanupStale(os.TempDir(), opts.Logf)
 	l := &Lab{Cluster: opts.Cluster, opts: opts, Release: rel}

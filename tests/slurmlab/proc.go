@@ -285,7 +285,10 @@ func CleanupStale(root string, logf func(string, ...any)) {
 // both find the same free range before either daemon binds it.
 func freePorts(n int) (int, error) {
 	const first, last, step = 18817, 32000, 97 // below the ephemeral ports (32768 on)
-	slots := (last - first) / step
+	if n > last-first {
+		return 0, fmt.Errorf("no range of %d free TCP ports: at most %d between %d and %d", n, last-first, first, last)
+	}
+	slots := (last-n-first)/step + 1 // every range ends before last
 	start := os.Getpid() % slots
 	for i := range slots {
 		base := first + (start+i)%slots*step

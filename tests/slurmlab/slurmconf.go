@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
@@ -57,9 +58,15 @@ ReturnToService=2
 SlurmdTimeout=300
 SlurmctldTimeout=300
 InactiveLimit=0
-MinJobAge=300
+MinJobAge={{.MinJobAge}}
 KillWait=5
 Waittime=0
+{{- if .MaxJobCount}}
+MaxJobCount={{.MaxJobCount}}
+{{- end}}
+{{- if .MaxArraySize}}
+MaxArraySize={{.MaxArraySize}}
+{{- end}}
 {{range .Extra}}{{.}}
 {{end}}{{range .Nodes}}{{.}}
 {{end}}PartitionName=gpu Nodes={{.AllNodes}} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
@@ -70,6 +77,8 @@ type confData struct {
 	Dir, Name, PluginDir, AllNodes string
 	Topology                       string
 	Port, SlurmdPort               int
+	MaxJobCount, MaxArraySize      int
+	MinJobAge                      int
 	JobSubmit                      bool
 	Nodes, Partitions              []string
 	Accounting, Extra              []string
@@ -89,7 +98,11 @@ func (l *Lab) writeConfig() error {
 	}
 	d := confData{Dir: l.Dir, Name: clusterName, Port: l.Port, SlurmdPort: l.Port + 1,
 		PluginDir: StockPluginDir, JobSubmit: l.opts.Plugins.JobSubmit, Partitions: l.opts.Partitions,
-		Accounting: l.accountingConf(), Extra: l.opts.Extra, Topology: l.opts.Topology.Plugin}
+		Accounting: l.accountingConf(), Extra: l.opts.Extra, Topology: l.opts.Topology.Plugin,
+		MaxJobCount: l.opts.MaxJobCount, MaxArraySize: l.opts.MaxArraySize, MinJobAge: 300}
+	if l.opts.MinJobAge > 0 {
+		d.MinJobAge = int(l.opts.MinJobAge / time.Second)
+	}
 	if d.Topology == "" {
 		d.Topology = "tree"
 	}

@@ -153,6 +153,10 @@ func (d *Door) Room() int {
 	return max(d.cfg.MaxPerCycle-d.made, 0)
 }
 
+// Made is how many changes were made (or tried) since the last Begin:
+// what actions.max_per_cycle bounds.
+func (d *Door) Made() int { return d.made }
+
 // Off says whether actions are switched off (only undoing is allowed).
 func (d *Door) Off() bool { return d.cfg.Off }
 

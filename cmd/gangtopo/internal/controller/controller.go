@@ -168,7 +168,11 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	c.lastTime.Store(s.Time.UnixNano())
 	c.m.observeSnapshot(s, &rep)
 	c.m.observeFrag(c.meter, s)
-	c.log.Debug().Uint64("generation", s.Generation).Int("jobs", len(s.Jobs)).Dur("took", c.now().Sub(start)).Msg("snapshot published")
+	ev := c.log.Debug().Uint64("generation", s.Generation).Int("jobs", len(s.Jobs)).Int("pending", len(st.Queued))
+	for _, r := range runs {
+		ev = ev.Dur("took_"+r.Source.Label(), r.Duration).Int("bytes_"+r.Source.Label(), r.Bytes)
+	}
+	ev.Dur("took", c.now().Sub(start)).Msg("snapshot published")
 	if c.duties != nil { // after publishing: the plugin never waits for them
 		ds := dutyState{s: s, st: st, at: start, cluster: c.topo.Cluster, meter: c.meter}
 		if c.cfg.AsyncDuties && c.dutiesStarted.CompareAndSwap(false, true) {

@@ -186,9 +186,11 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 		return
 	}
 	start := c.now()
+	t := roundTimes{start: start, now: c.now}
 	defer func() {
 		d.lastEnd = c.now()
 		d.m.round.Observe(d.lastEnd.Sub(start).Seconds())
+		t.log(c, d.door.Made(), d.lastEnd)
 		// a bug in one duty must not take the snapshot with it: the
 		// plugin passes every job untouched once the snapshot is stale
 		if r := recover(); r != nil {
@@ -210,22 +212,57 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 	if !lead {
 		return
 	}
+	t.lap("lead")
 	c.expirePins(ctx, s.st, cfg, start, "")
 	if c.defrag != nil {
 		c.defrag.tend(ctx, cfg, d.door.Off(), start)
 	}
+	t.lap("pins")
 	if d.door.Off() {
 		return
 	}
 	if c.rebind != nil {
 		c.rebind.cycle(ctx, cfg, s.cluster, s.s, s.st.Pending)
+		t.lap("rebind")
 	}
 	if c.defrag != nil {
 		c.defrag.cycle(ctx, cfg, s.view(), c.observer(s.cluster))
+		t.lap("defrag")
 	}
 	if c.quota != nil {
 		c.quota.cycle(ctx, cfg, s.s, s.st, s.meter)
+		t.lap("quota")
 	}
+}
+
+// roundTimes times a round's steps, for the debug line that ends it and
+// the per-duty histogram: at the size of a site, which duty takes the
+// round's time decides what to switch off (docs/admin.md, "A site of
+// 1,000 nodes").
+type roundTimes struct {
+	start, last time.Time
+	now         func() time.Time
+	steps       []string
+	took        []time.Duration
+}
+
+// lap ends the step named step.
+func (t *roundTimes) lap(step string) {
+	now := t.now()
+	if t.last.IsZero() {
+		t.last = t.start
+	}
+	t.steps, t.took, t.last = append(t.steps, step), append(t.took, now.Sub(t.last)), now
+}
+
+// log writes the round's debug line and observes each duty's time.
+func (t *roundTimes) log(c *Controller, changes int, end time.Time) {
+	ev := c.log.Debug().Dur("took", end.Sub(t.start)).Int("changes", changes)
+	for i, step := range t.steps {
+		ev = ev.Dur("took_"+step, t.took[i])
+		c.duties.m.duty.WithLabelValues(step).Observe(t.took[i].Seconds())
+	}
+	ev.Msg("duty round")
 }
 
 // pluginListed says whether slurm.conf's JobSubmitPlugins names gangtopo
@@ -296,6 +333,7 @@ func b2f(b bool) float64 {
 // dutyMetrics are the duty loop's series.
 type dutyMetrics struct {
 	round   prometheus.Histogram
+	duty    *prometheus.HistogramVec
 	dropped prometheus.Counter
 	leading prometheus.Gauge
 	panics  prometheus.Counter
@@ -305,6 +343,8 @@ func newDutyMetrics(reg prometheus.Registerer) *dutyMetrics {
 	m := &dutyMetrics{
 		round: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gangtopo_duty_round_seconds",
 			Help: "How long one round of the controller's duties (re-binding, defragmentation, quotas, pins) took.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+		duty: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gangtopo_duty_seconds",
+			Help: "How long each step of a duty round took: lead (the leader check and config), pins (expired pins undone), rebind, defrag, quota.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}, []string{"duty"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "gangtopo_duty_states_dropped_total",
 			Help: "Published states the duty loop did not work on: a newer one came first (the duties take longer than the poll interval), or it was polled before the last round ended (it may not show that round's changes)."}),
 		leading: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_controller_acting",
@@ -312,6 +352,6 @@ func newDutyMetrics(reg prometheus.Registerer) *dutyMetrics {
 		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: "gangtopo_duty_panics_total",
 			Help: "Duty rounds cut short by a panic (a bug): logged with its stack; the snapshot is published all the same and the next round starts afresh."}),
 	}
-	reg.MustRegister(m.round, m.dropped, m.leading, m.panics)
+	reg.MustRegister(m.round, m.duty, m.dropped, m.leading, m.panics)
 	return m
 }

@@ -27,6 +27,9 @@ func main() {
 	topoConf := fs.String("topology-conf", "", "topology.conf to use (e.g. from gangtopo gen topology --plugin block); empty: the lab's own tree")
 	topoYAML := fs.String("topology-yaml", "", "topology.yaml to use as well (Slurm 25.05+ reads it instead of topology.conf)")
 	accounting := fs.Bool("accounting", false, "run slurmdbd over a private MariaDB with the lab (QOS, limits, preempt/qos)")
+	batch := fs.Int("start-batch", 0, "start the slurmds this many at a time, each batch registered before the next (0: all at once)")
+	maxJobs := fs.Int("max-job-count", 0, "slurm.conf's MaxJobCount (0: Slurm's default, 10,000)")
+	maxArray := fs.Int("max-array-size", 0, "slurm.conf's MaxArraySize (0: Slurm's default, 1,001)")
 	var lines confLines
 	fs.Var(&lines, "conf", "a line added to slurm.conf (repeatable), e.g. --conf PreemptType=preempt/qos")
 	_ = fs.Parse(os.Args[2:])
@@ -38,7 +41,7 @@ func main() {
 	switch os.Args[1] {
 	case "up":
 		opts := slurmlab.Options{Dir: *dir, CtldPort: *port, Accounting: *accounting, Extra: lines, Root: *root,
-			Topology: slurmlab.Topology{Plugin: *topoPlugin}}
+			Topology: slurmlab.Topology{Plugin: *topoPlugin}, StartBatch: *batch, MaxJobCount: *maxJobs, MaxArraySize: *maxArray}
 		if *topoConf != "" {
 			if opts.Topology.Conf, err = os.ReadFile(*topoConf); err != nil {
 				break

@@ -1,0 +1,113 @@
+package slurmscale
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gangtopo/gangtopo/tests/slurmlab"
+)
+
+// submitWorkers is how many sbatch processes run at once: enough to keep
+// slurmctld's RPC threads busy on a small machine (the throughput
+// benchmark's choice, tests/slurmbench).
+const submitWorkers = 8
+
+// submitted is one job Slurm accepted.
+type submitted struct {
+	ID   string
+	Kind Kind
+	GPUs int
+	Jobs int
+}
+
+// submitAll submits jobs with submitWorkers sbatch processes at a time, in
+// order of the slice as far as the workers allow, and returns what Slurm
+// accepted and the wall time. Refusals are counted, not fatal (a job a
+// limit refuses is the workload's, not the lab's failure), up to a tenth
+// of the jobs.
+func submitAll(ctx context.Context, lab *slurmlab.Lab, jobs []Job) ([]submitted, time.Duration, error) {
+	out := make([]submitted, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for w := 0; w < submitWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				id, err := sbatch(ctx, lab, jobs[i].args)
+				out[i], errs[i] = submitted{ID: id, Kind: jobs[i].Kind, GPUs: jobs[i].GPUs, Jobs: jobs[i].Jobs}, err
+			}
+		}()
+	}
+	for i := range jobs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	wall := time.Since(t0)
+	var ok []submitted
+	var failed []string
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, err.Error())
+			continue
+		}
+		ok = append(ok, out[i])
+	}
+	if err := ctx.Err(); err != nil {
+		return ok, wall, err
+	}
+	if len(failed) > len(jobs)/10 {
+		return ok, wall, fmt.Errorf("%d of %d submissions refused, e.g. %s", len(failed), len(jobs), failed[0])
+	}
+	return ok, wall, nil
+}
+
+// ids joins the job IDs of jobs for scancel.
+func ids(jobs []submitted) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+// cancel cancels jobs by ID, 500 an scancel call.
+func cancel(ctx context.Context, lab *slurmlab.Lab, jobIDs []string) error {
+	for len(jobIDs) > 0 {
+		n := min(500, len(jobIDs))
+		if _, err := lab.Run(ctx, 2*time.Minute, "scancel", jobIDs[:n]...); err != nil && !strings.Contains(err.Error(), "Invalid job id") {
+			return err
+		}
+		jobIDs = jobIDs[n:]
+	}
+	return nil
+}
+
+// sbatchTimeout is how long one sbatch may take: on a 2-core machine at a
+// load of 40 (the 1,024-node lab's), sbatch's own process start and munge
+// took over the lab's 15 s while slurmctld answered each submission in
+// under 2 ms (sdiag).
+const sbatchTimeout = 90 * time.Second
+
+// sbatch submits one job and returns its ID.
+func sbatch(ctx context.Context, lab *slurmlab.Lab, args []string) (string, error) {
+	out, errOut, err := lab.RunSplit(ctx, sbatchTimeout, nil, "sbatch", append([]string{"--parsable"}, args...)...)
+	if err != nil {
+		return "", fmt.Errorf("sbatch %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut))
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(out), ";") // "ID;cluster"
+	if _, err := strconv.Atoi(id); err != nil {
+		return "", fmt.Errorf("sbatch printed %q, not a job ID", out)
+	}
+	return id, nil
+}
