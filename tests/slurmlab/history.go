@@ -135,6 +135,24 @@ func (j *HistoryJob) args(gang bool) []string {
 	return append(argv, "--wrap", fmt.Sprintf("sleep %d", int(j.Sleep.Seconds())))
 }
 
+// RemoveHistoryAccounts takes the accounts RunHistory added out of
+// Slurm's accounting again (their jobs cancelled first), so that a test
+// after it finds the associations as they were.
+func (l *Lab) RemoveHistoryAccounts(ctx context.Context) error {
+	if err := l.CancelAll(ctx); err != nil {
+		return err
+	}
+	for _, a := range HistoryAccounts {
+		if _, err := l.Sacctmgr(ctx, "delete", "user", "root", "where", "account="+a); err != nil {
+			return err
+		}
+		if _, err := l.Sacctmgr(ctx, "delete", "account", a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RunHistory makes the accounts, submits the workload on time, cancels
 // what it says, and waits until every job has ended. It returns when the
 // run started (for sacct -S).

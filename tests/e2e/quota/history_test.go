@@ -31,6 +31,12 @@ func TestHistoryTimingCheck(t *testing.T) {
 	if err := lab.CancelAll(ctx); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// the tests after it compare Slurm's accounts with those before any sync
+		if err := lab.RemoveHistoryAccounts(context.Background()); err != nil {
+			t.Errorf("removing the history's accounts: %v", err)
+		}
+	})
 	t0 := time.Now()
 	jobs := slurmlab.NewHistory(historyJobs, 23, lab.Cluster.NumGPUs())
 	start, err := lab.RunHistory(ctx, jobs, slurmlab.HistoryOptions{Limit: 15 * time.Minute, Logf: t.Logf})
