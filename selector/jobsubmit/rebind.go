@@ -255,12 +255,12 @@ func diff(now, want Job) Update {
 		u.ExcNodes = strptr(want.ExcNodes)
 	}
 	if want.TresPerNode != "" && want.MinNodes > 0 &&
-		(want.TresPerNode != now.TresPerNode || want.MinNodes != now.MinNodes || want.MaxNodes != now.MaxNodes) {
+		(!sameTres(want.TresPerNode, now.TresPerNode) || want.MinNodes != now.MinNodes || want.MaxNodes != now.MaxNodes) {
 		u.TresPerJob, u.TresPerNode = strptr(want.TresPerJob), strptr(want.TresPerNode)
 		u.MinNodes, u.MaxNodes = want.MinNodes, want.MaxNodes
 	} else if want.MinNodes > 0 && (want.MinNodes != now.MinNodes || want.MaxNodes != now.MaxNodes) {
 		u.MinNodes, u.MaxNodes = want.MinNodes, want.MaxNodes
-		if want.TresPerNode != now.TresPerNode {
+		if !sameTres(want.TresPerNode, now.TresPerNode) {
 			u.TresPerJob, u.TresPerNode = strptr(want.TresPerJob), strptr(want.TresPerNode)
 		}
 	}
@@ -289,6 +289,12 @@ func (u Update) Apply(j Job) Job {
 		j.MinNodes, j.MaxNodes = u.MinNodes, max(u.MaxNodes, u.MinNodes)
 	}
 	return j
+}
+
+// sameTres compares two TRES strings as Slurm means them: the plugin
+// writes "gres:gpu:8", Slurm 23.02 and later list it as "gres/gpu:8".
+func sameTres(a, b string) bool {
+	return strings.ReplaceAll(a, "gres/", "gres:") == strings.ReplaceAll(b, "gres/", "gres:")
 }
 
 // sameNodes compares two host lists as node sets.
