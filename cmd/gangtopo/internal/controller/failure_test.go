@@ -211,6 +211,19 @@ func TestRequeuedGangElsewhere(t *testing.T) {
 	if l.restarts("elsewhere") != 1 {
 		t.Errorf("gangtopo_failure_restarts_total{elsewhere} = %v, want 1", l.restarts("elsewhere"))
 	}
+	// leaf2 (node05-08) has node05 healthy; spine1 (leaf1, leaf2) 5 of 8
+	// (node16, drained in the capture, makes leaf4 and spine2 degraded too)
+	for _, c := range []struct {
+		tier, domain string
+		want         float64
+	}{{"leaf", "leaf2", 1}, {"spine", "spine1", 5}, {"leaf", "leaf4", 3}} {
+		if got := testutil.ToFloat64(l.c.m.healthy.WithLabelValues(c.tier, c.domain)); got != c.want {
+			t.Errorf("gangtopo_degraded_domain_healthy_nodes{%s,%s} = %v, want %v", c.tier, c.domain, got, c.want)
+		}
+	}
+	if got := testutil.ToFloat64(l.c.m.degraded.WithLabelValues("leaf")); got != 2 {
+		t.Errorf("gangtopo_degraded_domains{leaf} = %v, want 2", got)
+	}
 }
 
 // Requeued with every node it ran on healthy (a preemption, an
