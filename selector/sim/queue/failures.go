@@ -214,7 +214,9 @@ func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) {
 		}
 	}
 	f.down[int32(n)] = true
-	g.res.Failures++
+	if g.done < len(g.jobs) {
+		g.res.Failures++ // not after the last job (the loop may run on to stale end events)
+	}
 	g.s.SetState(n, occupancy.StateDown)
 	g.free -= g.c.Nodes[n].NumGPUs() // empty now: its GPUs were whole free
 	f.repairs.push(t+f.cfg.Repair, int32(n))

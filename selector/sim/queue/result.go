@@ -94,7 +94,8 @@ type Result struct {
 	// Shares are the quota's (nil without one).
 	Shares quota.Shares
 	// Restarts are the jobs requeued by node failures (Config.Failures),
-	// in failure order; Failures the failures that took a node down.
+	// in failure order; Failures the failures that took a node down
+	// before the last job ended.
 	Restarts []Restart
 	Failures int
 }

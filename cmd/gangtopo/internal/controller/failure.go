@@ -113,19 +113,30 @@ func (w *failureWatch) observe(st *slurmstate.State, s *occupancy.Snapshot, now 
 var runs = map[string]bool{"RUNNING": true, "SUSPENDED": true}
 
 // requeued says whether pending job pj is a gang requeued after a node
-// failure that is not handled yet, and the nodes it ran on.
-func (w *failureWatch) requeued(pj slurmstate.PendingJob, s *occupancy.Snapshot) ([]string, bool) {
-	r, ok := w.ran[pj.ID]
-	if !ok || pj.Facts.Restarts <= r.restarts || w.done[pj.ID] >= pj.Facts.Restarts {
-		return nil, false
+// failure that is not handled yet, and the nodes it ran on; why says why
+// not, for a job requeued at least once.
+func (w *failureWatch) requeued(pj slurmstate.PendingJob, s *occupancy.Snapshot) (ran []string, ok bool, why string) {
+	r, seen := w.ran[pj.ID]
+	switch {
+	case pj.Facts.Restarts == 0:
+		return nil, false, ""
+	case !seen:
+		return nil, false, "not seen running by this controller"
+	case pj.Facts.Restarts <= r.restarts:
+		return nil, false, "its restart count is the one it ran with"
+	case w.done[pj.ID] >= pj.Facts.Restarts:
+		return nil, false, "" // handled
 	}
 	if _, pinned := actuate.ParseMark(pj.Facts.AdminComment); pinned {
-		return nil, false
+		return nil, false, "pinned"
 	}
 	if pj.Reason != "BeginTime" && notYet[pj.Reason] {
-		return nil, false // held (a requeue hold): it waits for a person, not for nodes
+		return nil, false, "held: " + pj.Reason // a requeue hold: it waits for a person, not for nodes
 	}
-	return r.nodes, len(failed(s, r.nodes)) > 0
+	if len(failed(s, r.nodes)) == 0 {
+		return nil, false, "every node it ran on is healthy (requeued by a preemption or an administrator)"
+	}
+	return r.nodes, true, ""
 }
 
 // failed lists the named nodes that s knows and says are not healthy
@@ -158,8 +169,12 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 	w := r.failures
 	now := r.door.Now()
 	for _, pj := range pending {
-		ran, ok := w.requeued(pj, s)
+		ran, ok, why := w.requeued(pj, s)
 		if !ok {
+			if why != "" {
+				r.log.Debug().Str("job", pj.ID).Int("restarts", pj.Facts.Restarts).Str("reason", pj.Reason).Str("why", why).
+					Msg("a requeued job is not re-bound as requeued after a node failure")
+			}
 			continue
 		}
 		seen[pj.ID] = true
