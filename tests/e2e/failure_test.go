@@ -22,7 +22,8 @@ func init() {
 // 16-GPU leaf:required gang is bound at submit to the four leaves, leaf1
 // first; leaf1 fills before it is released, so Slurm starts it in another
 // leaf, L. leaf1 frees again; one of the gang's nodes is set DOWN (`scontrol
-// update State=DOWN`), and Slurm requeues it (begin time two minutes on).
+// update State=DOWN`, then drained so that it stays out), and Slurm
+// requeues it (begin time two minutes on).
 // Left alone it would restart in leaf1, the first of its binding with room;
 // the controller daemon, running all along, re-binds it during the wait
 // with L first (two healthy nodes of L are free), and it restarts inside
@@ -62,8 +63,14 @@ func testRequeuedGangRestartsInItsLeaf(t *testing.T) {
 		_, _ = lab.Run(context.Background(), 0, "scontrol", "update", "NodeName="+failed, "State=RESUME")
 	})
 	time.Sleep(3 * time.Second) // the controller has seen it running on its nodes
-	if out, err := lab.Run(ctxT(t), 0, "scontrol", "update", "NodeName="+failed, "State=DOWN", "Reason=gangtopo-e2e"); err != nil {
-		t.Fatalf("setting %s down: %v %s", failed, err, out)
+	// DOWN kills and requeues the gang; the lab's ReturnToService=2 would
+	// take the node back at its slurmd's next registration (its slurmd
+	// did not fail), so it is drained too: out of service until resumed,
+	// as a failed node stays until it is repaired
+	for _, state := range []string{"State=DOWN", "State=DRAIN"} {
+		if out, err := lab.Run(ctxT(t), 0, "scontrol", "update", "NodeName="+failed, state, "Reason=gangtopo-e2e"); err != nil {
+			t.Fatalf("setting %s %s: %v %s", failed, state, err, out)
+		}
 	}
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(c.logged(), "re-bound a gang requeued after a node failure") {
