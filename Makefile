@@ -20,7 +20,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: e2e-host e2e-trixie e2e-sid e2e-check e2e-prepare roots roots-clean deb record-reference series-check series-plugins
-.PHONY: all build test test-partial unit lint browser bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-headline bench-history
+.PHONY: all build test test-partial unit lint browser bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-headline bench-history bench-failures
 .PHONY: bench-scale
 
 all: build
@@ -306,7 +306,7 @@ install-plugins: plugins
 # docs/benchmarks.md. Other sections are added by their own targets.
 ENGINE_BENCH = $(GO) test -run '^$$' -bench . -benchmem -count 5 -cpu 1 ./selector/place ./selector/intranode ./selector/frag ./selector/occupancy
 
-bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-headline bench-simulate bench-history
+bench: bench-engine bench-stockslurm bench-controller bench-replay bench-defrag bench-quota bench-headline bench-simulate bench-history bench-failures
 
 bench-engine:
 	@mkdir -p $(BUILD)
@@ -360,6 +360,12 @@ bench-defrag: build
 # docs/benchmarks.md.
 bench-quota: build
 	tests/tools/bench-quota.sh $(BUILD)/gangtopo docs/benchmarks.md
+
+# Node failures in the replay (issue 26): restart wait and tier reached by
+# the gangs a failure requeued, stock Slurm against gangtopo: the
+# "failures" section of docs/benchmarks.md.
+bench-failures: build
+	tests/tools/bench-failures.sh $(BUILD)/gangtopo docs/benchmarks.md
 
 # The seed's headline (issue 23): the load a cluster sustains, and the
 # GPU-hours it strands, under static per-team partitions, stock Slurm with

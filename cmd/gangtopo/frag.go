@@ -119,6 +119,12 @@ func writeFragTable(w io.Writer, r *frag.Report) {
 	for _, l := range r.Leaves {
 		fmt.Fprintf(w, "  %-12s %3d nodes  %3d whole free  %4d/%d GPUs free\n", l.Name, l.Nodes, l.WholeFreeNodes, l.FreeGPUs, l.TotalGPUs)
 	}
+	if len(r.Degraded) > 0 {
+		fmt.Fprintln(w, "\ndegraded domains (failed members: down, drained or not reported; they hold gangs only as large as what is healthy):")
+		for _, d := range r.Degraded {
+			fmt.Fprintf(w, "  %-6s %-12s %d of %d nodes healthy  (failed: %s)\n", d.Tier, d.Domain+":", d.Healthy, d.Nodes, d.Failed)
+		}
+	}
 }
 
 // useColor decides on ANSI colours: never with --no-color or NO_COLOR, and

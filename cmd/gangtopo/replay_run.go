@@ -103,6 +103,9 @@ func runReplays(set *replaySetup, errw io.Writer) error {
 			defer func() { <-sem }()
 			run, band := set.runs[tk.run], &set.runs[tk.run].bands[tk.band]
 			cfg := set.slowdown.config(set.cfg, tk.band)
+			if set.failures != nil {
+				cfg.Failures = set.failures[tk.run]
+			}
 			cfg.Progress = prog.callback(i)
 			start := time.Now()
 			band.results[tk.pol], errs[i] = replayPolicy(set.policies[tk.pol], set, run.jobs, cfg)

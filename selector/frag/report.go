@@ -34,6 +34,9 @@ type Report struct {
 	Startable []Startable `json:"startable"`
 	// Leaves summarises each leaf.
 	Leaves []LeafSummary `json:"leaves"`
+	// Degraded lists the blocks, leaves and spines with failed members
+	// (degraded.go); omitted when there are none.
+	Degraded []Degraded `json:"degraded,omitempty"`
 }
 
 // Block is the largest free block of one tier.
@@ -94,6 +97,7 @@ func (m *Meter) BuildReport(s *occupancy.Snapshot) Report {
 	r.Largest = largestBlocks(c, s)
 	r.Startable = startable(c, s)
 	r.Leaves = leafSummaries(c, s)
+	r.Degraded = DegradedDomains(s)
 	return r
 }
 

@@ -81,7 +81,7 @@ func (dc *Decider) Rebind(now Job, d Decision, s *occupancy.Snapshot, e *place.E
 	if p.Done {
 		return Rebinding{Why: fmt.Sprintf("a new decision would not place it (%s: %s)", p.Final.Decision.Verdict, p.Final.Decision.Text)}
 	}
-	fits, never, err := dc.startsInBinding(now, d, p, s, e)
+	fits, never, degraded, err := dc.startsInBinding(now, d, p, s, e)
 	if err != nil {
 		return Rebinding{Why: "as Slurm holds it, " + err.Error()}
 	}
@@ -95,7 +95,8 @@ func (dc *Decider) Rebind(now Job, d Decision, s *occupancy.Snapshot, e *place.E
 	}
 	v := res.Decision.Verdict
 	starts := v == VerdictPlaced || v == VerdictWider
-	if !starts && !never {
+	healed := degraded && dc.firstHealthy(res.Decision.Bound, p, s)
+	if !starts && !never && !healed {
 		return Rebinding{Why: fmt.Sprintf("a new decision would not start it now either (%s: %s)", v, res.Decision.Text)}
 	}
 	if res.Action != Modify {
@@ -106,20 +107,25 @@ func (dc *Decider) Rebind(now Job, d Decision, s *occupancy.Snapshot, e *place.E
 		return Rebinding{Why: "a new decision binds it the same way"}
 	}
 	why := "it cannot start inside its binding now, and a new decision starts it"
-	if never {
+	switch {
+	case never:
 		why = "its binding can never hold it"
+	case healed && !starts:
+		why = "failed nodes leave no domain of its binding large enough to hold it until they are repaired; a new decision binds it to one that is"
 	}
 	return Rebinding{Stale: true, Why: why, Result: res, Update: u, Tasks: pl.Tasks}
 }
 
 // startsInBinding is stage 2: whether the job as Slurm holds it now can
-// start inside its binding on s (fits), and whether the binding could
-// never hold it on an empty cluster (never). An error says the job as
-// Slurm holds it reads as nothing the engine places: it is left alone.
-func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy.Snapshot, e *place.Engine) (fits, never bool, err error) {
+// start inside its binding on s (fits), whether the binding could never
+// hold it on an empty cluster (never), and whether it cannot until failed
+// nodes are repaired (degraded: every bound domain too small on its
+// healthy nodes). An error says the job as Slurm holds it reads as
+// nothing the engine places: it is left alone.
+func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy.Snapshot, e *place.Engine) (fits, never, degraded bool, err error) {
 	r, err := dc.buildRequest(now, p.Option)
 	if err != nil {
-		return false, false, err
+		return false, false, false, err
 	}
 	r = dc.EngineRequest(Prepared{Request: r}, s)
 	nodes, domains, byNode := dc.boundNodes(d)
@@ -136,11 +142,12 @@ func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy
 		r.Tier, r.Mode = topology.TierNode, request.Required
 	case len(domains) > 0:
 		t := dc.cluster.Domains[domains[0]].Tier
-		never = true
+		never, degraded = true, true
 		var in []topology.NodeID
 		for _, id := range domains {
 			dom := &dc.cluster.Domains[id]
 			never = never && !dc.couldHold(id, r)
+			degraded = degraded && !dc.healthyHold(id, r, s)
 			for n := dom.NodeLo; n < dom.NodeHi; n++ {
 				in = append(in, n)
 			}
@@ -149,9 +156,20 @@ func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy
 		r.Tier, r.Mode = t, request.Required
 	}
 	if len(r.Allowed) == 0 && len(d.Bound) > 0 {
-		return false, true, nil // the user's node list and the binding have no node in common
+		return false, true, false, nil // the user's node list and the binding have no node in common
 	}
-	return e.Place(s, r).Status == place.Placed, never, nil
+	return e.Place(s, r).Status == place.Placed, never, degraded && !never, nil
+}
+
+// firstHealthy says whether the first of the domains bound is large
+// enough on its healthy nodes of s to hold the prepared job: a new
+// binding worth making for a job whose bound domains all lost members.
+func (dc *Decider) firstHealthy(bound []string, p Prepared, s *occupancy.Snapshot) bool {
+	if len(bound) == 0 {
+		return false
+	}
+	id, ok := dc.cluster.DomainByName(bound[0])
+	return ok && dc.healthyHold(id, p.Request, s)
 }
 
 // nodeNames names nodes.
@@ -237,12 +255,12 @@ func diff(now, want Job) Update {
 		u.ExcNodes = strptr(want.ExcNodes)
 	}
 	if want.TresPerNode != "" && want.MinNodes > 0 &&
-		(want.TresPerNode != now.TresPerNode || want.MinNodes != now.MinNodes || want.MaxNodes != now.MaxNodes) {
+		(!sameTres(want.TresPerNode, now.TresPerNode) || want.MinNodes != now.MinNodes || want.MaxNodes != now.MaxNodes) {
 		u.TresPerJob, u.TresPerNode = strptr(want.TresPerJob), strptr(want.TresPerNode)
 		u.MinNodes, u.MaxNodes = want.MinNodes, want.MaxNodes
 	} else if want.MinNodes > 0 && (want.MinNodes != now.MinNodes || want.MaxNodes != now.MaxNodes) {
 		u.MinNodes, u.MaxNodes = want.MinNodes, want.MaxNodes
-		if want.TresPerNode != now.TresPerNode {
+		if !sameTres(want.TresPerNode, now.TresPerNode) {
 			u.TresPerJob, u.TresPerNode = strptr(want.TresPerJob), strptr(want.TresPerNode)
 		}
 	}
@@ -271,6 +289,12 @@ func (u Update) Apply(j Job) Job {
 		j.MinNodes, j.MaxNodes = u.MinNodes, max(u.MaxNodes, u.MinNodes)
 	}
 	return j
+}
+
+// sameTres compares two TRES strings as Slurm means them: the plugin
+// writes "gres:gpu:8", Slurm 23.02 and later list it as "gres/gpu:8".
+func sameTres(a, b string) bool {
+	return strings.ReplaceAll(a, "gres/", "gres:") == strings.ReplaceAll(b, "gres/", "gres:")
 }
 
 // sameNodes compares two host lists as node sets.

@@ -234,7 +234,28 @@ func (dc *Decider) rankedDomains(j Job, req request.Request, t topology.Tier, pl
 	for _, d := range mostFree(c, s, t) {
 		add(d)
 	}
-	return out
+	return dc.degradedLast(out, req, s)
+}
+
+// degradedLast moves the domains whose failed members (down, drained)
+// leave too little of them to hold the gang behind the others, keeping
+// each group's order: Slurm takes the first alternative that can start
+// the job, and one that cannot until a repair should not come before one
+// that can when its jobs end. They stay listed: when every domain of the
+// tier is degraded, the first repaired is where the gang starts.
+func (dc *Decider) degradedLast(names []string, req request.Request, s *occupancy.Snapshot) []string {
+	if s == nil {
+		return names
+	}
+	var healthy, degraded []string
+	for _, name := range names {
+		if id, ok := dc.cluster.DomainByName(name); ok && !dc.healthyHold(id, req, s) {
+			degraded = append(degraded, name)
+			continue
+		}
+		healthy = append(healthy, name)
+	}
+	return append(healthy, degraded...)
 }
 
 // allocNodes lists an allocation's nodes.
@@ -306,10 +327,27 @@ func ancestor(c *topology.Cluster, d topology.DomainID, t topology.Tier) topolog
 // in the domain (and enough nodes with GPUsPerNode of them, for a fixed
 // shape), ignoring occupancy.
 func (dc *Decider) couldHold(d topology.DomainID, req request.Request) bool {
+	return dc.holds(d, req, nil)
+}
+
+// healthyHold is couldHold over the domain's healthy nodes on s: those
+// whose state takes new jobs (not down, drained or failing). A domain
+// with failed members holds a gang only as large as what is left of it
+// until they are repaired.
+func (dc *Decider) healthyHold(d topology.DomainID, req request.Request, s *occupancy.Snapshot) bool {
+	return dc.holds(d, req, s)
+}
+
+// holds counts the domain's GPUs of an acceptable model, on the nodes s
+// says are healthy (s nil: all of them).
+func (dc *Decider) holds(d topology.DomainID, req request.Request, s *occupancy.Snapshot) bool {
 	c := dc.cluster
 	dom := &c.Domains[d]
 	total, nodes := 0, 0
 	for n := dom.NodeLo; n < dom.NodeHi; n++ {
+		if s != nil && !s.State[n].Usable() {
+			continue
+		}
 		k := 0
 		node := &c.Nodes[n]
 		for gi := node.GPULo; gi < node.GPUHi; gi++ {

@@ -24,6 +24,11 @@ type RebindConfig struct {
 	// Timeout bounds one scontrol update; one that runs out ends the
 	// cycle's updates (slurmctld is busy or down).
 	Timeout time.Duration
+	// AfterFailure re-binds a gang requeued after one of its nodes failed,
+	// during its requeue wait (the controller's failure.go): its old domain
+	// first when a healthy replacement makes it large enough again, else
+	// the tightest domain that holds it now.
+	AfterFailure bool
 }
 
 // DefaultRebind is the rebind: section's defaults. Why on: without it a
@@ -32,7 +37,7 @@ type RebindConfig struct {
 // touch only jobs gangtopo bound, only to the binding the plugin would
 // give them now, and only when that starts them now.
 func DefaultRebind() RebindConfig {
-	return RebindConfig{Enabled: true, MaxPerCycle: 20, JobInterval: 2 * time.Minute, Timeout: 5 * time.Second}
+	return RebindConfig{Enabled: true, MaxPerCycle: 20, JobInterval: 2 * time.Minute, Timeout: 5 * time.Second, AfterFailure: true}
 }
 
 // maxRebindsPerCycle bounds max_per_cycle.
@@ -41,7 +46,7 @@ const maxRebindsPerCycle = 1000
 // rebind reads the rebind: section.
 func (p *configParser) rebind(v *yaml.Node, key string) {
 	if v.Kind != yaml.MappingNode {
-		p.errorf(v, key, "want a mapping (enabled, max_per_cycle, job_interval, timeout)")
+		p.errorf(v, key, "want a mapping (enabled, max_per_cycle, job_interval, timeout, after_failure)")
 		return
 	}
 	c := &p.c.Rebind
@@ -50,6 +55,7 @@ func (p *configParser) rebind(v *yaml.Node, key string) {
 		"max_per_cycle": func(v *yaml.Node, k string) { p.count(v, k, 1, maxRebindsPerCycle, &c.MaxPerCycle) },
 		"job_interval":  func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.JobInterval) },
 		"timeout":       func(v *yaml.Node, k string) { p.duration(v, k, 100*time.Millisecond, time.Minute, &c.Timeout) },
+		"after_failure": func(v *yaml.Node, k string) { p.boolean(v, k, &c.AfterFailure) },
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(v.Content); i += 2 {

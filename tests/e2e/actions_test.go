@@ -30,14 +30,14 @@ type controllerProc struct {
 }
 
 // startController starts `gangtopo daemon --role controller` with config,
-// publishing snapshot every second.
-func startController(t *testing.T, name, config, snapshot string) *controllerProc {
+// publishing snapshot every second; more are further arguments.
+func startController(t *testing.T, name, config, snapshot string, more ...string) *controllerProc {
 	t.Helper()
 	p := &controllerProc{name: name, log: filepath.Join(filepath.Dir(snapshot), name+".log")}
 	out, err := os.Create(p.log)
 	must(t, err)
-	p.cmd = exec.Command(os.Getenv("GANGTOPO_BIN"), "daemon", "--role", "controller", "--interval", "1s", "--log-format", "json",
-		"--topology", clusterFile, "-o", snapshot, "--config", config)
+	p.cmd = exec.Command(os.Getenv("GANGTOPO_BIN"), append([]string{"daemon", "--role", "controller", "--interval", "1s", "--log-format", "json",
+		"--topology", clusterFile, "-o", snapshot, "--config", config}, more...)...)
 	p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = lab.Env(), out, out
 	must(t, p.cmd.Start())
 	t.Cleanup(func() { p.stop(); out.Close() })

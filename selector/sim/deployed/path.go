@@ -154,6 +154,14 @@ func (p *Path) Rebind(s *occupancy.Snapshot, j jobsubmit.Job, d jobsubmit.Decisi
 	return p.dec.Rebind(j, d, p.withFeatures(s), p.eng, p.gen)
 }
 
+// Restart is the controller's answer about job j requeued after a node
+// failure (as Slurm holds it, with gangtopo's decision d), which ran on
+// the nodes ran, on the state s of now: jobsubmit.Decider.Restart.
+func (p *Path) Restart(s *occupancy.Snapshot, j jobsubmit.Job, d jobsubmit.Decision, ran []string) jobsubmit.Restarting {
+	p.gen++
+	return p.dec.Restart(j, d, ran, p.withFeatures(s), p.eng, p.gen)
+}
+
 // Start is where Slurm would start job j (as rewritten) on the state s of
 // now; false when it stays pending. exact, when set, replaces the CPUs and
 // memory Slurm charges (whole CPUs, MiB per GPU) with the trace's own, so

@@ -88,6 +88,33 @@ func (q *Queue) Rebind(s *occupancy.Snapshot, r *request.Request) bool {
 	return true
 }
 
+// Restart carries out the controller's re-binding of the job of r,
+// requeued after a node failure, which ran on the nodes ran: the job
+// becomes what the update makes of it in Slurm (its old domain first when
+// a healthy replacement makes room, else the tightest domain that holds
+// it now). Nothing is held on s: the job may not start before its begin
+// time. False when the update changes nothing.
+func (q *Queue) Restart(s *occupancy.Snapshot, r *request.Request, ran []topology.NodeID) bool {
+	now, had := q.jobs[r.JobID]
+	if !had {
+		return false
+	}
+	d, err := jobsubmit.ParseDecision(now.AdminComment + now.Comment)
+	if err != nil {
+		return false
+	}
+	names := make([]string, len(ran))
+	for i, n := range ran {
+		names[i] = s.Cluster.Nodes[n].Name
+	}
+	rs := q.p.Restart(s, now, d, names)
+	if !rs.Stale {
+		return false
+	}
+	q.jobs[r.JobID] = rs.Update.Apply(now)
+	return true
+}
+
 // rebinding is the controller's answer about the job of r on s, and the
 // job as Slurm holds it; false when gangtopo wrote no decision into it.
 func (q *Queue) rebinding(s *occupancy.Snapshot, r *request.Request) (jobsubmit.Job, jobsubmit.Rebinding, bool) {

@@ -230,6 +230,16 @@ func (g *gangSim) runningView() (*occupancy.Snapshot, []int32) {
 // requeue stops running job j at t: its GPUs are released, what it ran is
 // lost, and it waits again in its submit order.
 func (g *gangSim) requeue(t float64, j int32) {
+	g.res.Requeues = append(g.res.Requeues, Requeue{Job: j, Start: g.out[j].Start, At: t, GPUs: g.jobs[j].GPUs, Used: g.out[j].Used})
+	g.out[j].Requeues++
+	g.stopRun(t, j)
+	at := sort.Search(len(g.queue), func(i int) bool { return g.queue[i] > j })
+	g.queue = slices.Insert(g.queue, at, j)
+}
+
+// stopRun stops running job j at t: its GPUs are released and what it
+// ran is lost (counted in Ran).
+func (g *gangSim) stopRun(t float64, j int32) {
 	o := &g.out[j]
 	if err := g.s.Release(g.allocs[j]); err != nil {
 		g.fail(err)
@@ -239,12 +249,8 @@ func (g *gangSim) requeue(t float64, j int32) {
 	g.plan.remove(g.expEnd[j], j)
 	g.running.remove(j)
 	g.quota.stopped(g, j, true)
-	g.res.Requeues = append(g.res.Requeues, Requeue{Job: j, Start: o.Start, At: t, GPUs: g.jobs[j].GPUs, Used: o.Used})
 	o.Used = nil
 	o.Ran += t - o.Start
-	o.Requeues++
 	o.Start, o.End = math.NaN(), math.NaN()
 	g.allocs[j] = occupancy.Allocation{}
-	at := sort.Search(len(g.queue), func(i int) bool { return g.queue[i] > j })
-	g.queue = slices.Insert(g.queue, at, j)
 }

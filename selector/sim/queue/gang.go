@@ -68,6 +68,7 @@ type gangSim struct {
 	// the running jobs.
 	dfg     *defragger
 	quota   *quotaSim
+	fails   *failSim
 	running runningSet
 	now     float64 // the time of the pass in progress
 	// clock, with Config.Timing, says when passes run; passBy names the
@@ -94,6 +95,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 		g.honors = th.HonorsTier()
 	}
 	g.dfg = newDefragger(c, cfg.Defrag)
+	g.fails = newFailSim(cfg.Failures, p)
 	g.quota = newQuotaSim(c, jobs, cfg.Quota)
 	if g.quota != nil {
 		g.res.OwnerBound, g.res.Shares = g.quota.cfg.OwnerBound(), g.quota.cfg.Shares
@@ -115,7 +117,7 @@ func newGangSim(c *topology.Cluster, jobs []Job, p Policy, cfg Config) *gangSim 
 
 func (g *gangSim) run() (*Result, error) {
 	next, n := 0, len(g.jobs)
-	for g.err == nil && (next < n || len(g.ends) > 0 || !math.IsInf(g.rebind.nextEvent(), 1) || (!math.IsInf(g.dfg.nextEvent(), 1) || !math.IsInf(g.quota.nextEvent(), 1) || !math.IsInf(g.clock.nextEvent(true), 1)) && len(g.queue) > 0) {
+	for g.err == nil && (next < n || len(g.ends) > 0 || g.fails.busy(len(g.queue) > 0) || !math.IsInf(g.rebind.nextEvent(), 1) || (!math.IsInf(g.dfg.nextEvent(), 1) || !math.IsInf(g.quota.nextEvent(), 1) || !math.IsInf(g.clock.nextEvent(true), 1)) && len(g.queue) > 0) {
 		t := math.Inf(1)
 		if next < n {
 			t = g.jobs[next].Submit
@@ -127,8 +129,8 @@ func (g *gangSim) run() (*Result, error) {
 			t = min(t, at)
 		}
 		tick, dtick, qtick := g.rebind.nextEvent(), g.dfg.nextEvent(), g.quota.nextEvent()
-		t = min(t, tick, dtick, qtick, g.clock.nextEvent(len(g.queue) > 0))
-		released := false
+		t = min(t, tick, dtick, qtick, g.clock.nextEvent(len(g.queue) > 0), g.fails.nextEvent(len(g.queue) > 0))
+		released := g.fails.step(g, t)
 		if tick == t {
 			g.rebind.cycle(g, t)
 			released = true // a full pass: bindings changed
@@ -315,6 +317,7 @@ func (g *gangSim) start(t float64, j int32, a occupancy.Allocation, feasible top
 	g.plan.insert(g.expEnd[j], j)
 	g.running.add(j)
 	g.quota.started(g, j)
+	g.fails.started(g, t, j, a)
 }
 
 // finish releases an ended job's GPUs.

@@ -76,6 +76,9 @@ type Config struct {
 	// Quota, when set, models GPU shares per account: hard limits or
 	// gangtopo's dynamic quotas (quota.go); nil: none.
 	Quota *Quota
+	// Failures, when set, takes nodes down under running jobs and repairs
+	// them later (failures.go); nil: no node fails.
+	Failures *Failures
 	// Timing, when set, runs the scheduler's passes when slurmctld does
 	// (timing.go); nil: a pass at every event.
 	Timing *Timing

@@ -40,6 +40,9 @@ type Outcome struct {
 	// Ran is the time it ran before those requeues (lost).
 	Requeues int
 	Ran      float64
+	// Failures counts the times a node failure requeued the job (its run
+	// time before them is in Ran too).
+	Failures int
 	// Owner (Config.Quota): the job asked within its account's share
 	// (what the account held and waited for, plus the job, fit the
 	// share when it was submitted).
@@ -110,6 +113,11 @@ type Result struct {
 	OwnerBound    float64
 	// Shares are the quota's (nil without one).
 	Shares quota.Shares
+	// Restarts are the jobs requeued by node failures (Config.Failures),
+	// in failure order; Failures the failures that took a node down
+	// before the last job ended.
+	Restarts []Restart
+	Failures int
 }
 
 func newResult(name string, c *topology.Cluster, jobs []Job) *Result {

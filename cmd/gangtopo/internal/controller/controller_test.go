@@ -141,6 +141,7 @@ func TestCyclePublishesAndMeasures(t *testing.T) {
 		{"32-GPU gangs startable", testutil.ToFloat64(l.c.m.startable.WithLabelValues("32", "")), 1}, // 20 free in leaf1, 32 in leaf2
 		{"mixed nodes", testutil.ToFloat64(l.c.m.nodes.WithLabelValues("mixed")), 2},
 		{"jobs", testutil.ToFloat64(l.c.m.jobs), 1},
+		{"degraded leaves", testutil.ToFloat64(l.c.m.degraded.WithLabelValues("leaf")), 0},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

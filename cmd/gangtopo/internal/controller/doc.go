@@ -15,7 +15,8 @@
 //  5. Update the metrics, including the fragmentation gauges computed by
 //     the engine's frag package.
 //  6. With gangtopo.yaml (--config), re-bind the pending jobs whose binding
-//     went stale (rebind.go), within its rate limits.
+//     went stale (rebind.go), and the gangs requeued after a node failure
+//     (failure.go), within its rate limits.
 //
 // A cycle that fails at any step publishes nothing: the previous snapshot
 // stays in place, complete, and ages; gangtopo_snapshot_age_seconds shows

@@ -205,6 +205,9 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 	if d.conf.gen != gen {
 		d.lock.Next = d.leaderFor(cfg.Actions)
 	}
+	if c.rebind != nil {
+		c.rebind.observe(s.st, s.s, s.at)
+	}
 	pluginOff := !d.pluginListed(ctx, cfg, start)
 	d.door.SetConfig(doorConfig(cfg.Actions, pluginOff))
 	lead, why := d.door.Begin(ctx)

@@ -31,6 +31,8 @@ type metrics struct {
 	startable *prometheus.GaugeVec
 	leafWhole *prometheus.GaugeVec
 	leafFree  *prometheus.GaugeVec
+	degraded  *prometheus.GaugeVec
+	healthy   *prometheus.GaugeVec
 	decisions *prometheus.GaugeVec
 	mixJobs   prometheus.Gauge
 }
@@ -71,6 +73,8 @@ func newMetrics(reg prometheus.Registerer, age func() float64) *metrics {
 	m.startable = gauge("gangtopo_gangs_startable", "Gangs of each typical size that could start now (within one node up to a node's size, else within one leaf); model \"\" is any model.", "gpus", "model")
 	m.leafWhole = gauge("gangtopo_leaf_free_whole_nodes", "Usable nodes with every GPU free, per leaf.", "leaf")
 	m.leafFree = gauge("gangtopo_leaf_free_gpus", "Whole free GPUs on usable nodes, per leaf.", "leaf")
+	m.degraded = gauge("gangtopo_degraded_domains", "Domains with failed members (nodes down, drained or not reported), by tier (block, leaf, spine).", "tier")
+	m.healthy = gauge("gangtopo_degraded_domain_healthy_nodes", "Healthy nodes of each degraded domain (one series per domain with a failed member; compare with the domain's size in the cluster file).", "tier", "domain")
 	m.decisions = gauge("gangtopo_decisions", "Jobs Slurm lists (pending, running, recently finished) by the gangtopo decision in their AdminComment: verdict, and for untouched jobs the cause (not_covered: partition or nodes missing from the cluster file).", "verdict", "cause")
 	for _, st := range stages {
 		m.pollErrors.WithLabelValues(st) // export zeros, so rate() works from the start
@@ -140,11 +144,29 @@ func (m *metrics) observeFrag(meter *frag.Meter, s *occupancy.Snapshot) {
 		m.leafWhole.WithLabelValues(l.Name).Set(float64(l.WholeFreeNodes))
 		m.leafFree.WithLabelValues(l.Name).Set(float64(l.FreeGPUs))
 	}
+	m.observeDegraded(c, r.Degraded)
+}
+
+// observeDegraded sets the degraded domains' series: a count per tier
+// (zero included), and the healthy nodes of each degraded domain (the
+// series of a repaired one dropped).
+func (m *metrics) observeDegraded(c *topology.Cluster, ds []frag.Degraded) {
+	m.healthy.Reset()
+	var count [topology.NumTiers]int
+	for _, d := range ds {
+		count[d.Tier]++
+		m.healthy.WithLabelValues(d.Tier.String(), d.Domain).Set(float64(d.Healthy))
+	}
+	for _, t := range []topology.Tier{topology.TierBlock, topology.TierLeaf, topology.TierSpine} {
+		if c.HasTier(t) {
+			m.degraded.WithLabelValues(t.String()).Set(float64(count[t]))
+		}
+	}
 }
 
 // resetTopologySeries drops series labelled by the old topology's domains.
 func (m *metrics) resetTopologySeries() {
-	for _, v := range []*prometheus.GaugeVec{m.frag, m.largest, m.startable, m.leafWhole, m.leafFree} {
+	for _, v := range []*prometheus.GaugeVec{m.frag, m.largest, m.startable, m.leafWhole, m.leafFree, m.degraded, m.healthy} {
 		v.Reset()
 	}
 }

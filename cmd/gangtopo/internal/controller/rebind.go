@@ -70,10 +70,13 @@ type rebinder struct {
 	dec     *jobsubmit.Decider
 	eng     *place.Engine
 	last    map[string]time.Time // job ID -> when it was last updated
+	// failures remembers where running gangs ran, for those requeued
+	// after a node failure (failure.go).
+	failures *failureWatch
 }
 
 func newRebinder(setup RebindSetup, door *actuate.Door, log zerolog.Logger, reg prometheus.Registerer) *rebinder {
-	return &rebinder{door: door, log: log, m: newRebindMetrics(reg), cfg: setup.Config, last: map[string]time.Time{}}
+	return &rebinder{door: door, log: log, m: newRebindMetrics(reg), cfg: setup.Config, last: map[string]time.Time{}, failures: newFailureWatch(reg)}
 }
 
 // cycle re-binds the stale jobs among pending on snapshot s (of cluster
@@ -91,9 +94,13 @@ func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Clust
 	jobs := bound(pending)
 	work := s.Clone()
 	now := r.door.Now()
-	stale, updated := 0, 0
+	restarted, updated, stop := r.restarts(ctx, s, work, pending)
+	stale := 0
 	for _, pj := range jobs {
-		if notYet[pj.Reason] {
+		if stop {
+			break
+		}
+		if notYet[pj.Reason] || restarted[pj.ID] {
 			continue // it could not start now anyway: its binding is not what keeps it
 		}
 		d, _ := jobsubmit.ParseDecision(pj.Decision) // bound() parsed it
@@ -258,4 +265,13 @@ func newRebindMetrics(reg prometheus.Registerer) *rebindMetrics {
 		m.skipped.WithLabelValues(l)
 	}
 	return m
+}
+
+// observe remembers where the running gangs run (failure.go), whether or
+// not this controller acts, so that one that takes over knows too; and
+// logs each newly seen on a failed node.
+func (r *rebinder) observe(st *slurmstate.State, s *occupancy.Snapshot, at time.Time) {
+	for _, id := range r.failures.observe(st, s, at) {
+		r.log.Warn().Str("job", id).Msg("a node under a running gang is down, drained or failing: Slurm requeues the gang if the node is down and the job may be requeued; its restart is re-bound (rebind.after_failure)")
+	}
 }

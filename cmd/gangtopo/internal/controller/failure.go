@@ -1,0 +1,236 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+)
+
+// Gangs requeued after a node failure (part of the re-binding).
+//
+// When a node under a running batch job fails, Slurm requeues the job:
+// it pends again with its restart count raised, its node list cleared, and
+// a begin time about two minutes on (reason BeginTime), with the binding
+// made at submit. Left alone, it starts in the first domain of that
+// binding that has room when it may start: the submit-time ranking, with
+// the domain it ran in, now short of a node, where it was.
+//
+// So the controller remembers, every poll, the nodes each running job
+// with a gangtopo decision runs on (Slurm forgets them at the requeue),
+// and each round looks for pending jobs that:
+//
+//   - carry a gangtopo decision and no pin of gangtopo's (only jobs the
+//     plugin decided about are ever changed, as for re-binding);
+//   - ran before with a lower restart count, on nodes of which one at
+//     least is down, drained or failing now (a requeue after a node
+//     failure, not a preemption's or an administrator's);
+//   - may start once their begin time passes (not held).
+//
+// For each, once per restart, jobsubmit's Restart makes the new decision
+// (its old domain first when a healthy replacement makes it large enough
+// again, else the tightest domain that can hold it now) and the update
+// goes through the door like every re-binding, within rebind's
+// max_per_cycle, the door's back-off and limits. This runs during the
+// BeginTime wait, which plain re-binding skips: the gang is bound where it
+// should go before Slurm may start it. Afterwards it is an ordinary bound
+// pending job, re-bound like any other if its binding goes stale.
+//
+// What is remembered lives in this process only: a controller that starts
+// (or takes over) after a requeue does not know where the gang ran, and
+// leaves it to plain re-binding. rebind.after_failure: false turns this
+// off.
+
+// ranOn is where a running job was last seen.
+type ranOn struct {
+	nodes    []string
+	restarts int
+	seen     time.Time
+}
+
+// failureWatch is the memory of running jobs and of restarts handled.
+type failureWatch struct {
+	ran map[string]ranOn
+	// done holds, by job ID, the restart count already handled.
+	done map[string]int
+	// under are the running jobs seen on a failed node at the last poll,
+	// to log each once.
+	under map[string]bool
+	m     *failureMetrics
+}
+
+// forgetAfter bounds how long a job not seen running is remembered: a
+// requeued gang handled or not by then is plain re-binding's.
+const forgetAfter = time.Hour
+
+func newFailureWatch(reg prometheus.Registerer) *failureWatch {
+	return &failureWatch{ran: map[string]ranOn{}, done: map[string]int{}, under: map[string]bool{}, m: newFailureMetrics(reg)}
+}
+
+// observe remembers the nodes of the running jobs gangtopo decided about
+// and counts those running on a node that failed (s says which are not
+// healthy); it returns the IDs of the jobs newly seen on a failed node.
+func (w *failureWatch) observe(st *slurmstate.State, s *occupancy.Snapshot, now time.Time) []string {
+	var newly []string
+	under := map[string]bool{}
+	for _, j := range st.Jobs {
+		if j.NodeList == "" || !decided(j.Facts.AdminComment) || !runs[strings.ToUpper(j.State)] {
+			continue // a completing job may be one being requeued, its count raised already
+		}
+		nodes, err := hostlist.ExpandAtMost(j.NodeList, hostlist.MaxHosts)
+		if err != nil {
+			continue
+		}
+		w.ran[j.ID] = ranOn{nodes: nodes, restarts: j.Facts.Restarts, seen: now}
+		if len(failed(s, nodes)) > 0 {
+			under[j.ID] = true
+			if !w.under[j.ID] {
+				newly = append(newly, j.ID)
+			}
+		}
+	}
+	w.under = under
+	w.m.under.Set(float64(len(under)))
+	for id, r := range w.ran {
+		if now.Sub(r.seen) > forgetAfter {
+			delete(w.ran, id)
+			delete(w.done, id)
+		}
+	}
+	return newly
+}
+
+// runs are the job states whose node list and restart count are
+// remembered.
+var runs = map[string]bool{"RUNNING": true, "SUSPENDED": true}
+
+// requeued says whether pending job pj is a gang requeued after a node
+// failure that is not handled yet, and the nodes it ran on; why says why
+// not, for a job requeued at least once.
+func (w *failureWatch) requeued(pj slurmstate.PendingJob, s *occupancy.Snapshot) (ran []string, ok bool, why string) {
+	r, seen := w.ran[pj.ID]
+	switch {
+	case pj.Facts.Restarts == 0:
+		return nil, false, ""
+	case !seen:
+		return nil, false, "not seen running by this controller"
+	case pj.Facts.Restarts <= r.restarts:
+		return nil, false, "its restart count is the one it ran with"
+	case w.done[pj.ID] >= pj.Facts.Restarts:
+		return nil, false, "" // handled
+	}
+	if _, pinned := actuate.ParseMark(pj.Facts.AdminComment); pinned {
+		return nil, false, "pinned"
+	}
+	if pj.Reason != "BeginTime" && notYet[pj.Reason] {
+		return nil, false, "held: " + pj.Reason // a requeue hold: it waits for a person, not for nodes
+	}
+	if len(failed(s, r.nodes)) == 0 {
+		return nil, false, "every node it ran on is healthy (requeued by a preemption or an administrator)"
+	}
+	return r.nodes, true, ""
+}
+
+// failed lists the named nodes that s knows and says are not healthy
+// (down, drained, failing or not reported).
+func failed(s *occupancy.Snapshot, nodes []string) []string {
+	var out []string
+	for _, name := range nodes {
+		if id, ok := s.Cluster.NodeByName(name); ok && !s.State[id].Usable() {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// decided says whether an AdminComment carries a gangtopo decision.
+func decided(adminComment string) bool {
+	_, err := jobsubmit.ParseDecision(adminComment)
+	return err == nil
+}
+
+// restarts re-binds the gangs requeued after a node failure among
+// pending (rebind.go's cycle calls it first, with its working snapshot).
+// It returns the jobs it looked at, which the plain re-binding leaves
+// alone this cycle, and the updates it made.
+func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pending []slurmstate.PendingJob) (seen map[string]bool, updated int, stop bool) {
+	seen = map[string]bool{}
+	if !r.cfg.Rebind.AfterFailure {
+		return seen, 0, false
+	}
+	w := r.failures
+	now := r.door.Now()
+	for _, pj := range pending {
+		ran, ok, why := w.requeued(pj, s)
+		if !ok {
+			if why != "" {
+				r.log.Debug().Str("job", pj.ID).Int("restarts", pj.Facts.Restarts).Str("reason", pj.Reason).Str("why", why).
+					Msg("a requeued job is not re-bound as requeued after a node failure")
+			}
+			continue
+		}
+		seen[pj.ID] = true
+		d, err := jobsubmit.ParseDecision(pj.Decision)
+		if err != nil {
+			continue
+		}
+		rs := r.dec.Restart(pj.Job, d, ran, work, r.eng, s.Generation)
+		log := r.log.Info().Str("job", pj.ID).Int("restarts", pj.Facts.Restarts).Strs("ran_on", ran).Strs("failed", failed(s, ran)).
+			Str("old_domain", rs.Old).Bool("in_old_domain", rs.InOld).Str("why", rs.Why)
+		if !rs.Stale {
+			w.done[pj.ID] = pj.Facts.Restarts
+			w.m.restarts.WithLabelValues("unchanged").Inc()
+			log.Msg("a gang requeued after a node failure keeps its binding")
+			continue
+		}
+		if updated >= r.cfg.Rebind.MaxPerCycle {
+			r.m.skipped.WithLabelValues("max_per_cycle").Inc()
+			continue
+		}
+		updated++
+		err = r.apply(ctx, pj, rs.Rebinding, work, now)
+		switch {
+		case err == nil:
+			w.done[pj.ID] = pj.Facts.Restarts
+			w.m.restarts.WithLabelValues(map[bool]string{true: "old_domain", false: "elsewhere"}[rs.InOld]).Inc()
+			log.Str("update", rs.Update.String()).Msg("re-bound a gang requeued after a node failure")
+		case actuate.Refused(err):
+			w.m.restarts.WithLabelValues("refused").Inc()
+		default:
+			w.done[pj.ID] = pj.Facts.Restarts // gone, or failed: the door's back-off and plain re-binding have it
+			w.m.restarts.WithLabelValues("failed").Inc()
+		}
+		if errors.Is(err, actuate.ErrBusy) || errors.Is(err, actuate.ErrLimit) || errors.Is(err, slurmstate.ErrUpdateTimeout) {
+			return seen, updated, true
+		}
+	}
+	return seen, updated, false
+}
+
+// failureMetrics are the series of the failure handling.
+type failureMetrics struct {
+	restarts *prometheus.CounterVec
+	under    prometheus.Gauge
+}
+
+func newFailureMetrics(reg prometheus.Registerer) *failureMetrics {
+	m := &failureMetrics{
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gangtopo_failure_restarts_total",
+			Help: "Gangs requeued after a node failure, by what the controller did: old_domain (re-bound with the domain they ran in first, a healthy replacement inside it), elsewhere (re-bound to the tightest domain that holds them now), unchanged (their binding was already that), refused (the door did not make it; tried again) or failed."}, []string{"result"}),
+		under: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_running_gangs_on_failed_nodes",
+			Help: "Running jobs gangtopo decided about with a node down, drained or failing under them at the last poll."}),
+	}
+	reg.MustRegister(m.restarts, m.under)
+	for _, r := range []string{"old_domain", "elsewhere", "unchanged", "refused", "failed"} {
+		m.restarts.WithLabelValues(r)
+	}
+	return m
+}

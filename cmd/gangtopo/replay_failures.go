@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gangtopo/gangtopo/selector/sim/queue"
+)
+
+// Node failures in the replay (--node-failures): failures drawn from a
+// published rate, each node repaired --repair later; what became of the
+// jobs requeued by them, per policy.
+
+// llama3PerNodeHour is the rate Meta reported for the Llama 3 405B
+// pre-training (The Llama 3 Herd of Models, 2024, section 3.3.4 and
+// table 5): 419 unexpected interruptions in 54 days on 16,384 GPUs, 2,048
+// servers of 8: 419 / (2,048 x 54 x 24) per node and hour.
+const llama3PerNodeHour = 419.0 / (2048 * 54 * 24)
+
+// failureFlags are --node-failures, --repair and --failure-seed.
+type failureFlags struct {
+	rate   string
+	repair time.Duration
+	seed   uint64
+}
+
+// perNodeHour reads --node-failures: llama3, or failures per node-hour;
+// 0 when off.
+func (f failureFlags) perNodeHour() (float64, error) {
+	switch f.rate {
+	case "", "none", "0":
+		return 0, nil
+	case "llama3":
+		return llama3PerNodeHour, nil
+	}
+	v, err := strconv.ParseFloat(f.rate, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, usagef("--node-failures %q: want llama3 (Meta's Llama 3 report: 419 interruptions in 54 days on 2,048 servers) or failures per node-hour above 0", f.rate)
+	}
+	if f.repair <= 0 {
+		return 0, usagef("--repair %s: want a duration above 0", f.repair)
+	}
+	return v, nil
+}
+
+// drawFailures sets each run's failures: the same rate over each run's
+// span (its time scale differs by load), one seed.
+func (f failureFlags) drawFailures(set *replaySetup) error {
+	rate, err := f.perNodeHour()
+	if err != nil || rate == 0 {
+		return err
+	}
+	if f.repair <= 0 {
+		return usagef("--repair %s: want a duration above 0", f.repair)
+	}
+	set.failures = make([]*queue.Failures, len(set.runs))
+	for i, run := range set.runs {
+		horizon := 0.0
+		for _, j := range run.jobs {
+			horizon = max(horizon, j.Submit+j.Duration)
+		}
+		set.failures[i] = &queue.Failures{Events: queue.DrawFailures(set.cluster, rate, 2*horizon, f.seed), Repair: f.repair.Seconds()}
+	}
+	set.info.Failures = fmt.Sprintf("%s failures per node-hour (%.3g), each node repaired %s later, requeued jobs eligible %d s after their failure (seed %d)",
+		f.rate, rate, f.repair, queue.DefaultRequeueDelay, f.seed)
+	return nil
+}
+
+// failureRow is one policy's restarts.
+type failureRow struct {
+	policy           string
+	failures, jobs   int
+	gangs, restarted int
+	p50, p95, mean   float64 // minutes
+	inTier, same     float64 // percent of the gangs restarted
+	wider            int
+}
+
+// failureRows sums the restarts of the gangs (jobs above gangAbove GPUs)
+// in each policy's result.
+func failureRows(pols []string, results []*queue.Result, gangAbove int) []failureRow {
+	var rows []failureRow
+	for i, res := range results {
+		r := failureRow{policy: pols[i], failures: res.Failures, jobs: len(res.Restarts)}
+		var waits []float64
+		in, same := 0, 0
+		for _, rs := range res.Restarts {
+			if res.Jobs[rs.Job].GPUs <= gangAbove {
+				continue
+			}
+			r.gangs++
+			if math.IsNaN(rs.Start) {
+				continue
+			}
+			r.restarted++
+			waits = append(waits, rs.Wait()/60)
+			switch {
+			case rs.New <= rs.Old:
+				in++
+			default:
+				r.wider++
+			}
+			if rs.SameDomain {
+				same++
+			}
+		}
+		if len(waits) > 0 {
+			slices.Sort(waits)
+			r.p50, r.p95 = quantile(waits, 0.5), quantile(waits, 0.95)
+			for _, w := range waits {
+				r.mean += w / float64(len(waits))
+			}
+			r.inTier, r.same = 100*float64(in)/float64(len(waits)), 100*float64(same)/float64(len(waits))
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// quantile of sorted xs (nearest rank).
+func quantile(xs []float64, q float64) float64 {
+	k := int(math.Ceil(q*float64(len(xs)))) - 1
+	return xs[min(max(k, 0), len(xs)-1)]
+}
+
+// writeFailures writes the restarts table of the run's central band.
+func writeFailures(w io.Writer, set *replaySetup, run *replayRun, markdown bool) {
+	if set.failures == nil || len(run.bands) == 0 {
+		return
+	}
+	rows := failureRows(set.policies, run.bands[len(run.bands)/2].results, set.cfg.GangAbove)
+	head := []string{"policy", "node failures", "jobs requeued", "gangs requeued", "restarted", "restart wait p50 min", "p95 min", "mean min", "in original tier %", "same domain %", "wider"}
+	cells := func(r failureRow) []string {
+		return []string{r.policy, strconv.Itoa(r.failures), strconv.Itoa(r.jobs), strconv.Itoa(r.gangs), strconv.Itoa(r.restarted),
+			fmt.Sprintf("%.1f", r.p50), fmt.Sprintf("%.1f", r.p95), fmt.Sprintf("%.1f", r.mean),
+			fmt.Sprintf("%.1f", r.inTier), fmt.Sprintf("%.1f", r.same), strconv.Itoa(r.wider)}
+	}
+	fmt.Fprintf(w, "\nNode failures: %s. Gangs: jobs of more than %d GPUs; restart wait from the failure to the restart (Slurm's requeue delay included); tier: the tightest domain holding the gang, against the one it ran in (%s band).\n\n",
+		set.info.Failures, set.cfg.GangAbove, bandName(set, len(run.bands)/2))
+	if markdown {
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells(r), " | "))
+		}
+		return
+	}
+	for _, row := range append([][]string{head}, mapRows(rows, cells)...) {
+		fmt.Fprintf(w, "  %-16s", row[0])
+		for _, c := range row[1:] {
+			fmt.Fprintf(w, " %8s", c)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func mapRows(rows []failureRow, f func(failureRow) []string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// bandName names band b of the replay ("factors" for fixed factors).
+func bandName(set *replaySetup, b int) string {
+	if len(set.slowdown.bands) == 0 {
+		return "fixed factors"
+	}
+	return set.slowdown.bands[b].String()
+}

@@ -1,0 +1,262 @@
+package queue
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Node failures (Config.Failures).
+//
+// A failure takes a node down at its time: every job running on it is
+// requeued, as Slurm requeues a batch job whose node fails (what it ran
+// is lost; it keeps its place in submit order), and may start again only
+// RequeueDelay later (Slurm's begin time after a requeue: the job
+// credential's lifetime plus one second, 121 s by default). The node
+// takes no job until it is repaired, Repair later. A failure on a node
+// already down is dropped.
+//
+// A Restarting policy (the deployed path) is also told about the requeued
+// job at the controller's first cycle after the failure (or when the job
+// may start, if that comes first), with the nodes it ran on: the
+// controller's re-binding of a gang requeued after a node failure.
+//
+// What is measured (Result.Restarts): for each requeued job, the time
+// from the failure to its restart, and the tier it reached against the
+// tier it had (Outcome.Tier before the failure), and whether it restarted
+// inside the very domain of that tier it ran in.
+
+// Failures configures node failures.
+type Failures struct {
+	// Events are the failures, by time (DrawFailures makes them).
+	Events []NodeFailure
+	// Repair is how long a failed node stays down, in seconds.
+	Repair float64
+	// RequeueDelay is how long after its failure a requeued job may start
+	// again, in seconds; 0: DefaultRequeueDelay.
+	RequeueDelay float64
+}
+
+// NodeFailure is one node failing at a time (replay seconds).
+type NodeFailure struct {
+	At   float64
+	Node topology.NodeID
+}
+
+// DefaultRequeueDelay is Slurm's begin time after a requeue: the job
+// credential's default lifetime (120 s) plus one (slurmctld's
+// batch_requeue_fini).
+const DefaultRequeueDelay = 121
+
+// DrawFailures draws node failures over [0, horizon) seconds: a Poisson
+// process at perNodeHour failures per node and hour over the cluster's
+// nodes, each on a node drawn uniformly. seed makes it repeatable.
+func DrawFailures(c *topology.Cluster, perNodeHour, horizon float64, seed uint64) []NodeFailure {
+	n := len(c.Nodes)
+	rate := perNodeHour * float64(n) / 3600 // failures per second
+	if rate <= 0 || n == 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6661696c))
+	var out []NodeFailure
+	for t := rng.ExpFloat64() / rate; t < horizon; t += rng.ExpFloat64() / rate {
+		out = append(out, NodeFailure{At: t, Node: topology.NodeID(rng.IntN(n))})
+	}
+	return out
+}
+
+// Restart is what became of one job requeued by a node failure.
+type Restart struct {
+	Job int32
+	// At is the failure; Start the restart (NaN: it never restarted:
+	// cancelled meanwhile, or the replay ended).
+	At, Start float64
+	// Old is the tier the job ran in, New the tier it restarted in;
+	// SameDomain says it restarted inside the domain of tier Old it ran
+	// in.
+	Old, New   topology.Tier
+	SameDomain bool
+}
+
+// Wait is the time from the failure to the restart.
+func (r *Restart) Wait() float64 { return r.Start - r.At }
+
+// Restarting is implemented by a Deciding policy whose controller
+// re-binds a job requeued after a node failure: Restart is told the job
+// and the nodes it ran on, on the state of the controller's cycle; false
+// when it changed nothing.
+type Restarting interface {
+	Restart(s *occupancy.Snapshot, r *request.Request, ran []topology.NodeID) bool
+}
+
+// failSim is the replay's state of failures.
+type failSim struct {
+	cfg     *Failures
+	next    int             // the next event of cfg.Events
+	repairs endHeap         // node repairs, by time (job field: the node)
+	back    endHeap         // requeued jobs that may start again, by time
+	tell    endHeap         // requeued jobs the controller re-binds, by time
+	ran     map[int32]ran   // requeued jobs not restarted yet
+	delay   float64         // RequeueDelay
+	down    map[int32]bool  // nodes down
+	pol     Restarting      // nil: the policy does not re-bind
+	every   float64         // the controller's cycle (Restarting)
+	counts  map[int32]int32 // restart entry of each job in Result.Restarts
+}
+
+// ran is where a requeued job ran before its failure.
+type ran struct {
+	alloc occupancy.Allocation
+	tier  topology.Tier
+}
+
+func newFailSim(cfg *Failures, p Policy) *failSim {
+	if cfg == nil || len(cfg.Events) == 0 {
+		return nil
+	}
+	f := &failSim{cfg: cfg, ran: map[int32]ran{}, down: map[int32]bool{}, delay: cfg.RequeueDelay, counts: map[int32]int32{}}
+	if f.delay <= 0 {
+		f.delay = DefaultRequeueDelay
+	}
+	if r, ok := p.(Restarting); ok {
+		if d, ok := p.(Deciding); ok && d.RebindInterval() > 0 {
+			f.pol, f.every = r, d.RebindInterval()
+		}
+	}
+	return f
+}
+
+// nextEvent is the time of the next failure, repair, controller call or
+// requeued job becoming eligible; +Inf when none (or no failures).
+func (f *failSim) nextEvent(queued bool) float64 {
+	if f == nil {
+		return math.Inf(1)
+	}
+	t := math.Inf(1)
+	if f.next < len(f.cfg.Events) {
+		t = f.cfg.Events[f.next].At
+	}
+	for _, h := range []endHeap{f.back, f.tell} {
+		if at, ok := h.next(); ok {
+			t = min(t, at)
+		}
+	}
+	if at, ok := f.repairs.next(); ok && queued {
+		t = min(t, at) // a repair matters only to a job waiting
+	}
+	return t
+}
+
+// busy says whether requeued jobs are still to come back, or, with jobs
+// queued, nodes are still to be repaired.
+func (f *failSim) busy(queued bool) bool {
+	return f != nil && (len(f.back) > 0 || len(f.tell) > 0 || queued && len(f.repairs) > 0)
+}
+
+// step carries out the failure events at t; it reports whether the state
+// changed for the waiting jobs (a repair, a requeued job back).
+func (f *failSim) step(g *gangSim, t float64) bool {
+	if f == nil {
+		return false
+	}
+	changed := false
+	for at, ok := f.repairs.next(); ok && at <= t; at, ok = f.repairs.next() {
+		n := f.repairs.pop().job
+		delete(f.down, n)
+		g.s.SetState(topology.NodeID(n), occupancy.StateIdle)
+		g.free += g.c.Nodes[n].NumGPUs()
+		changed = true
+	}
+	for f.next < len(f.cfg.Events) && f.cfg.Events[f.next].At <= t {
+		f.fail(g, t, f.cfg.Events[f.next].Node)
+		f.next++
+	}
+	for at, ok := f.tell.next(); ok && at <= t; at, ok = f.tell.next() {
+		j := f.tell.pop().job
+		if r, waiting := f.ran[j]; waiting && f.pol != nil && math.IsNaN(g.out[j].Start) {
+			if f.pol.Restart(g.s, g.request(j), allocNodes(r.alloc)) {
+				g.res.Rebinds++
+			}
+		}
+	}
+	for at, ok := f.back.next(); ok && at <= t; at, ok = f.back.next() {
+		j := f.back.pop().job
+		at := sort.Search(len(g.queue), func(i int) bool { return g.queue[i] > j })
+		g.queue = slices.Insert(g.queue, at, j)
+		changed = true
+	}
+	return changed
+}
+
+// fail takes node n down at t, requeueing the jobs running on it.
+func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) {
+	if f.down[int32(n)] {
+		return
+	}
+	for _, j := range slices.Clone(g.running.jobs) {
+		if !uses(g.allocs[j], n) {
+			continue
+		}
+		f.ran[j] = ran{alloc: g.allocs[j], tier: g.out[j].Tier}
+		g.res.Restarts = append(g.res.Restarts, Restart{Job: j, At: t, Start: math.NaN(), Old: g.out[j].Tier})
+		f.counts[j] = int32(len(g.res.Restarts) - 1)
+		g.stopRun(t, j)
+		g.out[j].Failures++
+		heap.Push(&f.back, endEvent{t + f.delay, j})
+		if f.pol != nil {
+			heap.Push(&f.tell, endEvent{min(math.Floor(t/f.every)*f.every+f.every, t+f.delay), j})
+		}
+	}
+	f.down[int32(n)] = true
+	if g.done < len(g.jobs) {
+		g.res.Failures++ // not after the last job (the loop may run on to stale end events)
+	}
+	g.s.SetState(n, occupancy.StateDown)
+	g.free -= g.c.Nodes[n].NumGPUs() // empty now: its GPUs were whole free
+	f.repairs.push(t+f.cfg.Repair, int32(n))
+}
+
+// started records the restart of job j with allocation a, when a failure
+// requeued it.
+func (f *failSim) started(g *gangSim, t float64, j int32, a occupancy.Allocation) {
+	if f == nil {
+		return
+	}
+	r, ok := f.ran[j]
+	if !ok {
+		return
+	}
+	delete(f.ran, j)
+	e := &g.res.Restarts[f.counts[j]]
+	e.Start, e.New = t, g.out[j].Tier
+	if tier := max(r.tier, topology.TierNode); r.tier > 0 && len(r.alloc.Nodes) > 0 {
+		dom := g.c.Nodes[r.alloc.Nodes[0].Node].Up[tier]
+		e.SameDomain = dom != topology.NoDomain
+		for _, na := range a.Nodes {
+			e.SameDomain = e.SameDomain && g.c.Nodes[na.Node].Up[tier] == dom
+		}
+	}
+}
+
+func uses(a occupancy.Allocation, n topology.NodeID) bool {
+	for _, na := range a.Nodes {
+		if na.Node == n {
+			return true
+		}
+	}
+	return false
+}
+
+func allocNodes(a occupancy.Allocation) []topology.NodeID {
+	out := make([]topology.NodeID, len(a.Nodes))
+	for i, na := range a.Nodes {
+		out[i] = na.Node
+	}
+	return out
+}
