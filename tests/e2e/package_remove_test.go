@@ -94,7 +94,7 @@ func testDebianPackageRemoveAsDocumented(t *testing.T) {
 	}
 	audit, err := os.ReadFile(auditLog(snapshotFile))
 	must(t, err)
-	if _, ok := lineWith(string(audit), `"action":"release"`, `"job":"`+gang+`"`, `"result":"ok"`, `was removed`); !ok {
+	if _, ok := lineWith(string(audit), `"action":"release"`, `"gang":"`+gang+`"`, `"result":"ok"`, `was removed`); !ok {
 		t.Errorf("no audit line for the hold's end:\n%s", audit)
 	}
 	nothingLost(t, gang, jobs)
