@@ -216,6 +216,7 @@ func (d *docEnv) transcripts(t *testing.T) {
 			}
 		}
 	}
+	reset(t) // the sbatch lines above left their jobs (8 GPUs of the debug partition) running
 	// a gang waiting for a leaf: why says what the document shows, line by
 	// line (the values are the lab's)
 	fillOnes(t, 1, "node01", "node05", "node09", "node13")
