@@ -141,7 +141,8 @@ func testDocumentedCommands(t *testing.T) {
 	// the script loads the host's own Slurm 22.05 (the host's series)
 	repo, err := filepath.Abs("../..")
 	must(t, err)
-	d.ok(strings.Replace(d.line("docs/topology-tools.md", "tests/gen/check-slurm.sh docs/examples/lab16.yaml"), "tests/gen/", repo+"/tests/gen/", 1))
+	line := d.line("docs/topology-tools.md", "tests/gen/check-slurm.sh docs/examples/lab16.yaml")
+	d.ok(strings.NewReplacer("tests/gen/", repo+"/tests/gen/", "docs/examples/", repo+"/docs/examples/").Replace(line))
 	for _, e := range docs.For("DocumentedCommands") {
 		if !d.ran[e.File+": "+e.Cmd] {
 			t.Errorf("%s: %q is the registry's but was not run", e.File, e.Cmd)
