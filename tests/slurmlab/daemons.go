@@ -150,6 +150,10 @@ func (l *Lab) Stop() error {
 		err = os.RemoveAll(l.Dir)
 	}
 	l.procs = nil
+	if l.releasePorts != nil {
+		l.releasePorts()
+		l.releasePorts = nil
+	}
 	return err
 }
 
@@ -186,28 +190,50 @@ func (l *Lab) Reconfigure(ctx context.Context, plugins Plugins) error {
 	if err := l.writeConfig(); err != nil {
 		return err
 	}
+	before := l.pidFileTime()
 	if _, err := l.Run(ctx, DefaultTimeout, "scontrol", "reconfigure"); err != nil {
 		return err
 	}
-	return l.followCtld(ctx)
+	return l.followCtld(ctx, before)
+}
+
+// pidFileTime is when slurmctld last wrote its PID file (zero when none).
+func (l *Lab) pidFileTime() time.Time {
+	fi, err := os.Stat(l.Path("run", "slurmctld.pid"))
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // followCtld finds slurmctld again after a reconfigure: from 23.11 on,
-// `scontrol reconfigure` makes slurmctld start a new process of itself
-// and the old one exit (src/slurmctld/controller.c, _try_to_reconfig), so
-// CtldPID becomes the new process's, read from its PID file.
-func (l *Lab) followCtld(ctx context.Context) error {
+// `scontrol reconfigure` makes slurmctld start itself again
+// (src/slurmctld/controller.c, _try_to_reconfig). A daemonized slurmctld
+// forks a new process and the old one exits; one in the foreground, as
+// the lab runs it (-D), executes itself in place on 24.11 and keeps its
+// PID. Either way the new program writes its PID file again, so the wait
+// is for a PID file written after before (the file's time when the
+// reconfigure was asked for) that names one of the lab's live processes,
+// and CtldPID becomes that PID.
+func (l *Lab) followCtld(ctx context.Context, before time.Time) error {
 	if !l.Release.AtLeast(23, 11) {
 		return nil
 	}
-	old := l.CtldPID
-	return waitFor(ctx, 20*time.Second, "the reconfigured slurmctld's PID file", func() bool {
-		data, err := os.ReadFile(l.Path("run", "slurmctld.pid"))
+	old, seen := l.CtldPID, "no PID file"
+	err := waitFor(ctx, 20*time.Second, "the reconfigured slurmctld's PID file", func() bool {
+		path := l.Path("run", "slurmctld.pid")
+		fi, err := os.Stat(path)
+		if err != nil {
+			return false
+		}
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return false
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil || pid == old || !belongs(pid, l.Dir) {
+		seen = fmt.Sprintf("PID file %q written %s (before the reconfigure: %s), slurmctld was PID %d",
+			strings.TrimSpace(string(data)), fi.ModTime().Format(time.RFC3339Nano), before.Format(time.RFC3339Nano), old)
+		if err != nil || (pid == old && !fi.ModTime().After(before)) || !belongs(pid, l.Dir) {
 			return false
 		}
 		l.CtldPID = pid
@@ -218,6 +244,10 @@ func (l *Lab) followCtld(ctx context.Context) error {
 		}
 		return l.writePIDs() == nil
 	})
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, seen)
+	}
+	return nil
 }
 
 // waitFor polls cond every 100 ms until it holds, then runs the optional
