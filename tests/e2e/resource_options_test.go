@@ -89,7 +89,7 @@ func optionTable(t *testing.T, forms []resourceForm, stock, with []formAnswer, i
 		verdict, ok := compareForm(stock[i], with[i], idle)
 		fmt.Fprintf(&table, "%s | %s | %s | %s | %s | %s\n", f.option, f.args, stock[i], with[i], verdict, with[i].decision)
 		if !ok {
-			t.Errorf("%s: stock Slurm %s, with gangtopo %s (%s)", f.args, stock[i], with[i], with[i].decision)
+			t.Errorf("%s: stock Slurm %s%s, with gangtopo %s%s (%s)", f.args, stock[i], refusal(stock[i]), with[i], refusal(with[i]), with[i].decision)
 		}
 	}
 	return table.String()
@@ -231,6 +231,15 @@ func (a formAnswer) String() string {
 		when = "in " + a.delay.Round(time.Minute).String()
 	}
 	return when + " on " + hostlist.Compress(a.nodes)
+}
+
+// refusal is Slurm's last line for a refused form (" (sbatch: error:
+// ...)"), "" for one Slurm accepted.
+func refusal(a formAnswer) string {
+	if !a.refused {
+		return ""
+	}
+	return " (" + a.err + ")"
 }
 
 var willRunRe = regexp.MustCompile(`Job \d+ to start at (\S+) .*using \d+ processors on nodes (\S+) in partition`)
