@@ -143,6 +143,9 @@ type Lab struct {
 	// the lab directory, "" when they can.
 	pluginCopies map[string]string
 	closed       string
+	// releasePorts gives back the ports the lab claimed (nil when it was
+	// given its port).
+	releasePorts func()
 }
 
 // proc is one daemon the lab started.
@@ -258,11 +261,11 @@ func (l *Lab) start(ctx context.Context) error {
 	}
 	port := l.opts.CtldPort
 	if port == 0 {
-		p, err := freePorts(n)
+		p, release, err := claimPorts(n)
 		if err != nil {
 			return err
 		}
-		port = p
+		port, l.releasePorts = p, release
 	}
 	l.Port = port
 	l.acct.dbPort, l.acct.dbdPort = port+n-2, port+n-1

@@ -278,34 +278,80 @@ func CleanupStale(root string, logf func(string, ...any)) {
 	}
 }
 
-// freePorts finds a base port with n consecutive free TCP ports on
-// 127.0.0.1, away from Slurm's defaults (6817-6818) and make demo's 16817.
-// The search starts at a place that depends on the process, so that labs of
-// two processes starting at once (go test runs packages in parallel) do not
-// both find the same free range before either daemon binds it.
-func freePorts(n int) (int, error) {
-	const first, last, step = 18817, 32000, 97 // below the ephemeral ports (32768 on)
-	if n > last-first {
-		return 0, fmt.Errorf("no range of %d free TCP ports: at most %d between %d and %d", n, last-first, first, last)
+// portLockDir holds one lock file per slot of portStep ports. A lab
+// holds the locks of the slots its range covers (flock, released when the
+// lab stops or its process ends, however it ends), so labs of processes
+// running side by side (two Slurm series at once, go test's packages in
+// parallel) never pick the same ports, whatever their sizes. It is a
+// fixed path, not under TMPDIR, so that processes with different
+// temporary directories see each other's locks.
+const portLockDir = "/tmp/.slurmlab-ports"
+
+const portFirst, portLast, portStep = 18817, 32000, 97 // below the ephemeral ports (32768 on)
+
+// claimPorts finds a base port with n consecutive TCP ports free on
+// 127.0.0.1, away from Slurm's defaults (6817-6818) and make demo's 16817,
+// that no other lab has claimed, and claims them; release gives them back.
+// The search starts at a place that depends on the process, so that two
+// processes starting at once seldom even contend for the same locks.
+func claimPorts(n int) (base int, release func(), err error) {
+	if n > portLast-portFirst {
+		return 0, nil, fmt.Errorf("no range of %d free TCP ports: at most %d between %d and %d", n, portLast-portFirst, portFirst, portLast)
 	}
-	slots := (last-n-first)/step + 1 // every range ends before last
+	if err := os.MkdirAll(portLockDir, 0o755); err != nil {
+		return 0, nil, fmt.Errorf("the port locks: %w", err)
+	}
+	slots := (portLast-n-portFirst)/portStep + 1 // every range ends before portLast
 	start := os.Getpid() % slots
 	for i := range slots {
-		base := first + (start+i)%slots*step
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				continue
-			}
-			ln.Close()
+		base := portFirst + (start+i)%slots*portStep
+		release, ok := lockPorts(base, n)
+		if !ok {
+			continue
 		}
-		if ok {
-			return base, nil
+		if portsFree(base, n) {
+			return base, release, nil
+		}
+		release()
+	}
+	return 0, nil, errors.New("no range of free TCP ports found (every range in use or claimed by another lab: " + portLockDir + ")")
+}
+
+// lockPorts takes the locks of the slots [base, base+n) covers, without
+// waiting; ok false (and nothing held) when another lab holds one.
+func lockPorts(base, n int) (release func(), ok bool) {
+	var held []*os.File
+	release = func() {
+		for _, f := range held {
+			f.Close() // closing the file drops its flock
 		}
 	}
-	return 0, errors.New("no range of free TCP ports found")
+	for slot := (base - portFirst) / portStep; portFirst+slot*portStep < base+n; slot++ {
+		f, err := os.OpenFile(filepath.Join(portLockDir, strconv.Itoa(portFirst+slot*portStep)), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			release()
+			return nil, false
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			release()
+			return nil, false
+		}
+		held = append(held, f)
+	}
+	return release, true
+}
+
+// portsFree says whether every port of [base, base+n) can be bound now.
+func portsFree(base, n int) bool {
+	for p := base; p < base+n; p++ {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			return false
+		}
+		ln.Close()
+	}
+	return true
 }
 
 // mknodChar makes a character device (replacing whatever is there).
