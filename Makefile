@@ -19,7 +19,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "-X main.version=$(VERSION)"
 # warnings say nothing about gangtopo, so they are silenced.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: e2e-host e2e-trixie e2e-sid e2e-check e2e-prepare roots roots-clean deb record-reference series-check series-plugins
+.PHONY: e2e-host e2e-host-quota e2e-host-quota-build e2e-trixie e2e-sid e2e-host-build e2e-trixie-build e2e-sid-build e2e-check e2e-prepare roots roots-clean deb record-reference series-check series-plugins
 .PHONY: all build test test-partial unit lint browser bench bench-engine bench-stockslurm bench-controller bench-replay bench-simulate demo install clean e2e plugins plugins-fault c-test install-plugins packages build-packages slurm-packages demo-stop bench-slurm bench-slurm-gate bench-slurm-poll bench-slurm-throughput bench-slurm-replay bench-defrag bench-quota bench-headline bench-history bench-failures
 .PHONY: bench-scale
 
@@ -42,9 +42,15 @@ lint:
 # failure, with one line naming the step (a Slurm series is a step of its
 # own) and why, with the log of each step in $(BUILD)/test-logs. The
 # packages come first, once (nothing installs later, or in parallel).
+# The series (E2E_STEPS) run E2E_JOBS at a time, in order (on 2: the host's
+# tests/e2e beside its quota package, then trixie, then sid), with everything they need built by e2e-prepare
+# first (E2E_PREPARED: no series builds while another runs); the output of
+# a series comes whole when it ends.
+E2E_JOBS ?= 2
 STEPS = mkdir -p $(BUILD) && CGO_ENABLED=0 $(GO) build -o $(BUILD)/steps ./tests/tools/steps && \
-	$(BUILD)/steps -make "$(MAKE)" -logs $(BUILD)/test-logs -each "$(E2E_STEPS)"
-E2E_STEPS = $(addprefix e2e-,$(E2E_SLURM))
+	E2E_PREPARED=1 $(BUILD)/steps -make "$(MAKE)" -logs $(BUILD)/test-logs -each "$(E2E_STEPS)" -jobs $(E2E_JOBS)
+# (the host's series is two steps: tests/e2e, and tests/e2e/quota)
+E2E_STEPS = $(patsubst e2e-host,e2e-host e2e-host-quota,$(addprefix e2e-,$(E2E_SLURM)))
 test:
 	@$(STEPS) -title "make test" packages lint unit c-test browser e2e-check e2e-prepare $(E2E_STEPS)
 
@@ -127,22 +133,36 @@ e2e-check:
 	@if [ "$(E2E_UID)" != 0 ]; then echo "e2e: NOT RUN: it needs root (a real slurmctld and slurmd). This is not a pass:" \
 	  "run make test as root (CI does), or make test-partial for what runs without root (it says it is partial)." >&2; exit 1; fi
 
-# what every series needs: gangtopo, and the Debian roots of the series
-# other than the host's
+# what every series needs, built before any series runs (make test runs the
+# series side by side, E2E_JOBS at a time: none of them builds then):
+# gangtopo, the Debian roots of the series other than the host's, and each
+# series' plugins (e2e-<series>-build). Run on its own, a series builds what
+# it needs first.
 e2e-prepare:
 	@$(MAKE) --no-print-directory build $(if $(filter-out host,$(E2E_SLURM)),roots ROOT_SUITES="$(filter-out host,$(E2E_SLURM))")
+	@$(MAKE) --no-print-directory $(addsuffix -build,$(E2E_STEPS))
 
 # one series: the plugins for it, then the suite against its lab. The quota
 # tests and the queue model's timing check (tests/e2e/quota: slurmdbd over
 # MariaDB from the host's packages; about 6 minutes) run on the host's series
-# only: the Debian roots carry no slurmdbd. -p 1: one
-# lab at a time (two labs starting together raced for the same ports).
+# only: the Debian roots carry no slurmdbd. -p 1: one package at a time
+# within a series (each starts a lab; labs side by side claim disjoint
+# ports: tests/slurmlab, claimPorts).
 E2E_GO_TEST = GANGTOPO_E2E=1 GANGTOPO_BIN=$(abspath $(BUILD)/gangtopo) $(GO) test -p 1 -count=1 -timeout 25m -v
-e2e-host: slurm-packages plugins plugins-fault build
-	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) ./tests/e2e/ ./tests/e2e/quota/ -run '$(call e2e_run,host)' -skip '$(E2E_SKIP_host)'
+e2e_build = $(if $(E2E_PREPARED),,$(1)-build)
+e2e-host-build: slurm-packages plugins plugins-fault build
+e2e-host: $(call e2e_build,e2e-host)
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,host)' -skip '$(E2E_SKIP_host)'
 
-e2e-trixie: slurm-packages build
+# the host's series, its second package (a step of its own, so that it runs
+# beside the first in make test)
+e2e-host-quota-build: e2e-host-build
+e2e-host-quota: $(call e2e_build,e2e-host-quota)
+	GANGTOPO_PLUGINS=$(abspath $(PLUGIN_BUILD)) GANGTOPO_FAULT_PLUGINS=$(abspath $(PLUGIN_BUILD)-fault) $(E2E_GO_TEST) ./tests/e2e/quota/ -run '$(call e2e_run,host)' -skip '$(E2E_SKIP_host)'
+
+e2e-trixie-build: slurm-packages build
 	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/trixie/usr/include PLUGIN_BUILD=$(BUILD)/plugins-trixie
+e2e-trixie: $(call e2e_build,e2e-trixie)
 	GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/trixie) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-trixie) \
 	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-trixie-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,trixie)'
 
@@ -150,12 +170,13 @@ e2e-trixie: slurm-packages build
 # DebianPackageInstallsAndPlaces installs into the root, and a later version
 # of sid's, built apart in $(BUILD)/next, which the upgrade tests install
 # over it)
-e2e-sid: slurm-packages build
+e2e-sid-build: slurm-packages build
 	$(MAKE) --no-print-directory plugins plugins-fault SLURM_INCLUDE=$(ROOTS)/sid/usr/include PLUGIN_BUILD=$(BUILD)/plugins-sid
 	rm -rf $(BUILD)/deb-e2e && $(MAKE) --no-print-directory deb DEB_OUT=$(BUILD)/deb-e2e SLURM_INCLUDE=$(ROOTS)/sid/usr/include \
 	  PLUGIN_BUILD=$(BUILD)/plugins-sid && $(MAKE) --no-print-directory deb DEB_OUT=$(BUILD)/deb-e2e
 	rm -rf $(BUILD)/deb-e2e-next && $(MAKE) --no-print-directory deb BUILD=$(BUILD)/next VERSION=$(VERSION)-next DEB_VERSION=$(DEB_VERSION).1 \
 	  DEB_OUT=$(abspath $(BUILD)/deb-e2e-next) SLURM_INCLUDE=$(ROOTS)/sid/usr/include PLUGIN_BUILD=$(abspath $(BUILD)/plugins-sid)
+e2e-sid: $(call e2e_build,e2e-sid)
 	GANGTOPO_DEB_DIR=$(abspath $(BUILD)/deb-e2e) GANGTOPO_DEB_NEXT_DIR=$(abspath $(BUILD)/deb-e2e-next) \
 	  GANGTOPO_SLURM_ROOT=$(abspath $(ROOTS)/sid) GANGTOPO_PLUGINS=$(abspath $(BUILD)/plugins-sid) \
 	  GANGTOPO_FAULT_PLUGINS=$(abspath $(BUILD)/plugins-sid-fault) $(E2E_GO_TEST) ./tests/e2e/ -run '$(call e2e_run,sid)' -skip '$(E2E_SKIP_sid)'

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -16,8 +17,9 @@ func main() {
 	makeCmd := flag.String("make", "make", "the make to run each step with")
 	logs := flag.String("logs", "build/test-logs", "directory for each step's log")
 	each := flag.String("each", "", "steps (comma- or space-separated) that run even when one of them failed")
+	jobs := flag.Int("jobs", 1, "how many steps of -each run at once")
 	flag.Parse()
-	r := runner{title: *title, logs: *logs, each: map[string]bool{}, stdout: os.Stdout,
+	r := runner{title: *title, logs: *logs, each: map[string]bool{}, jobs: *jobs, stdout: os.Stdout,
 		run: func(step string, out io.Writer) error {
 			cmd := exec.Command(*makeCmd, "--no-print-directory", step)
 			cmd.Stdout, cmd.Stderr = out, out
@@ -43,6 +45,7 @@ func main() {
 type runner struct {
 	title, logs string
 	each        map[string]bool
+	jobs        int // steps of each run at once (1: one after another)
 	stdout      io.Writer
 	run         func(step string, out io.Writer) error
 	done        []result
@@ -59,25 +62,87 @@ type result struct {
 }
 
 // runAll runs the steps in order and prints the summary; it reports
-// whether every step passed.
+// whether every step passed. Consecutive steps of each run jobs at a time
+// (runPool).
 func (r *runner) runAll(steps []string) bool {
+	t0 := time.Now()
 	stopped := false
-	for i, step := range steps {
+	for i := 0; i < len(steps); i++ {
+		step := steps[i]
 		if stopped && !(r.each[step] && r.onlyEachFailed()) {
 			r.done = append(r.done, result{step: step})
 			continue
 		}
+		if r.jobs > 1 && r.each[step] {
+			j := i
+			for j < len(steps) && r.each[steps[j]] {
+				j++
+			}
+			if j-i > 1 {
+				stopped = r.runPool(steps[i:j], i, len(steps)) || stopped
+				i = j - 1
+				continue
+			}
+		}
 		fmt.Fprintf(r.stdout, "%s: [%d/%d] %s\n", r.title, i+1, len(steps), step)
-		res := r.step(step)
+		res := r.step(step, true)
 		r.done = append(r.done, res)
-		state := "ok"
 		if res.failed {
-			state = "FAILED"
 			stopped = true
 		}
-		fmt.Fprintf(r.stdout, "%s: [%d/%d] %s: %s in %s\n", r.title, i+1, len(steps), step, state, seconds(res.took))
+		r.ended(res, i, len(steps))
 	}
-	return r.summary()
+	return r.summary(time.Since(t0))
+}
+
+// ended prints the line that says how step i of n went.
+func (r *runner) ended(res result, i, n int) {
+	state := "ok"
+	if res.failed {
+		state = "FAILED"
+	}
+	fmt.Fprintf(r.stdout, "%s: [%d/%d] %s: %s in %s\n", r.title, i+1, n, res.step, state, seconds(res.took))
+}
+
+// runPool runs steps (steps first..first+len-1 of n) jobs at a time, in
+// order: each takes the next step when one ends. A running step's output
+// goes to its log only; when it ends its whole log is printed at once, so
+// that the output of steps running together is never interleaved. It
+// reports whether a step failed.
+func (r *runner) runPool(steps []string, first, n int) (failed bool) {
+	results := make([]result, len(steps))
+	next := make(chan int)
+	var mu sync.Mutex // the terminal
+	var wg sync.WaitGroup
+	for range min(r.jobs, len(steps)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				mu.Lock()
+				fmt.Fprintf(r.stdout, "%s: [%d/%d] %s (up to %d steps at once; its output when it ends)\n", r.title, first+k+1, n, steps[k], r.jobs)
+				mu.Unlock()
+				res := r.step(steps[k], false)
+				results[k] = res
+				mu.Lock()
+				if out, err := os.ReadFile(res.logPath); err == nil {
+					fmt.Fprintf(r.stdout, "%s: ---- %s's output ----\n%s", r.title, steps[k], out)
+				}
+				r.ended(res, first+k, n)
+				mu.Unlock()
+			}
+		}()
+	}
+	for k := range steps {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	for _, res := range results {
+		r.done = append(r.done, res)
+		failed = failed || res.failed
+	}
+	return failed
 }
 
 // onlyEachFailed reports whether every failed step so far is one of -each.
@@ -90,8 +155,9 @@ func (r *runner) onlyEachFailed() bool {
 	return true
 }
 
-// step runs one step, its output to the terminal and its log.
-func (r *runner) step(step string) result {
+// step runs one step, its output to its log and, with echo, to the
+// terminal as it comes.
+func (r *runner) step(step string, echo bool) result {
 	res := result{step: step, ran: true, logPath: filepath.Join(r.logs, step+".log")}
 	f, err := os.Create(res.logPath)
 	if err != nil {
@@ -100,7 +166,11 @@ func (r *runner) step(step string) result {
 	}
 	defer f.Close()
 	t0 := time.Now()
-	err = r.run(step, io.MultiWriter(r.stdout, f))
+	var out io.Writer = f
+	if echo {
+		out = io.MultiWriter(r.stdout, f)
+	}
+	err = r.run(step, out)
 	res.took = time.Since(t0)
 	if err != nil {
 		res.failed = true
@@ -114,8 +184,9 @@ func (r *runner) step(step string) result {
 }
 
 // summary prints every step's time and, last, the line that says how the
-// run ended.
-func (r *runner) summary() bool {
+// run ended; wall is how long the run took (less than the steps' total
+// when steps ran at once).
+func (r *runner) summary(wall time.Duration) bool {
 	fmt.Fprintf(r.stdout, "\n%s: steps\n", r.title)
 	var failed []result
 	var total time.Duration
@@ -132,8 +203,11 @@ func (r *runner) summary() bool {
 		fmt.Fprintf(r.stdout, "  %-14s %7s  %s\n", d.step, seconds(d.took), state)
 	}
 	fmt.Fprintf(r.stdout, "  %-14s %7s\n", "total", seconds(total))
+	if r.jobs > 1 {
+		fmt.Fprintf(r.stdout, "  %-14s %7s  (steps of -each ran %d at once)\n", "wall", seconds(wall), r.jobs)
+	}
 	if len(failed) == 0 {
-		fmt.Fprintf(r.stdout, "%s: PASSED (%d steps in %s)\n", r.title, len(r.done), seconds(total))
+		fmt.Fprintf(r.stdout, "%s: PASSED (%d steps in %s)\n", r.title, len(r.done), seconds(wall))
 		return true
 	}
 	for _, d := range failed[1:] {

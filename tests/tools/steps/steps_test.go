@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -106,5 +108,57 @@ func TestRunAll(t *testing.T) {
 				t.Errorf("last line (-want +got):\n%s\nwhole output:\n%s", diff, out.String())
 			}
 		})
+	}
+}
+
+// TestRunPool: with -jobs 2 the series run two at a time (the first two
+// each wait until the other has started), every one runs though one
+// failed, each one's output is printed whole, and the last line still
+// names the failed step.
+func TestRunPool(t *testing.T) {
+	logs := t.TempDir()
+	var out bytes.Buffer
+	started := map[string]chan struct{}{"e2e-host": make(chan struct{}), "e2e-trixie": make(chan struct{})}
+	var mu sync.Mutex
+	var ran []string
+	r := runner{title: "make test", logs: logs, stdout: &out, jobs: 2,
+		each: map[string]bool{"e2e-host": true, "e2e-trixie": true, "e2e-sid": true},
+		run: func(step string, w io.Writer) error {
+			mu.Lock()
+			ran = append(ran, step)
+			mu.Unlock()
+			if c, ok := started[step]; ok {
+				close(c)
+				other := map[string]string{"e2e-host": "e2e-trixie", "e2e-trixie": "e2e-host"}[step]
+				select {
+				case <-started[other]:
+				case <-time.After(10 * time.Second):
+					return fmt.Errorf("%s never ran beside %s", other, step)
+				}
+			}
+			fmt.Fprintf(w, "%s line 1\n", step)
+			fmt.Fprintf(w, "%s line 2\n", step)
+			if step == "e2e-trixie" {
+				fmt.Fprint(w, "--- FAIL: TestE2E/slurm-24.11.5/X (1.00s)\n")
+				return errors.New("exit status 2")
+			}
+			return nil
+		}}
+	if r.runAll([]string{"lint", "e2e-host", "e2e-trixie", "e2e-sid"}) {
+		t.Error("runAll passed with a failed series")
+	}
+	if len(ran) != 4 {
+		t.Errorf("ran %v, want all four steps", ran)
+	}
+	text := out.String()
+	for _, step := range []string{"e2e-host", "e2e-trixie", "e2e-sid"} {
+		if !strings.Contains(text, step+" line 1\n"+step+" line 2\n") {
+			t.Errorf("%s's output is not printed whole:\n%s", step, text)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	last := strings.ReplaceAll(lines[len(lines)-1], logs, "LOGS")
+	if want := "make test: FAILED in e2e-trixie: --- FAIL: TestE2E/slurm-24.11.5/X (log: LOGS/e2e-trixie.log)"; last != want {
+		t.Errorf("last line %q, want %q\n%s", last, want, text)
 	}
 }
