@@ -223,10 +223,11 @@ func notHeld(t *testing.T, gang string) faults.Outcome {
 // nobody to end it leaves its gang alone, waiting or running (its flags:
 // FLEX, NO_HOLD_JOBS_AFTER_END; with IGNORE_JOBS alone Slurm held the
 // waiting gang at priority 0 and ended the running one as TIMEOUT). A
-// 30-second hold (a one-minute reservation): first `defrag apply` killed
-// once the gang is attached, before any requeue, the gang waiting in the
-// hold; then a plan carried out with --wait 0 and no controller, the gang
-// running in the hold when it ends.
+// 30-second hold (a one-minute reservation, whose end the test brings
+// forward to 5 s from the moment it checks: endHoldSoon): first `defrag
+// apply` killed once the gang is attached, before any requeue, the gang
+// waiting in the hold; then a plan carried out with --wait 0 and no
+// controller, the gang running in the hold when it ends.
 func testDefragHoldEnds(t *testing.T) {
 	reset(t)
 	cfg := defragFaultConfig(t, "30s", "")
@@ -240,6 +241,7 @@ func testDefragHoldEnds(t *testing.T) {
 	p.signal(syscall.SIGSTOP) // stopped during its re-check, before it requeues
 	p.stop(syscall.SIGKILL)
 	inHold(t, gang, jobs)
+	endHoldSoon(t, gang)
 	ended := waitNoHolds(t, 150*time.Second)
 	log := ctldLogSince(since)
 	record(t, faults.Row{Fault: "defrag hold reaches its end, gang waiting", NoJobLost: fillersAlive(t, jobs),
@@ -254,6 +256,7 @@ func testDefragHoldEnds(t *testing.T) {
 		t.Fatalf("defrag apply --wait 0: exit %d\n%s", code, out)
 	}
 	waitRunning(t, gang, 60*time.Second)
+	endHoldSoon(t, gang)
 	ended = waitNoHolds(t, 150*time.Second)
 	time.Sleep(5 * time.Second)
 	log = ctldLogSince(since)
@@ -262,6 +265,16 @@ func testDefragHoldEnds(t *testing.T) {
 		!strings.Contains(log, "Reservation ended for JobId="+gang), "gang %s is %s (%s)", gang, st, reason),
 		NothingHeldForEver: faults.Check(ended, "hold still there"), NoDoubleRequeue: requeuedOnce(t, jobs, "1"),
 		NothingLeft: notHeld(t, gang), SnapshotFresh: faults.NA, LogLine: lineContaining(log, "linked to defunct reservation")})
+}
+
+// endHoldSoon brings the end of the gang's hold forward to a few seconds
+// from now: what is tested is what the hold's end does to the gang, not
+// the minute (Slurm's shortest Duration) the hold lasts.
+func endHoldSoon(t *testing.T, gang string) {
+	t.Helper()
+	if out, err := lab.Run(ctxT(t), 0, "scontrol", "update", "ReservationName=gangtopo_defrag_"+gang, "EndTime=now+5"); err != nil {
+		t.Fatalf("ending hold gangtopo_defrag_%s in 5 s: %v %s", gang, err, out)
+	}
 }
 
 // record records a fault's row, and fails the test when an outcome is not

@@ -27,7 +27,8 @@ func init() {
 // Left alone it would restart in leaf1, the first of its binding with room;
 // the controller daemon, running all along, re-binds it during the wait
 // with L first (two healthy nodes of L are free), and it restarts inside
-// L, off the down node.
+// L, off the down node. Once it is re-bound the test makes it eligible at
+// once (StartTime=now) rather than waiting out the two minutes.
 func testRequeuedGangRestartsInItsLeaf(t *testing.T) {
 	reset(t)
 	defer lab.CancelAll(context.Background())
@@ -85,6 +86,12 @@ func testRequeuedGangRestartsInItsLeaf(t *testing.T) {
 			t.Fatalf("the controller did not re-bind gang %s within a minute of %s going down:\n%s\ncontroller:\n%s", id, failed, show, strings.Join(lines, "\n"))
 		}
 		time.Sleep(time.Second)
+	}
+	// what is tested is the binding the gang restarts with, not Slurm's
+	// wait after a requeue (a begin time two minutes on): the gang is made
+	// eligible now, as an administrator would
+	if out, err := lab.Run(ctxT(t), 0, "scontrol", "update", "JobId="+id, "StartTime=now"); err != nil {
+		t.Fatalf("making gang %s eligible now: %v %s", id, err, out)
 	}
 	again := waitRestarted(t, id, 4*time.Minute)
 	leaves := leavesOf(t, again)

@@ -191,10 +191,50 @@ func (l *Lab) Reconfigure(ctx context.Context, plugins Plugins) error {
 		return err
 	}
 	before := l.pidFileTime()
+	answered := l.answeringNodes(ctx)
 	if _, err := l.Run(ctx, DefaultTimeout, "scontrol", "reconfigure"); err != nil {
 		return err
 	}
-	return l.followCtld(ctx, before)
+	if err := l.followCtld(ctx, before); err != nil {
+		return err
+	}
+	return l.waitAnswering(ctx, answered)
+}
+
+// answeringNodes are the nodes whose slurmd slurmctld hears from (state
+// neither unknown nor not responding, *), from sinfo.
+func (l *Lab) answeringNodes(ctx context.Context) map[string]bool {
+	out, err := l.Run(ctx, 5*time.Second, "sinfo", "-h", "-N", "-o", "%N %t")
+	if err != nil {
+		return nil
+	}
+	answering := map[string]bool{}
+	f := strings.Fields(out)
+	for i := 0; i+1 < len(f); i += 2 {
+		if st := f[i+1]; !strings.HasPrefix(st, "unk") && !strings.HasSuffix(st, "*") {
+			answering[f[i]] = true
+		}
+	}
+	return answering
+}
+
+// waitAnswering waits, from 23.11 on, until every node of want answers
+// the reconfigured slurmctld again. Its new process knows the nodes as
+// unknown until their slurmd registers (for about half a second on
+// 26.05.5): a job asked about then is told it starts later, or refused.
+func (l *Lab) waitAnswering(ctx context.Context, want map[string]bool) error {
+	if !l.Release.AtLeast(23, 11) || len(want) == 0 {
+		return nil
+	}
+	return waitFor(ctx, 30*time.Second, "the nodes to register with the reconfigured slurmctld", func() bool {
+		now := l.answeringNodes(ctx)
+		for n := range want {
+			if !now[n] {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // pidFileTime is when slurmctld last wrote its PID file (zero when none).
