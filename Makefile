@@ -42,8 +42,8 @@ lint:
 # failure, with one line naming the step (a Slurm series is a step of its
 # own) and why, with the log of each step in $(BUILD)/test-logs. The
 # packages come first, once (nothing installs later, or in parallel).
-# The series (E2E_STEPS) run E2E_JOBS at a time, in order (on 2: the host's
-# tests/e2e beside its quota package, then trixie, then sid), with everything they need built by e2e-prepare
+# The series (E2E_STEPS) run E2E_JOBS at a time, in order (on 2: sid beside
+# the host's tests/e2e, then its quota package and trixie as each lane frees), with everything they need built by e2e-prepare
 # first (E2E_PREPARED: no series builds while another runs); the output of
 # a series comes whole when it ends.
 E2E_JOBS ?= 2
@@ -108,7 +108,9 @@ build-packages:
 # controller reads, the job fields the shim reads and writes, job_modify,
 # the SPANK remote side, deployment), to keep make test within its time.
 E2E_UID ?= $(shell id -u)
-E2E_SLURM ?= host trixie sid
+# (longest first: make test runs them E2E_JOBS at a time, each taking the
+# next when one ends)
+E2E_SLURM ?= sid host trixie
 # E2E_RUN picks tests by name on every series of E2E_SLURM, as go test -run
 # does (e.g. E2E_RUN='TestE2E/slurm-.*/Gang'); unset, each series runs
 # E2E_RUN_<series>.
