@@ -42,11 +42,12 @@ lint:
 # failure, with one line naming the step (a Slurm series is a step of its
 # own) and why, with the log of each step in $(BUILD)/test-logs. The
 # packages come first, once (nothing installs later, or in parallel).
-# The series (E2E_STEPS) run E2E_JOBS at a time, in order (on 2: sid beside
-# the host's tests/e2e, then its quota package and trixie as each lane frees), with everything they need built by e2e-prepare
+# The series (E2E_STEPS) run E2E_JOBS at a time, in order (on 3: sid, the
+# host's tests/e2e and its quota package at once, trixie when one ends; a
+# lab mostly waits for Slurm: on 2 lanes make test used 47% of 2 cores), with everything they need built by e2e-prepare
 # first (E2E_PREPARED: no series builds while another runs); the output of
 # a series comes whole when it ends.
-E2E_JOBS ?= 2
+E2E_JOBS ?= 3
 STEPS = mkdir -p $(BUILD) && CGO_ENABLED=0 $(GO) build -o $(BUILD)/steps ./tests/tools/steps && \
 	E2E_PREPARED=1 $(BUILD)/steps -make "$(MAKE)" -logs $(BUILD)/test-logs -each "$(E2E_STEPS)" -jobs $(E2E_JOBS)
 # (the host's series is two steps: tests/e2e, and tests/e2e/quota)
