@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,52 +20,13 @@ func init() {
 	register("OffSwitchPutsPinsBack", testOffSwitchPutsPinsBack)
 }
 
-// controllerProc is a controller daemon running in the background (not
-// --once: its duties run in their own loop), logging into a file.
-type controllerProc struct {
-	cmd  *exec.Cmd
-	log  string
-	name string
-}
-
-// startController starts `gangtopo daemon --role controller` with config,
-// publishing snapshot every second; more are further arguments.
-func startController(t *testing.T, name, config, snapshot string, more ...string) *controllerProc {
+// startController starts `gangtopo daemon --role controller` (not --once:
+// its duties run in their own loop) with config, publishing snapshot every
+// second and logging JSON; more are further arguments.
+func startController(t *testing.T, name, config, snapshot string, more ...string) *process {
 	t.Helper()
-	p := &controllerProc{name: name, log: filepath.Join(filepath.Dir(snapshot), name+".log")}
-	out, err := os.Create(p.log)
-	must(t, err)
-	p.cmd = exec.Command(os.Getenv("GANGTOPO_BIN"), append([]string{"daemon", "--role", "controller", "--interval", "1s", "--log-format", "json",
+	return startGangtopo(t, name, append([]string{"daemon", "--role", "controller", "--interval", "1s", "--log-format", "json",
 		"--topology", clusterFile, "-o", snapshot, "--config", config}, more...)...)
-	p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = lab.Env(), out, out
-	must(t, p.cmd.Start())
-	t.Cleanup(func() { p.stop(); out.Close() })
-	return p
-}
-
-// stop kills the daemon (SIGKILL: as a crash would) and waits for it.
-func (p *controllerProc) stop() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		_ = p.cmd.Wait()
-	}
-}
-
-func (p *controllerProc) logged() string {
-	data, _ := os.ReadFile(p.log)
-	return string(data)
-}
-
-// waitLogged waits until the daemon's log says want.
-func (p *controllerProc) waitLogged(t *testing.T, want string, limit time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !strings.Contains(p.logged(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("controller %s did not log %q within %s:\n%s", p.name, want, limit, p.logged())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // markedPending submits a held job (it stays pending) and pins it as
@@ -152,7 +112,7 @@ func testOneControllerActs(t *testing.T) {
 	byPID := auditUnpins(t, auditLog(snap), first)
 	backupActs := auditUnpins(t, auditLog(backupSnap), first)
 
-	a.stop() // the acting controller dies; b takes the lock
+	a.stop(syscall.SIGKILL) // the acting controller dies; b takes the lock
 	b.waitLogged(t, "\"state\":\"acting\"", 20*time.Second)
 	second := markedPending(t, "quota", time.Now().Add(-time.Minute))
 	takenOver := pinGone(t, second, 20*time.Second)
@@ -163,17 +123,17 @@ func testOneControllerActs(t *testing.T) {
 		NothingHeldForEver: faults.Check(undone && takenOver, "a pin stayed after it expired"), NoDoubleRequeue: faults.NA,
 		NothingLeft:   faults.Check(once, "the pin was undone %v times by %d processes (backup %v)", sum(byPID), len(byPID), backupActs),
 		SnapshotFresh: faults.Check(fresh(snap, 10*time.Second) && fresh(backupSnap, 10*time.Second), "a snapshot aged"),
-		LogLine:       firstLine(b.logged(), "another controller on this host holds")})
+		LogLine:       firstLine(b.output(), "another controller on this host holds")})
 	switch {
 	case !undone:
-		t.Errorf("the expired pin of job %s was not undone:\n%s", first, a.logged())
+		t.Errorf("the expired pin of job %s was not undone:\n%s", first, a.output())
 	case !once:
 		t.Errorf("job %s's pin undone by %v (processes -> count), backup %v: want exactly one process, once", first, byPID, backupActs)
 	case !takenOver || sum(after) != 1:
-		t.Errorf("after the acting controller died, job %s's expired pin: undone %v, %v:\n%s", second, takenOver, after, b.logged())
+		t.Errorf("after the acting controller died, job %s's expired pin: undone %v, %v:\n%s", second, takenOver, after, b.output())
 	}
-	if strings.Contains(backup.logged(), `"action":"unpin"`) {
-		t.Errorf("the backup's controller changed Slurm:\n%s", backup.logged())
+	if strings.Contains(backup.output(), `"action":"unpin"`) {
+		t.Errorf("the backup's controller changed Slurm:\n%s", backup.output())
 	}
 }
 
@@ -204,19 +164,19 @@ func testOffSwitchPutsPinsBack(t *testing.T) {
 	stock.JobSubmit = false
 	must(t, lab.Reconfigure(ctxT(t), stock))
 	defer func() { must(t, lab.Reconfigure(context.Background(), gangtopoPlugins(os.Getenv("GANGTOPO_PLUGINS")))) }()
-	c.stop() // a restarted controller reads slurm.conf at once (a running one within a minute)
+	c.stop(syscall.SIGKILL) // a restarted controller reads slurm.conf at once (a running one within a minute)
 	c = startController(t, "off2", cfg, snap)
 	putBack := pinGone(t, id, 30*time.Second)
 	c.waitLogged(t, "not in slurm.conf's JobSubmitPlugins", 10*time.Second)
 	faults.Record(faults.Row{Fault: "off switch (gangtopo out of JobSubmitPlugins)", NoJobLost: faults.Check(jobPending(t, id), "the job left the queue"),
 		NothingHeldForEver: faults.Check(putBack, "the pin stayed"), NoDoubleRequeue: faults.NA,
 		NothingLeft:   faults.Check(keptWhileOn && putBack, "kept while on %v, put back %v", keptWhileOn, putBack),
-		SnapshotFresh: faults.Check(fresh(snap, 10*time.Second), "the snapshot aged"), LogLine: firstLine(c.logged(), "JobSubmitPlugins")})
+		SnapshotFresh: faults.Check(fresh(snap, 10*time.Second), "the snapshot aged"), LogLine: firstLine(c.output(), "JobSubmitPlugins")})
 	if !keptWhileOn {
 		t.Errorf("job %s's pin (not expired, defrag's, pin_preemption on) was undone while gangtopo was on: %q", id, j.AdminComment)
 	}
 	if !putBack {
-		t.Errorf("with gangtopo out of JobSubmitPlugins, job %s's pin stayed:\n%s", id, c.logged())
+		t.Errorf("with gangtopo out of JobSubmitPlugins, job %s's pin stayed:\n%s", id, c.output())
 	}
 }
 

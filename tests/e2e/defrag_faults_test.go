@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -46,13 +45,6 @@ func defragFaultConfig(t *testing.T, hold, extra string) string {
 // the lab's 32-GPU gangs at once.
 const autoPolicy = "  auto:\n    enabled: true\n    min_gpus: 32\n    min_wait: 0s\n"
 
-// process is a gangtopo command run in the background, its output in a
-// file of the lab.
-type process struct {
-	cmd *exec.Cmd
-	out string
-}
-
 // endHolds deletes what gangtopo holds when a test ends, so that a test
 // that failed leaves the next one a free cluster; a failed test's
 // processes' output and slurmctld's log are shown.
@@ -70,63 +62,12 @@ func endHolds(t *testing.T, procs ...*process) {
 	})
 }
 
-// startGangtopo starts gangtopo with args against the lab.
-func startGangtopo(t *testing.T, name string, args ...string) *process {
-	t.Helper()
-	out := filepath.Join(filepath.Dir(snapshotFile), name+".log")
-	f, err := os.Create(out)
-	must(t, err)
-	cmd := exec.Command(os.Getenv("GANGTOPO_BIN"), args...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = lab.Env(), f, f
-	must(t, cmd.Start())
-	f.Close()
-	p := &process{cmd: cmd, out: out}
-	t.Cleanup(func() { p.stop(syscall.SIGKILL) })
-	endHolds(t, p)
-	return p
-}
-
 // startDefragController runs the controller daemon (a cycle a second)
 // with cfg, its output in a file of the lab.
 func startDefragController(t *testing.T, name, cfg string) *process {
 	t.Helper()
 	return startGangtopo(t, name, "daemon", "--role", "controller", "--interval", "1s", "--topology", clusterFile,
 		"-o", snapshotFile, "--config", cfg)
-}
-
-// stop signals the process and waits for it; its exit status (-1: killed
-// by a signal).
-func (p *process) stop(sig syscall.Signal) int {
-	if p.cmd.ProcessState != nil {
-		return p.cmd.ProcessState.ExitCode()
-	}
-	p.signal(sig)
-	_ = p.cmd.Wait()
-	return p.cmd.ProcessState.ExitCode()
-}
-
-// signal sends sig without waiting.
-func (p *process) signal(sig syscall.Signal) {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Signal(sig)
-	}
-}
-
-// output is what the process printed so far.
-func (p *process) output() string {
-	data, _ := os.ReadFile(p.out)
-	return string(data)
-}
-
-// line is the first line of the process's output holding want ("" when
-// none does).
-func (p *process) line(want string) string {
-	for _, l := range strings.Split(p.output(), "\n") {
-		if strings.Contains(l, want) {
-			return l
-		}
-	}
-	return ""
 }
 
 // waitAudit waits until the audit log has a line matching ok (polled every

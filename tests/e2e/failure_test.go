@@ -74,11 +74,11 @@ func testRequeuedGangRestartsInItsLeaf(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(c.logged(), "re-bound a gang requeued after a node failure") {
+	for !strings.Contains(c.output(), "re-bound a gang requeued after a node failure") {
 		if time.Now().After(deadline) {
 			show, _ := lab.Run(ctxT(t), 0, "scontrol", "show", "job", id)
 			var lines []string
-			for _, l := range strings.Split(c.logged(), "\n") {
+			for _, l := range strings.Split(c.output(), "\n") {
 				if !strings.Contains(l, "snapshot published") {
 					lines = append(lines, l)
 				}
@@ -96,7 +96,7 @@ func testRequeuedGangRestartsInItsLeaf(t *testing.T) {
 	again := waitRestarted(t, id, 4*time.Minute)
 	leaves := leavesOf(t, again)
 	if len(leaves) != 1 || leaves[0] != old[0] || slices.Contains(again.Nodes, failed) {
-		t.Errorf("requeued gang %s restarted on %v (%v); want inside %s, off %s\n%s", id, again.Nodes, leaves, old[0], failed, c.logged())
+		t.Errorf("requeued gang %s restarted on %v (%v); want inside %s, off %s\n%s", id, again.Nodes, leaves, old[0], failed, c.output())
 	}
 	if !strings.HasPrefix(again.Features, "[gt_"+old[0]+"|") {
 		t.Errorf("gang %s restarted with Features %q; want %s first", id, again.Features, old[0])
