@@ -66,12 +66,12 @@ func (l *Lab) RestartCtld(ctx context.Context) error {
 		if l.ctldGone() {
 			return true // fail fast below
 		}
-		out, err := l.Run(ctx, 5*time.Second, "sinfo", "-h", "-N", "-o", "%t")
-		if err != nil || len(strings.Fields(out)) == 0 {
+		state, _, err := l.nodeStates(ctx, 5*time.Second)
+		if err != nil || len(state) == 0 {
 			return false
 		}
-		for _, st := range strings.Fields(out) {
-			if strings.HasSuffix(st, "*") || strings.HasPrefix(st, "down") || strings.HasPrefix(st, "unk") {
+		for _, st := range state {
+			if !answering(st) || strings.HasPrefix(st, "down") {
 				return false
 			}
 		}

@@ -95,26 +95,17 @@ func (l *Lab) startNodes(ctx context.Context) error {
 func (l *Lab) WaitNodesIdle(ctx context.Context, limit time.Duration) error {
 	var last string
 	err := waitFor(ctx, limit, "all nodes idle", func() bool {
-		out, err := l.Run(ctx, 5*time.Second, "sinfo", "-h", "-N", "-o", "%N %t")
+		state, out, err := l.nodeStates(ctx, 5*time.Second)
 		if err != nil {
 			last = err.Error()
 			return false
 		}
 		last = out
-		// one line per node and partition: a node in two partitions twice
-		state := map[string]string{}
-		f := strings.Fields(out)
-		for i := 0; i+1 < len(f); i += 2 {
-			state[f[i]] = f[i+1]
-		}
 		if len(state) != len(l.Cluster.Nodes) {
 			return false
 		}
 		for _, st := range state {
-			// plnd: idle, with backfill's mark for a job it planned to
-			// start there (a heterogeneous job, say), which stays until
-			// its next pass (bf_interval, 30 s) even when the job is gone
-			if st != "idle" && st != "plnd" {
+			if !idle(st) {
 				return false
 			}
 		}
@@ -124,6 +115,34 @@ func (l *Lab) WaitNodesIdle(ctx context.Context, limit time.Duration) error {
 		return fmt.Errorf("%w; last sinfo: %s", err, strings.Join(strings.Fields(last), " "))
 	}
 	return nil
+}
+
+// nodeStates reads each node's state as sinfo abbreviates it (idle, mix,
+// unk*, ...) and what sinfo printed. sinfo prints a line per node and
+// partition: a node in two partitions is listed twice, and held once.
+func (l *Lab) nodeStates(ctx context.Context, timeout time.Duration) (map[string]string, string, error) {
+	out, err := l.Run(ctx, timeout, "sinfo", "-h", "-N", "-o", "%N %t")
+	if err != nil {
+		return nil, "", err
+	}
+	state := map[string]string{}
+	f := strings.Fields(out)
+	for i := 0; i+1 < len(f); i += 2 {
+		state[f[i]] = f[i+1]
+	}
+	return state, out, nil
+}
+
+// idle says whether a node's state is idle. plnd is idle too, with
+// backfill's mark for a job it planned to start there (a heterogeneous
+// job, say), which stays until its next pass (bf_interval, 30 s) even when
+// the job is gone.
+func idle(state string) bool { return state == "idle" || state == "plnd" }
+
+// answering says whether slurmctld hears from a node's slurmd: its state
+// is neither unknown nor not responding (a * after it).
+func answering(state string) bool {
+	return !strings.HasPrefix(state, "unk") && !strings.HasSuffix(state, "*")
 }
 
 // CtldAlive reports whether the slurmctld this lab started still runs
@@ -201,21 +220,19 @@ func (l *Lab) Reconfigure(ctx context.Context, plugins Plugins) error {
 	return l.waitAnswering(ctx, answered)
 }
 
-// answeringNodes are the nodes whose slurmd slurmctld hears from (state
-// neither unknown nor not responding, *), from sinfo.
+// answeringNodes are the nodes whose slurmd slurmctld hears from.
 func (l *Lab) answeringNodes(ctx context.Context) map[string]bool {
-	out, err := l.Run(ctx, 5*time.Second, "sinfo", "-h", "-N", "-o", "%N %t")
+	state, _, err := l.nodeStates(ctx, 5*time.Second)
 	if err != nil {
 		return nil
 	}
-	answering := map[string]bool{}
-	f := strings.Fields(out)
-	for i := 0; i+1 < len(f); i += 2 {
-		if st := f[i+1]; !strings.HasPrefix(st, "unk") && !strings.HasSuffix(st, "*") {
-			answering[f[i]] = true
+	nodes := map[string]bool{}
+	for n, st := range state {
+		if answering(st) {
+			nodes[n] = true
 		}
 	}
-	return answering
+	return nodes
 }
 
 // waitAnswering waits, from 23.11 on, until every node of want answers
@@ -261,19 +278,15 @@ func (l *Lab) followCtld(ctx context.Context, before time.Time) error {
 	}
 	old, seen := l.CtldPID, "no PID file"
 	err := waitFor(ctx, 20*time.Second, "the reconfigured slurmctld's PID file", func() bool {
-		path := l.Path("run", "slurmctld.pid")
-		fi, err := os.Stat(path)
-		if err != nil {
-			return false
-		}
-		data, err := os.ReadFile(path)
+		written := l.pidFileTime()
+		data, err := os.ReadFile(l.Path("run", "slurmctld.pid"))
 		if err != nil {
 			return false
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 		seen = fmt.Sprintf("PID file %q written %s (before the reconfigure: %s), slurmctld was PID %d",
-			strings.TrimSpace(string(data)), fi.ModTime().Format(time.RFC3339Nano), before.Format(time.RFC3339Nano), old)
-		if err != nil || (pid == old && !fi.ModTime().After(before)) || !belongs(pid, l.Dir) {
+			strings.TrimSpace(string(data)), written.Format(time.RFC3339Nano), before.Format(time.RFC3339Nano), old)
+		if err != nil || (pid == old && !written.After(before)) || !belongs(pid, l.Dir) {
 			return false
 		}
 		l.CtldPID = pid

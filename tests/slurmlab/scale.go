@@ -102,16 +102,13 @@ func (l *Lab) waitRegistered(ctx context.Context, n int) error {
 	}
 	var left int
 	err := waitFor(ctx, registerWait(n), fmt.Sprintf("%d nodes to register", n), func() bool {
-		out, err := l.Run(ctx, 30*time.Second, "sinfo", "-h", "-N", "-o", "%N %t")
+		state, _, err := l.nodeStates(ctx, 30*time.Second)
 		if err != nil {
 			return false
 		}
 		left = len(want)
-		f := strings.Fields(out)
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(f); i += 2 {
-			if want[f[i]] && !seen[f[i]] && (f[i+1] == "idle" || f[i+1] == "plnd") {
-				seen[f[i]] = true
+		for n := range want {
+			if idle(state[n]) {
 				left--
 			}
 		}
