@@ -20,7 +20,7 @@ func TestConfigOwnedBySlurmUser(t *testing.T) {
 	}
 	nobody, err := user.Lookup("nobody")
 	if err != nil {
-		t.Skipf("no user nobody: %v", err)
+		needs.Skip(t, "no user nobody: %v", err)
 	}
 	uid, _ := strconv.Atoi(nobody.Uid)
 	dir := t.TempDir()

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 // A checkout only root can read (here a 0700 directory above build/) has
@@ -82,7 +84,7 @@ func openTempDir(t *testing.T) string {
 	must(t, os.Chmod(filepath.Dir(dir), 0o755))
 	must(t, os.Chmod(dir, 0o755))
 	if d := unreachable(os.TempDir()); d != "" {
-		t.Skipf("the temporary directory is out of others' reach: %s", d)
+		needs.Skip(t, "the temporary directory is out of others' reach: %s", d)
 	}
 	return dir
 }
