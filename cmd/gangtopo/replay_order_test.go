@@ -20,17 +20,8 @@ import (
 // change to the engine, the Slurm model or the replay that breaks them
 // fails CI. About two seconds.
 func TestReplayOrderings(t *testing.T) {
-	dir, err := traces.Dir("")
-	if err != nil {
-		needs.Skip(t, "no trace directory (%v): the Philly trace lives in ../shared/data/traces", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, traces.PhillyJobs)); err != nil {
-		needs.Skip(t, "no Philly trace: %v", err)
-	}
-	o := replayOptions{topology: filepath.Join("..", "..", "docs", "examples", "dgx-h100-256.yaml"),
-		traces: dir, policies: "gangtopo,gangtopo-slurm,slurm,slurm-flat,naive-pods", from: "2017-09-25", to: "2017-10-09",
-		peakLoad: "1.5", slowdown: "factors", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
-		cpusPerGPU: 4, rendezvous: 600e9, output: "table", slurmSeries: stockslurm.DefaultSeries}
+	o := busiestFortnight(t)
+	o.policies, o.peakLoad, o.slowdown = "gangtopo,gangtopo-slurm,slurm,slurm-flat,naive-pods", "1.5", "factors"
 	set, err := o.setup()
 	if err != nil {
 		t.Fatal(err)
@@ -91,4 +82,23 @@ func TestReplayOrderings(t *testing.T) {
 	if d.SelfWaitsOverCycle != 0 {
 		t.Errorf("deployed path: %d jobs waited on a stale binding longer than one controller cycle", d.SelfWaitsOverCycle)
 	}
+}
+
+// busiestFortnight are the replay options of the tests on the real trace:
+// Philly's busiest fortnight (2017-09-25 to 2017-10-09) on the 256-node
+// DGX H100 cluster, gangs above 8 GPUs leaf:preferred, as the docs' replays
+// run it; each test sets its policies, load and slowdown. Without the trace
+// (../shared/data/traces) the test skips, and fails in CI.
+func busiestFortnight(t *testing.T) replayOptions {
+	t.Helper()
+	dir, err := traces.Dir("")
+	if err != nil {
+		needs.Skip(t, "no trace directory (%v): the Philly trace lives in ../shared/data/traces", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, traces.PhillyJobs)); err != nil {
+		needs.Skip(t, "no Philly trace: %v", err)
+	}
+	return replayOptions{topology: filepath.Join("..", "..", "docs", "examples", "dgx-h100-256.yaml"),
+		traces: dir, from: "2017-09-25", to: "2017-10-09", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
+		cpusPerGPU: 4, rendezvous: 600e9, output: "table", slurmSeries: stockslurm.DefaultSeries}
 }

@@ -1,14 +1,8 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
-	"github.com/gangtopo/gangtopo/selector/sim/stockslurm"
-	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 // TestSustainSmoke is the --sustain search on the real trace, short: the
@@ -18,18 +12,9 @@ import (
 // sustain at least what static partitions do (make bench-headline runs
 // the whole trace at every band).
 func TestSustainSmoke(t *testing.T) {
-	dir, err := traces.Dir("")
-	if err != nil {
-		needs.Skip(t, "no trace directory (%v): the Philly trace lives in ../shared/data/traces", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, traces.PhillyJobs)); err != nil {
-		needs.Skip(t, "no Philly trace: %v", err)
-	}
-	o := replayOptions{topology: filepath.Join("..", "..", "docs", "examples", "dgx-h100-256.yaml"),
-		traces: dir, policies: "static,gangtopo-slurm+quota", from: "2017-09-25", to: "2017-10-09",
-		slowdown: "grounded:central", limitFactor: 1, gangTopology: "leaf:preferred", gangAbove: 8,
-		cpusPerGPU: 4, rendezvous: 600e9, output: "table", slurmSeries: stockslurm.DefaultSeries,
-		quota: "accounts=4,shares=nodes", sustain: true, sustainFrom: 1, sustainTol: 0.25}
+	o := busiestFortnight(t)
+	o.policies, o.slowdown = "static,gangtopo-slurm+quota", "grounded:central"
+	o.quota, o.sustain, o.sustainFrom, o.sustainTol = "accounts=4,shares=nodes", true, 1, 0.25
 	set, err := o.setup()
 	if err != nil {
 		t.Fatal(err)
