@@ -81,16 +81,37 @@ func ids(jobs []submitted) []string {
 	return out
 }
 
-// cancel cancels jobs by ID, 500 an scancel call.
+// cancel cancels jobs by ID, 500 an scancel call. scancel sends one RPC a
+// job: on a loaded machine some time out ("Socket timed out on send/recv
+// operation", seen with three labs on 2 cores) while the rest go through,
+// so a call that timed out is made again, up to cancelTries times (a job
+// already cancelled is then an invalid or completing one, which is fine).
 func cancel(ctx context.Context, lab *slurmlab.Lab, jobIDs []string) error {
 	for len(jobIDs) > 0 {
 		n := min(500, len(jobIDs))
-		if _, err := lab.Run(ctx, 2*time.Minute, "scancel", jobIDs[:n]...); err != nil && !strings.Contains(err.Error(), "Invalid job id") {
+		var err error
+		for try := 1; try <= cancelTries; try++ {
+			_, err = lab.Run(ctx, 2*time.Minute, "scancel", jobIDs[:n]...)
+			if err == nil || !strings.Contains(err.Error(), "Socket timed out") {
+				break
+			}
+			time.Sleep(time.Duration(try) * 2 * time.Second)
+		}
+		if err != nil && !cancelled(err.Error()) {
 			return err
 		}
 		jobIDs = jobIDs[n:]
 	}
 	return nil
+}
+
+const cancelTries = 3
+
+// cancelled says whether scancel's complaints are only about jobs that
+// are gone or going already.
+func cancelled(msg string) bool {
+	return !strings.Contains(msg, "Socket timed out") &&
+		(strings.Contains(msg, "Invalid job id") || strings.Contains(msg, "already completing or completed"))
 }
 
 // sbatchTimeout is how long one sbatch may take: on a 2-core machine at a
