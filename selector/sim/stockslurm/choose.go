@@ -38,7 +38,13 @@ func (e *eval) chooseNodes() bool {
 			mostRes = max(mostRes, e.av[i].resCnt())
 		}
 	}
-	for size := 1; size < mostRes; size++ {
+	// Slurm steps size by one up to most_res; a size at which no candidate
+	// is removed evaluates nothing (the "continue" below), and after a
+	// pass that did not stop every remaining candidate has more than size
+	// resources, so the loop jumps to the next size that removes one: the
+	// same passes in the same order, without walking every size up to
+	// most_res (thousands for a node whose CPUs the cluster does not say).
+	for size := 1; size < mostRes; size = e.nextResCnt(cand, size, mostRes) {
 		changed := false
 		for i := range cand {
 			if cand[i] && e.av[i].resCnt() <= size && count > e.p.minNodes {
@@ -58,6 +64,18 @@ func (e *eval) chooseNodes() bool {
 		}
 	}
 	return false
+}
+
+// nextResCnt is the smallest resource count above size among the
+// candidates, or limit when none is below it.
+func (e *eval) nextResCnt(cand []bool, size, limit int) int {
+	next := limit
+	for i, ok := range cand {
+		if r := e.av[i].resCnt(); ok && r > size && r < next {
+			next = r
+		}
+	}
+	return next
 }
 
 // couldFit is a shortcut, not part of Slurm: when the candidates together
