@@ -112,6 +112,7 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 	if err := c.newDuties(cfg, d); err != nil {
 		return nil, err
 	}
+	c.rememberRuns(cfg.Output)
 	c.log.Info().Str("topology", topo.Cluster.String()).Str("output", cfg.Output).Uint64("generation", h.Generation).Msg("controller ready")
 	return c, nil
 }

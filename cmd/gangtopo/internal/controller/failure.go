@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -44,10 +46,16 @@ import (
 // should go before Slurm may start it. Afterwards it is an ordinary bound
 // pending job, re-bound like any other if its binding goes stale.
 //
-// What is remembered lives in this process only: a controller that starts
-// (or takes over) after a requeue does not know where the gang ran, and
-// leaves it to plain re-binding. rebind.after_failure: false turns this
-// off.
+// What is remembered survives a restart through the snapshot the
+// controller publishes: it lists every running job and its nodes, so a
+// controller that starts (or takes over, reading the same file) after a
+// requeue reads where each job ran from the last snapshot before it
+// (remember). A job listed running there and pending now with a restart
+// count above 0 was requeued since; its count then is not in the file, so
+// any count above 0 counts. What it had handled is not in the file: a
+// gang it re-bound already is looked at again, and left as it is when its
+// binding is what Restart would make now. rebind.after_failure: false
+// turns this off.
 
 // ranOn is where a running job was last seen.
 type ranOn struct {
@@ -108,6 +116,55 @@ func (w *failureWatch) observe(st *slurmstate.State, s *occupancy.Snapshot, now 
 	return newly
 }
 
+// remember seeds the memory from a snapshot published earlier (by this
+// controller before a restart, or by the one it takes over from): where
+// each job it lists ran, at the snapshot's time. Restarts is unknown
+// there (-1: any count above 0 is a requeue since). It returns how many
+// jobs it learnt.
+func (w *failureWatch) remember(s *occupancy.Snapshot) int {
+	n := 0
+	for _, j := range s.Jobs {
+		if _, known := w.ran[j.ID]; known || len(j.Alloc.Nodes) == 0 {
+			continue
+		}
+		nodes := make([]string, len(j.Alloc.Nodes))
+		for i, na := range j.Alloc.Nodes {
+			nodes[i] = s.Cluster.Nodes[na.Node].Name
+		}
+		w.ran[j.ID] = ranOn{nodes: nodes, restarts: unknownRestarts, seen: s.Time}
+		n++
+	}
+	return n
+}
+
+// rememberRuns reads the snapshot at path, published before this
+// controller started, into the failure memory (remember); a snapshot that
+// is missing or does not read with the cluster file as it is now (a node
+// renamed) is logged and left: plain re-binding has those gangs.
+func (c *Controller) rememberRuns(path string) {
+	r := c.rebind
+	if r == nil || !r.cfg.Rebind.AfterFailure {
+		return
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		defer f.Close()
+		var s *occupancy.Snapshot
+		if s, err = occupancy.Decode(f, path, c.topo.Cluster); err == nil {
+			n := r.failures.remember(s)
+			c.log.Info().Int("jobs", n).Time("snapshot_time", s.Time).Msg("where running jobs ran, read from the last snapshot (for gangs requeued after a node failure)")
+			return
+		}
+	}
+	c.log.Warn().Err(err).Msg("the last snapshot does not say where running jobs ran; gangs requeued before this start are left to plain re-binding")
+}
+
+// unknownRestarts is the restart count of a job learnt from a snapshot.
+const unknownRestarts = -1
+
 // runs are the job states whose node list and restart count are
 // remembered.
 var runs = map[string]bool{"RUNNING": true, "SUSPENDED": true}
@@ -121,7 +178,7 @@ func (w *failureWatch) requeued(pj slurmstate.PendingJob, s *occupancy.Snapshot)
 	case pj.Facts.Restarts == 0:
 		return nil, false, ""
 	case !seen:
-		return nil, false, "not seen running by this controller"
+		return nil, false, "not seen running by this controller, nor in the snapshot it started from"
 	case pj.Facts.Restarts <= r.restarts:
 		return nil, false, "its restart count is the one it ran with"
 	case w.done[pj.ID] >= pj.Facts.Restarts:

@@ -30,7 +30,25 @@ type failureLab struct {
 	*lab
 	log, squeue, nodes string
 	cfg                ctld.Config
+	actions            *ActionsSetup
 	gang               jobsubmit.Job // job 2 as the plugin rewrote it
+}
+
+// start starts a controller (again: a restart, its memory gone, its
+// snapshot and audit log kept).
+func (l *failureLab) start() {
+	l.t.Helper()
+	var err error
+	l.logs.Reset()
+	if l.d, err = daemon.New(daemon.Options{Role: "controller", Interval: time.Second, LogFormat: "json", LogLevel: "debug"}, &l.logs); err != nil {
+		l.t.Fatal(err)
+	}
+	l.c, err = New(Config{Topology: l.topo, Output: l.out, Workload: frag.PhillyPrior(1),
+		Poll:   &slurmstate.PollConfig{NodesFrom: slurmstate.ScontrolNodesJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: time.Second},
+		Rebind: &RebindSetup{ConfigPath: "/nonexistent/gangtopo.yaml", Config: l.cfg}, Actions: l.actions}, l.d)
+	if err != nil {
+		l.t.Fatal(err)
+	}
 }
 
 func newFailureLab(t *testing.T) *failureLab {
@@ -41,19 +59,10 @@ func newFailureLab(t *testing.T) *failureLab {
 	l.log, l.squeue, l.nodes = filepath.Join(dir, "commands.log"), filepath.Join(dir, "squeue.json"), filepath.Join(dir, "nodes.json")
 	l.slurm("squeue", "cat "+l.squeue)
 	l.slurm("scontrol", `if [ "$3" = show ]; then cat `+l.nodes+`; else echo "scontrol $*" >> `+l.log+`; fi`)
-	var err error
-	if l.d, err = daemon.New(daemon.Options{Role: "controller", Interval: time.Second, LogFormat: "json", LogLevel: "debug"}, &l.logs); err != nil {
-		t.Fatal(err)
-	}
 	l.cfg = ctld.Defaults()
 	l.cfg.Jobs = jobsubmit.ScopeGPU
-	actions := testActions(t, l.bin, &l.cfg)
-	l.c, err = New(Config{Topology: l.topo, Output: l.out, Workload: frag.PhillyPrior(1),
-		Poll:   &slurmstate.PollConfig{NodesFrom: slurmstate.ScontrolNodesJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: time.Second},
-		Rebind: &RebindSetup{ConfigPath: "/nonexistent/gangtopo.yaml", Config: l.cfg}, Actions: actions}, l.d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l.actions = testActions(t, l.bin, &l.cfg)
+	l.start()
 	l.cluster = l.c.topo.Cluster
 	// job 2 as the plugin rewrites `--gpus=16 --gang-topology=leaf` on an
 	// empty cluster: 2x8, bound to the four leaves, leaf1 first
@@ -192,6 +201,48 @@ func TestRequeuedGangBackInItsLeaf(t *testing.T) {
 	l.cycle()
 	if len(l.updates()) != 1 {
 		t.Errorf("updated again: %q", l.updates())
+	}
+}
+
+// The controller restarts between node06's failure and the requeue: the
+// new one has not seen the gang running, but the snapshot the old one
+// published lists it on node[05-06], so it re-binds it with leaf2 first
+// all the same. Without that snapshot (removed) it does not know where the
+// gang ran and leaves it to plain re-binding.
+func TestRequeuedGangAfterControllerRestart(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		t.Run(map[bool]string{true: "snapshot kept", false: "snapshot removed"}[keep], func(t *testing.T) {
+			l := newFailureLab(t)
+			l.poll(true, 0, "", nil)
+			l.cycle()
+			if !keep {
+				if err := os.Remove(l.out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l.start()
+			if keep && !strings.Contains(l.logs.String(), `"jobs":2,`) {
+				t.Errorf("the restarted controller did not read the two running jobs from the snapshot:\n%s", l.logs.String())
+			}
+			l.poll(false, 1, "BeginTime", map[string][]string{"node06": {"DOWN"}})
+			l.cycle()
+			got := l.updates()
+			if !keep {
+				if len(got) != 0 || l.restarts("old_domain") != 0 {
+					t.Errorf("updates %q without knowing where the gang ran; want none", got)
+				}
+				if !strings.Contains(l.logs.String(), "not seen running by this controller, nor in the snapshot it started from") {
+					t.Errorf("log does not say why the gang is left:\n%s", l.logs.String())
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], "scontrol update JobId=2 Features=[gt_leaf2|") {
+				t.Fatalf("updates %q; want job 2 bound to leaf2 first\n%s", got, l.logs.String())
+			}
+			if l.restarts("old_domain") != 1 {
+				t.Errorf("gangtopo_failure_restarts_total{old_domain} = %v, want 1", l.restarts("old_domain"))
+			}
+		})
 	}
 }
 
