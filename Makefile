@@ -123,12 +123,12 @@ E2E_RUN_sid    ?= .
 # (on the host it would change the host's own plugin directory); the block
 # tests need topology/block (23.11+), --segment (24.05+), topology.yaml (25.05+;
 # not in E2E_RUN_trixie)
-E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|DebianPackageUnderSystemd|DebianPackageUpgradeAsDocumented|DebianPackageRemoveAsDocumented|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockTopologyYAMLLoads)$$
+E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|DebianPackageUnderSystemd|DebianPackageUpgradeAsDocumented|DebianPackageRemoveAsDocumented|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockTopologyYAMLLoads|BlockGangRestartsInItsRack)$$
 # left out on sid: the 128-node smoke of the scale harness (tests/slurmscale)
 # runs on the host's series only, for make test's time; make bench-scale
 # SLURM_SERIES=sid runs the harness there
 E2E_SKIP_sid   ?= TestE2E/slurm-.*/(ScaleSmoke128)$$
-E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|RequeuedGangRestartsInItsLeaf|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting)$$
+E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|RequeuedGangRestartsInItsLeaf|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockGangRestartsInItsRack)$$
 e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
 	@$(STEPS) -title "make e2e" e2e-check packages e2e-prepare $(E2E_STEPS)

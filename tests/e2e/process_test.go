@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
 // process is a gangtopo command run in the background (a controller
@@ -21,16 +23,24 @@ type process struct {
 // startGangtopo starts gangtopo with args against the lab.
 func startGangtopo(t *testing.T, name string, args ...string) *process {
 	t.Helper()
-	out := filepath.Join(filepath.Dir(snapshotFile), name+".log")
+	p := startGangtopoIn(t, lab, filepath.Dir(snapshotFile), name, args...)
+	endHolds(t, p)
+	return p
+}
+
+// startGangtopoIn starts gangtopo with args against lab l, its output in
+// dir; killed when the test ends.
+func startGangtopoIn(t *testing.T, l *slurmlab.Lab, dir, name string, args ...string) *process {
+	t.Helper()
+	out := filepath.Join(dir, name+".log")
 	f, err := os.Create(out)
 	must(t, err)
 	cmd := exec.Command(os.Getenv("GANGTOPO_BIN"), args...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = lab.Env(), f, f
+	cmd.Env, cmd.Stdout, cmd.Stderr = l.Env(), f, f
 	must(t, cmd.Start())
 	f.Close()
 	p := &process{name: name, cmd: cmd, out: out}
 	t.Cleanup(func() { p.stop(syscall.SIGKILL) })
-	endHolds(t, p)
 	return p
 }
 
