@@ -262,6 +262,15 @@ func readFile(path string, src Source, buf *limitedBuffer) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// compactJSON asks Slurm's JSON commands (23.02 and later; earlier ones
+// ignore it) for JSON without indentation: on Slurm 26.05.5 squeue --json
+// prints about 5 KB a job instead of 8.5, so each poll reads 40% fewer
+// bytes, the same document.
+const compactJSON = "SLURM_JSON=compact"
+
+// IsJSON says whether the source prints JSON.
+func (s Source) IsJSON() bool { return s == SinfoJSON || s == SqueueJSON || s == ScontrolNodesJSON }
+
 // runCommand runs a Slurm command in its own process group, so a timeout
 // kills whatever it started too. Slurm's clients retry for about 10 s when
 // slurmctld is down; the timeout is what keeps a poll bounded then.
@@ -274,6 +283,9 @@ func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limite
 		bin = filepath.Join(cfg.BinDir, bin)
 	}
 	cmd := exec.CommandContext(ctx, bin, args[1:]...)
+	if src.IsJSON() {
+		cmd.Env = append(os.Environ(), compactJSON)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
@@ -295,7 +307,7 @@ func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limite
 // serializer ("fatal: Unable to find plugin: serializer/json"): Slurm
 // builds it only where json-c is found, so a source build may lack it.
 func jsonHint(src Source, stderr []byte) string {
-	if (src != SinfoJSON && src != SqueueJSON && src != ScontrolNodesJSON) || !bytes.Contains(stderr, []byte("serializer/json")) {
+	if !src.IsJSON() || !bytes.Contains(stderr, []byte("serializer/json")) {
 		return ""
 	}
 	return " (this Slurm has no JSON serializer, serializer/json, which is built only with json-c: rebuild Slurm with json-c, or read the text outputs with --nodes-from scontrol --jobs-from scontrol)"

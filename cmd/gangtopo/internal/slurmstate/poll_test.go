@@ -32,8 +32,8 @@ func fakeSlurm(t *testing.T, bodies map[string]string) string {
 
 func TestPollRunsCommands(t *testing.T) {
 	bin := fakeSlurm(t, map[string]string{
-		"sinfo":  `[ "$*" = "--json" ] || exit 9; cat $TD/sinfo.json`,
-		"squeue": `[ "$*" = "--json" ] || exit 9; cat $TD/squeue.json`,
+		"sinfo":  `[ "$*" = "--json" ] && [ "$SLURM_JSON" = compact ] || exit 9; cat $TD/sinfo.json`,
+		"squeue": `[ "$*" = "--json" ] && [ "$SLURM_JSON" = compact ] || exit 9; cat $TD/squeue.json`,
 		"scontrol": `case "$*" in
   "-a -d -o show node") cat $TD/scontrol_nodes_handmade.txt ;;
   "-a -d show job") cat $TD/scontrol_jobs_handmade.txt ;;

@@ -1,6 +1,8 @@
 package slurmstate
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -85,5 +87,54 @@ func TestGroupedSinfoRefused(t *testing.T) {
 		if !errors.As(err, &grouped) || !strings.Contains(err.Error(), "scontrol --json show nodes") {
 			t.Errorf("%s: got %v, want the grouped-nodes refusal naming scontrol --json show nodes", file, err)
 		}
+	}
+}
+
+// The poll asks for compact JSON (SLURM_JSON=compact, 23.02 and later):
+// every series' capture without its indentation gives the snapshot the
+// indented one gives.
+func TestCompactJSONSameSnapshot(t *testing.T) {
+	c := topotest.Lab16()
+	for _, sc := range seriesCaptures {
+		t.Run(sc.dir, func(t *testing.T) {
+			var snaps [2]string
+			for i, compact := range []bool{false, true} {
+				read := func(name string) []byte {
+					data := readTestdata(t, filepath.Join(sc.dir, name))
+					if !compact {
+						return data
+					}
+					var b bytes.Buffer
+					if err := json.Compact(&b, data); err != nil {
+						t.Fatal(err)
+					}
+					if b.Len() >= len(data) || bytes.Count(b.Bytes(), []byte("\n")) != 0 {
+						t.Fatalf("%s: compacting left %d of %d bytes", name, b.Len(), len(data))
+					}
+					return b.Bytes()
+				}
+				var st State
+				var err error
+				if sc.nodesJSON == "sinfo.json" {
+					st.Nodes, st.Version, err = ParseSinfoJSON(read(sc.nodesJSON), sc.nodesJSON)
+				} else {
+					st.Nodes, st.Version, err = ParseScontrolNodesJSON(read(sc.nodesJSON), sc.nodesJSON)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Jobs, _, err = ParseSqueueJSON(read("squeue.json"), "squeue.json"); err != nil {
+					t.Fatal(err)
+				}
+				s, _, err := BuildSnapshot(c, &st, testTime, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				snaps[i] = string(encode(t, s))
+			}
+			if diff := cmp.Diff(snaps[0], snaps[1]); diff != "" {
+				t.Errorf("indented vs compact (-indented +compact):\n%s", diff)
+			}
+		})
 	}
 }
