@@ -468,7 +468,7 @@ bench-slurm-gate:
 # Slurm at the size of a site (issue 24; not part of make test, about 5 to
 # 15 minutes a size): for each of SCALE_NODES a lab of that many emulated
 # nodes (a fat tree, 8 GPUs each), held jobs with and without the plugins,
-# a fill, then each of SCALE_BACKLOGS as a backlog with the plugins and
+# a fill, then each of SCALE_BACKLOGS (comma separated: 2000,20000) as a backlog with the plugins and
 # without under a stream of submissions, the controller and its duties
 # beside it; each size's figures go to docs/bench/scale/ and the tables
 # into docs/benchmarks.md ("slurm-scale"). SCALE_LOCK prefixes each size's

@@ -37,6 +37,13 @@ func main() {
 	doc := fs.String("doc", "docs/benchmarks.md", "the document to update")
 	results := fs.String("results", "docs/bench/scale", "where each run's figures are kept")
 	_ = fs.Parse(os.Args[2:])
+	if fs.NArg() > 0 {
+		// flag stops at the first argument that is not one: whatever
+		// follows it would be silently dropped (SCALE_BACKLOGS="2000
+		// 20000" ran with the default plugins and no window)
+		fmt.Fprintf(os.Stderr, "slurmscale %s: unexpected argument %q (the flags after it were not read); lists such as -backlogs are comma separated: -backlogs 2000,20000\n", os.Args[1], fs.Arg(0))
+		os.Exit(2)
+	}
 	var err error
 	switch os.Args[1] {
 	case "run":
