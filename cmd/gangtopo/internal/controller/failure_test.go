@@ -40,6 +40,9 @@ func (l *failureLab) start() {
 	l.t.Helper()
 	var err error
 	l.logs.Reset()
+	// the process lock is the kernel's until a process ends: a restarted
+	// controller's predecessor is gone, this one's lives on in the test
+	l.actions.LockPath = filepath.Join(l.t.TempDir(), "controller.lock")
 	if l.d, err = daemon.New(daemon.Options{Role: "controller", Interval: time.Second, LogFormat: "json", LogLevel: "debug"}, &l.logs); err != nil {
 		l.t.Fatal(err)
 	}

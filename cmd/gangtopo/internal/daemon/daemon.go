@@ -56,7 +56,9 @@ type Daemon struct {
 	opts     Options
 
 	cycles      *prometheus.CounterVec
+	nextCycle   prometheus.Gauge
 	lastSuccess atomic.Int64 // Unix nanoseconds
+	period      atomic.Int64 // the pace of successful cycles, ns (0: the interval)
 }
 
 // New makes the core: logs go to logOut, metrics to a fresh registry that
@@ -83,7 +85,12 @@ func New(opts Options, logOut io.Writer) (*Daemon, error) {
 	d.cycles = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gangtopo_daemon_cycles_total", Help: "Cycles the daemon ran, by result (ok or error).",
 	}, []string{"result"})
-	d.Registry.MustRegister(info, d.cycles)
+	d.nextCycle = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gangtopo_daemon_cycle_period_seconds",
+		Help: "Seconds from the start of the last cycle to the start of the next: the interval, more where a slow cycle spaced them out or failed cycles back off.",
+	})
+	d.nextCycle.Set(opts.Interval.Seconds())
+	d.Registry.MustRegister(info, d.cycles, d.nextCycle)
 	return d, nil
 }
 
@@ -93,7 +100,8 @@ func (d *Daemon) Once() bool { return d.opts.Once }
 // Interval is the time between cycles.
 func (d *Daemon) Interval() time.Duration { return d.opts.Interval }
 
-// Run calls cycle now and then every interval until ctx ends. With
+// Run calls cycle now and then every interval (paced: see pace) until ctx
+// ends. With
 // Options.Once it runs one cycle and returns its error. The metrics
 // endpoint (if configured) serves while Run runs, and is closed when Run
 // returns. With Options.Binary, Run returns a *BinaryGone before the first
@@ -109,23 +117,73 @@ func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) err
 	}
 	defer stop()
 	d.Log.Info().Str("version", d.opts.Version).Dur("interval", d.opts.Interval).Str("metrics_addr", d.opts.MetricsAddr).Msg("daemon started")
-	tick := time.NewTicker(d.opts.Interval)
-	defer tick.Stop()
+	failures, spaced := 0, false
 	for {
 		if gone := d.binaryGone(); gone != nil {
 			return gone
 		}
-		_ = d.runCycle(ctx, cycle) // logged and counted; the loop goes on
+		start := time.Now()
+		err := d.runCycle(ctx, cycle) // logged and counted; the loop goes on
+		took := time.Since(start)
+		if err != nil {
+			failures++
+		} else {
+			failures = 0
+			d.period.Store(int64(pace(d.opts.Interval, took, 0)))
+		}
+		next := pace(d.opts.Interval, took, failures)
+		d.nextCycle.Set(next.Seconds())
+		switch {
+		case failures > 0:
+			d.Log.Warn().Int("failures", failures).Dur("next_in", next-took).Msg("backing off: the next cycle waits longer after each failed one")
+		case next > d.opts.Interval:
+			spaced = true
+			d.Log.Info().Dur("took", took).Dur("next_in", next-took).Msg("cycles spaced out: a cycle that takes longer than a third of the interval is followed by twice its time")
+		case spaced:
+			spaced = false
+			d.Log.Info().Dur("took", took).Dur("interval", d.opts.Interval).Msg("cycles back to the interval")
+		}
+		timer := time.NewTimer(max(next-took, 0))
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			d.Log.Info().Msg("daemon stopping")
 			if gone := d.binaryGone(); gone != nil && !gone.Replaced {
 				return gone
 			}
 			return nil
-		case <-tick.C:
+		case <-timer.C:
 		}
 	}
+}
+
+// Pacing. A cycle starts an interval after the last one started, as long
+// as cycles are short. One that takes longer than a third of the interval
+// (a poll of a large backlog: squeue --json of 20,000 jobs took longer
+// than 15 s on the scale lab's 26.05) is followed by twice its time, so
+// that the controller's commands, and slurmctld's answers to them, take at
+// most a third of the time whatever the cluster's size, instead of running
+// back to back. After failed cycles the wait doubles with each, up to
+// maxBackoff: a slurmctld that is down or overloaded is not asked again at
+// once (a command killed by its timeout still cost slurmctld its answer).
+
+// maxBackoff bounds the wait after failed cycles (or the interval, if
+// longer).
+const maxBackoff = 2 * time.Minute
+
+// pace is the time from the start of a cycle that took took to the start
+// of the next, after failures failed cycles in a row (0: it succeeded).
+func pace(interval, took time.Duration, failures int) time.Duration {
+	p := max(interval, 3*took)
+	if failures > 0 {
+		limit := max(interval, maxBackoff)
+		b := interval
+		for i := 0; i < failures && b < limit; i++ {
+			b *= 2
+		}
+		p = max(p, min(b, limit))
+	}
+	return p
 }
 
 // binaryGone checks Options.Binary. A check that fails for another
@@ -159,10 +217,11 @@ func (d *Daemon) runCycle(ctx context.Context, cycle func(context.Context) error
 	return nil
 }
 
-// Healthy reports whether a cycle succeeded within the last three intervals.
+// Healthy reports whether a cycle succeeded within the last three
+// intervals, or three periods where slow cycles spaced them out (pace).
 func (d *Daemon) Healthy(now time.Time) bool {
 	last := d.lastSuccess.Load()
-	return last != 0 && now.Sub(time.Unix(0, last)) <= 3*d.opts.Interval
+	return last != 0 && now.Sub(time.Unix(0, last)) <= 3*max(d.opts.Interval, time.Duration(d.period.Load()))
 }
 
 // serveMetrics starts the HTTP endpoint; stop shuts it down.

@@ -144,3 +144,28 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not reached in 4 s")
 }
+
+func TestPace(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		interval, took time.Duration
+		failures       int
+		want           time.Duration
+	}{
+		{5 * s, 100 * time.Millisecond, 0, 5 * s}, // short cycles: the interval
+		{5 * s, 5 * s / 3, 0, 5 * s},              // a third of it: still the interval
+		{5 * s, 3 * s, 0, 9 * s},                  // longer: twice its time after it
+		{5 * s, 40 * s, 0, 120 * s},               // a poll of a huge backlog
+		{5 * s, 100 * time.Millisecond, 1, 10 * s},
+		{5 * s, 100 * time.Millisecond, 3, 40 * s},
+		{5 * s, 100 * time.Millisecond, 5, 120 * s}, // capped at maxBackoff
+		{5 * s, 100 * time.Millisecond, 60, 120 * s},
+		{5 * s, 15 * s, 1, 45 * s},               // a timeout of 15 s: three times that
+		{5 * time.Minute, s, 3, 5 * time.Minute}, // an interval above the cap is kept
+		{50 * time.Millisecond, 0, 2, 200 * time.Millisecond},
+	} {
+		if got := pace(tc.interval, tc.took, tc.failures); got != tc.want {
+			t.Errorf("pace(%v, %v, %d) = %v, want %v", tc.interval, tc.took, tc.failures, got, tc.want)
+		}
+	}
+}

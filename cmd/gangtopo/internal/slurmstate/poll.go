@@ -123,6 +123,10 @@ type Poller struct {
 	// nodesFrom is the node source in use: cfg.NodesFrom, or what
 	// NodesAuto switched to.
 	nodesFrom Source
+	// timeouts are each source's command timeout now (0: cfg.Timeout);
+	// see nextTimeout.
+	timeouts [numSources]time.Duration
+	once     bool // a throwaway poller (Poll): no next poll to speak of
 }
 
 // NewPoller returns a poller for cfg.
@@ -130,7 +134,9 @@ func NewPoller(cfg *PollConfig) *Poller { return &Poller{cfg: cfg, nodesFrom: cf
 
 // Poll reads once with a throwaway Poller.
 func Poll(ctx context.Context, cfg *PollConfig) (*State, []Run, error) {
-	return NewPoller(cfg).Poll(ctx)
+	p := NewPoller(cfg)
+	p.once = true
+	return p.Poll(ctx)
 }
 
 // Poll reads the node and job sources, running the two commands at once
@@ -240,7 +246,46 @@ func (p *Poller) read(ctx context.Context, src Source) ([]byte, error) {
 	if f, ok := p.cfg.Files[src]; ok {
 		return readFile(f, src, buf)
 	}
-	return runCommand(ctx, p.cfg, src, buf)
+	timeout := p.timeouts[src]
+	if timeout == 0 {
+		timeout = p.cfg.Timeout
+	}
+	start := time.Now()
+	out, err := runCommand(ctx, p.cfg, src, buf, timeout)
+	p.timeouts[src] = nextTimeout(p.cfg.Timeout, timeout, time.Since(start), err)
+	if errors.Is(err, errNoAnswer) && p.timeouts[src] > timeout && !p.once {
+		err = fmt.Errorf("%w; the next poll waits up to %s for it", err, p.timeouts[src])
+	}
+	return out, err
+}
+
+// Command timeouts that follow the cluster. A command's time grows with
+// what it lists: squeue --json of a backlog of 20,000 jobs took longer than
+// the 15 s default on the scale lab's Slurm 26.05, and killing it every
+// time meant no snapshot at all, while slurmctld still answered each
+// call. So each source's timeout is three times what its last successful
+// run took, never below the configured one (--slurm-timeout), and doubles
+// after a run it killed, up to maxTimeoutGrowth times the configured one: a
+// poll of a large backlog gets the time it needs, a slurmctld that is down
+// still costs at most that (and the daemon's pacing spaces the tries out).
+
+// maxTimeoutGrowth bounds a source's timeout, in configured timeouts.
+const maxTimeoutGrowth = 8
+
+// errNoAnswer is wrapped by a command's error when its timeout killed it.
+var errNoAnswer = errors.New("no answer")
+
+// nextTimeout is a source's timeout after a run that took took with
+// timeout and ended with err; base is the configured timeout.
+func nextTimeout(base, timeout, took time.Duration, err error) time.Duration {
+	limit := maxTimeoutGrowth * base
+	switch {
+	case errors.Is(err, errNoAnswer):
+		return min(2*timeout, limit)
+	case err == nil:
+		return min(max(3*took, base), limit)
+	}
+	return timeout
 }
 
 func readFile(path string, src Source, buf *limitedBuffer) ([]byte, error) {
@@ -274,8 +319,8 @@ func (s Source) IsJSON() bool { return s == SinfoJSON || s == SqueueJSON || s ==
 // runCommand runs a Slurm command in its own process group, so a timeout
 // kills whatever it started too. Slurm's clients retry for about 10 s when
 // slurmctld is down; the timeout is what keeps a poll bounded then.
-func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limitedBuffer) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limitedBuffer, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	args := sourceArgs[src]
 	bin := args[0]
@@ -294,7 +339,7 @@ func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limite
 	err := cmd.Run()
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		return nil, fmt.Errorf("%s: no answer within %s (slurmctld down or overloaded?); killed", src, cfg.Timeout)
+		return nil, fmt.Errorf("%s: %w within %s (slurmctld down or overloaded?); killed", src, errNoAnswer, timeout)
 	case stdout.over:
 		return nil, fmt.Errorf("%s: printed more than %d bytes", src, MaxOutputBytes)
 	case err != nil:

@@ -3,6 +3,7 @@ package slurmstate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -143,4 +144,53 @@ func alive(pid int) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return true
+}
+
+// A poll whose command outgrows its timeout (a growing backlog): killed
+// once, the next poll allows twice the time and succeeds; the timeout then
+// follows three times what the command took, never below the configured
+// one, never above eight times it.
+func TestPollTimeoutFollowsTheCluster(t *testing.T) {
+	bin := fakeSlurm(t, map[string]string{
+		"sinfo":  `cat $TD/sinfo.json`,
+		"squeue": `sleep 0.45; cat $TD/squeue.json`,
+	})
+	cfg := &PollConfig{NodesFrom: SinfoJSON, JobsFrom: SqueueJSON, BinDir: bin, Timeout: 300 * time.Millisecond}
+	p := NewPoller(cfg)
+	_, _, err := p.Poll(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "squeue --json: no answer within 300ms (slurmctld down or overloaded?); killed; the next poll waits up to 600ms for it") {
+		t.Fatalf("first poll: %v; want squeue killed after 300ms, 600ms next", err)
+	}
+	if _, _, err := p.Poll(context.Background()); err != nil {
+		t.Fatalf("second poll, 600ms allowed: %v", err)
+	}
+	if got := p.timeouts[SqueueJSON]; got < 3*450*time.Millisecond || got > 8*cfg.Timeout {
+		t.Errorf("squeue's timeout after a run of about 450ms: %v, want 3x that, at most %v", got, 8*cfg.Timeout)
+	}
+	if got := p.timeouts[SinfoJSON]; got != cfg.Timeout {
+		t.Errorf("sinfo's timeout after fast runs: %v, want the configured %v", got, cfg.Timeout)
+	}
+	if _, _, err := Poll(context.Background(), cfg); err == nil || strings.Contains(err.Error(), "next poll") {
+		t.Errorf("a one-off poll: %v; want the timeout without a next poll", err)
+	}
+}
+
+func TestNextTimeout(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		timeout, took time.Duration
+		err           error
+		want          time.Duration
+	}{
+		{15 * s, 2 * s, nil, 15 * s},   // fast: the configured one
+		{15 * s, 21 * s, nil, 63 * s},  // a large backlog: three times its time
+		{63 * s, 50 * s, nil, 120 * s}, // at most eight times the configured
+		{15 * s, 15 * s, fmt.Errorf("x: %w", errNoAnswer), 30 * s},
+		{120 * s, 120 * s, fmt.Errorf("x: %w", errNoAnswer), 120 * s},
+		{30 * s, 1 * s, errors.New("exit status 1"), 30 * s}, // another failure: unchanged
+	} {
+		if got := nextTimeout(15*s, tc.timeout, tc.took, tc.err); got != tc.want {
+			t.Errorf("nextTimeout(15s, %v, %v, %v) = %v, want %v", tc.timeout, tc.took, tc.err, got, tc.want)
+		}
+	}
 }
