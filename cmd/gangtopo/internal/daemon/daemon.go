@@ -163,20 +163,25 @@ func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) err
 // than 15 s on the scale lab's 26.05) is followed by twice its time, so
 // that the controller's commands, and slurmctld's answers to them, take at
 // most a third of the time whatever the cluster's size, instead of running
-// back to back. After failed cycles the wait doubles with each, up to
-// maxBackoff: a slurmctld that is down or overloaded is not asked again at
-// once (a command killed by its timeout still cost slurmctld its answer).
+// back to back. After failed cycles the wait doubles with each, up to ten
+// intervals or two minutes: a slurmctld that is down or overloaded is not
+// asked again at once (a command killed by its timeout still cost
+// slurmctld its answer).
 
-// maxBackoff bounds the wait after failed cycles (or the interval, if
-// longer).
-const maxBackoff = 2 * time.Minute
+// maxBackoff and maxBackoffIntervals bound the wait after failed cycles:
+// ten intervals, at most two minutes (or the interval, if longer), so that
+// a slurmctld that is back is read again within that.
+const (
+	maxBackoff          = 2 * time.Minute
+	maxBackoffIntervals = 10
+)
 
 // pace is the time from the start of a cycle that took took to the start
 // of the next, after failures failed cycles in a row (0: it succeeded).
 func pace(interval, took time.Duration, failures int) time.Duration {
 	p := max(interval, 3*took)
 	if failures > 0 {
-		limit := max(interval, maxBackoff)
+		limit := max(interval, min(maxBackoffIntervals*interval, maxBackoff))
 		b := interval
 		for i := 0; i < failures && b < limit; i++ {
 			b *= 2

@@ -158,8 +158,9 @@ func TestPace(t *testing.T) {
 		{5 * s, 40 * s, 0, 120 * s},               // a poll of a huge backlog
 		{5 * s, 100 * time.Millisecond, 1, 10 * s},
 		{5 * s, 100 * time.Millisecond, 3, 40 * s},
-		{5 * s, 100 * time.Millisecond, 5, 120 * s}, // capped at maxBackoff
-		{5 * s, 100 * time.Millisecond, 60, 120 * s},
+		{5 * s, 100 * time.Millisecond, 5, 50 * s}, // capped at ten intervals
+		{5 * s, 100 * time.Millisecond, 60, 50 * s},
+		{30 * s, s, 60, 120 * s},                 // and at two minutes
 		{5 * s, 15 * s, 1, 45 * s},               // a timeout of 15 s: three times that
 		{5 * time.Minute, s, 3, 5 * time.Minute}, // an interval above the cap is kept
 		{50 * time.Millisecond, 0, 2, 200 * time.Millisecond},
