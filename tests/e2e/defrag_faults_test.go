@@ -142,7 +142,15 @@ func requeuedOnce(t *testing.T, jobs map[string]string, b string) faults.Outcome
 func fillersAlive(t *testing.T, jobs map[string]string) faults.Outcome {
 	t.Helper()
 	for name, id := range jobs {
-		if st, _, _ := squeueState(t, id); st != "RUNNING" && st != "PENDING" {
+		st, _, _ := squeueState(t, id)
+		// a job requeued a moment ago is COMPLETING while its old run
+		// ends (22.05 shows that state alone): it is pending again within
+		// seconds, a lost one ends otherwise
+		for deadline := time.Now().Add(30 * time.Second); st == "COMPLETING" && time.Now().Before(deadline); {
+			time.Sleep(500 * time.Millisecond)
+			st, _, _ = squeueState(t, id)
+		}
+		if st != "RUNNING" && st != "PENDING" {
 			return faults.Outcome("filler " + name + " is " + st)
 		}
 	}
