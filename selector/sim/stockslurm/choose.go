@@ -38,23 +38,18 @@ func (e *eval) chooseNodes() bool {
 			mostRes = max(mostRes, e.av[i].resCnt())
 		}
 	}
-	// Slurm steps size by one up to most_res; a size at which no candidate
-	// is removed evaluates nothing (the "continue" below), and after a
-	// pass that did not stop every remaining candidate has more than size
-	// resources, so the loop jumps to the next size that removes one: the
-	// same passes in the same order, without walking every size up to
-	// most_res (thousands for a node whose CPUs the cluster does not say).
+	// Slurm steps size by one up to most_res and evaluates only at the
+	// sizes that removed a candidate. After a pass that did not stop,
+	// every remaining candidate has more than size resources, so the loop
+	// jumps to the next size that removes one: the same passes in the same
+	// order, without walking every size up to most_res (thousands for a
+	// node whose CPUs the cluster does not say).
 	for size := 1; size < mostRes; size = e.nextResCnt(cand, size, mostRes) {
-		changed := false
 		for i := range cand {
 			if cand[i] && e.av[i].resCnt() <= size && count > e.p.minNodes {
 				cand[i] = false
 				count--
-				changed = true
 			}
-		}
-		if !changed && size != 1 {
-			continue
 		}
 		if e.evalNodes(cand, false) {
 			return true

@@ -15,6 +15,7 @@ import (
 	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
+	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 // Gangs requeued after a node failure (part of the re-binding).
@@ -146,20 +147,25 @@ func (c *Controller) rememberRuns(path string) {
 	if r == nil || !r.cfg.Rebind.AfterFailure {
 		return
 	}
+	s, err := readSnapshot(path, c.topo.Cluster)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		c.log.Warn().Err(err).Msg("the last snapshot does not say where running jobs ran; gangs requeued before this start are left to plain re-binding")
+	default:
+		n := r.failures.remember(s)
+		c.log.Info().Int("jobs", n).Time("snapshot_time", s.Time).Msg("where running jobs ran, read from the last snapshot (for gangs requeued after a node failure)")
+	}
+}
+
+// readSnapshot decodes the snapshot file at path on cluster c.
+func readSnapshot(path string, c *topology.Cluster) (*occupancy.Snapshot, error) {
 	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return
+	if err != nil {
+		return nil, err
 	}
-	if err == nil {
-		defer f.Close()
-		var s *occupancy.Snapshot
-		if s, err = occupancy.Decode(f, path, c.topo.Cluster); err == nil {
-			n := r.failures.remember(s)
-			c.log.Info().Int("jobs", n).Time("snapshot_time", s.Time).Msg("where running jobs ran, read from the last snapshot (for gangs requeued after a node failure)")
-			return
-		}
-	}
-	c.log.Warn().Err(err).Msg("the last snapshot does not say where running jobs ran; gangs requeued before this start are left to plain re-binding")
+	defer f.Close()
+	return occupancy.Decode(f, path, c)
 }
 
 // unknownRestarts is the restart count of a job learnt from a snapshot.

@@ -129,9 +129,11 @@ func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) err
 			failures++
 		} else {
 			failures = 0
-			d.period.Store(int64(pace(d.opts.Interval, took, 0)))
 		}
 		next := pace(d.opts.Interval, took, failures)
+		if failures == 0 {
+			d.period.Store(int64(next))
+		}
 		d.nextCycle.Set(next.Seconds())
 		switch {
 		case failures > 0:
