@@ -161,8 +161,8 @@ func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) err
 
 // Pacing. A cycle starts an interval after the last one started, as long
 // as cycles are short. One that takes longer than a third of the interval
-// (a poll of a large backlog: squeue --json of 20,000 jobs took longer
-// than 15 s on the scale lab's 26.05) is followed by twice its time, so
+// (a poll of a large backlog, whose squeue --json outgrew the command
+// timeout in the scale lab) is followed by twice its time, so
 // that the controller's commands, and slurmctld's answers to them, take at
 // most a third of the time whatever the cluster's size, instead of running
 // back to back. After failed cycles the wait doubles with each, up to ten

@@ -260,10 +260,9 @@ func (p *Poller) read(ctx context.Context, src Source) ([]byte, error) {
 }
 
 // Command timeouts that follow the cluster. A command's time grows with
-// what it lists: squeue --json of a backlog of 20,000 jobs took longer than
-// the 15 s default on the scale lab's Slurm 26.05, and killing it every
-// time meant no snapshot at all, while slurmctld still answered each
-// call. So each source's timeout is three times what its last successful
+// what it lists: squeue --json of a large backlog outgrew the default on
+// the scale lab's Slurm 26.05, and killing it every time meant no
+// snapshot at all, while slurmctld still answered each call. So each source's timeout is three times what its last successful
 // run took, never below the configured one (--slurm-timeout), and doubles
 // after a run it killed, up to maxTimeoutGrowth times the configured one: a
 // poll of a large backlog gets the time it needs, a slurmctld that is down
@@ -308,9 +307,8 @@ func readFile(path string, src Source, buf *limitedBuffer) ([]byte, error) {
 }
 
 // compactJSON asks Slurm's JSON commands (23.02 and later; earlier ones
-// ignore it) for JSON without indentation: on Slurm 26.05.5 squeue --json
-// prints about 5 KB a job instead of 8.5, so each poll reads 40% fewer
-// bytes, the same document.
+// ignore it) for JSON without indentation: the same document, a good
+// part smaller to print, pipe and read.
 const compactJSON = "SLURM_JSON=compact"
 
 // IsJSON says whether the source prints JSON.
