@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/traces"
+	"github.com/gangtopo/gangtopo/selector/jobsubmit"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
@@ -43,6 +44,7 @@ type replayOptions struct {
 	quotaSet                *replayQuota // --quota, parsed (nil: no quotas)
 	defrag                  string
 	quota                   string
+	spares                  string // --spares: TIER:N (replay_spares.go)
 	slurmSeries             string
 	output                  string
 	compressSet             bool // --compress given (0 then is bad input, not "unset")
@@ -133,6 +135,7 @@ page of charts. See docs/replay.md.`,
 	f.StringVar(&o.failures.rate, "node-failures", "", "take nodes down under running jobs at this rate: llama3 (Meta's Llama 3 report: 419 unexpected interruptions in 54 days on 2,048 servers of 8 GPUs) or failures per node-hour; a table of the restarts follows the report")
 	f.DurationVar(&o.failures.repair, "repair", 24*time.Hour, "--node-failures: how long a failed node stays down")
 	f.Uint64Var(&o.failures.seed, "failure-seed", 1, "--node-failures: the seed the failures are drawn with")
+	f.StringVar(&o.spares, "spares", "leaf:1", "the spare nodes policy "+sparesPolicy+" keeps (gangtopo.yaml's spares:): TIER:N, N nodes in each domain of the tier")
 	f.StringVar(&o.skippedFile, "skipped", "", "--sacct: write every job left out of the replay, with the reason, to this file (tab-separated)")
 	return cmd
 }
@@ -148,6 +151,7 @@ type replaySetup struct {
 	cluster                 *topology.Cluster
 	partitions              []queue.Partition // the static policy's, by account
 	failures                []*queue.Failures // --node-failures, by run (nil: none)
+	spares                  jobsubmit.Spares  // --spares, for sparesPolicy
 	policies                []string
 	cfg                     queue.Config
 	slowdown                replaySlowdown
@@ -351,6 +355,11 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	}
 	cfg.RecordUse = o.html != "" // the page draws the free nodes over time
 	set := &replaySetup{cluster: c, policies: pols, cfg: cfg, slowdown: sd}
+	if slices.Contains(pols, sparesPolicy) {
+		if set.spares, err = parseReplaySpares(o.spares, c); err != nil {
+			return nil, err
+		}
+	}
 	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: sd.describe() + assumedSpeeds(c, sd),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
 		Rendezvous: o.rendezvous}
@@ -447,7 +456,7 @@ func replayDisplayPath(path string) string {
 func usesSlurmModel(pols []string) bool {
 	for _, p := range pols {
 		base, _, _ := splitQuotaSuffix(strings.TrimSuffix(p, defragSuffix))
-		if base == "slurm" || base == "gangtopo-slurm" || base == staticPolicy {
+		if base == "slurm" || base == "gangtopo-slurm" || base == sparesPolicy || base == staticPolicy {
 			return true
 		}
 	}
@@ -464,8 +473,8 @@ func parseReplayPolicies(list string) ([]string, error) {
 	for _, p := range strings.Split(list, ",") {
 		p = strings.ToLower(strings.TrimSpace(p))
 		if !validReplayPolicy(p) {
-			return nil, usagef("--policies: unknown policy %q (want one of %s, %s; gangtopo and gangtopo-slurm also with %s, +quota or +quota%s, the gang policies with +hard)",
-				p, strings.Join(replayPolicies, ", "), staticPolicy, defragSuffix, defragSuffix)
+			return nil, usagef("--policies: unknown policy %q (want one of %s, %s, %s; gangtopo and gangtopo-slurm also with %s, +quota or +quota%s, the gang policies with +hard)",
+				p, strings.Join(replayPolicies, ", "), staticPolicy, sparesPolicy, defragSuffix, defragSuffix)
 		}
 		if slices.Contains(out, p) {
 			return nil, usagef("--policies: %s given twice", p)
@@ -483,7 +492,7 @@ func validReplayPolicy(p string) bool {
 		b, mode, _ := splitQuotaSuffix(base)
 		return slices.Contains(defragPolicies, b) && mode != queue.QuotaHard
 	}
-	return p == staticPolicy || slices.Contains(replayPolicies, p) || validQuotaPolicy(p)
+	return p == staticPolicy || p == sparesPolicy || slices.Contains(replayPolicies, p) || validQuotaPolicy(p)
 }
 
 // config builds the replay configuration from the flags, and the

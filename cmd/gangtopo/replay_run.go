@@ -46,9 +46,12 @@ func replayBase(name string, set *replaySetup, jobs []queue.Job, cfg queue.Confi
 	switch name {
 	case "gangtopo":
 		return queue.Replay(c, jobs, queue.NewGangTopo(c, place.Options{}), cfg)
-	case "gangtopo-slurm":
+	case "gangtopo-slurm", sparesPolicy:
 		pol := jobsubmit.DefaultPolicy()
 		pol.Jobs = jobsubmit.ScopeGPU
+		if name == sparesPolicy {
+			pol.Spares = set.spares
+		}
 		q, err := deployed.NewQueue(c, deployed.Config{Policy: pol, Slurm: stockslurm.Options{Tree: true}}, controllerCycle)
 		if err != nil {
 			return nil, err

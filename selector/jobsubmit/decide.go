@@ -3,6 +3,7 @@ package jobsubmit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -64,6 +65,8 @@ type Decider struct {
 	blockNodeGPUs int
 	// nodeBound is NodeListBound of the cluster (nodelist.go).
 	nodeBound int
+	// spares are SpareNodes of the policy (spares.go).
+	spares []topology.NodeID
 
 	// unbindable's cache: the nodes of the last feature table seen
 	unbindMu    sync.Mutex
@@ -77,7 +80,11 @@ func New(p Policy, c *topology.Cluster) (*Decider, error) {
 	if _, err := NodeFeatures(c, p.FeaturePrefix); err != nil {
 		return nil, err
 	}
-	return &Decider{policy: p, cluster: c, blockNodeGPUs: place.BlockNodeGPUs(c), nodeBound: NodeListBound(c)}, nil
+	if err := CheckSpares(c, p.Spares); err != nil {
+		return nil, err
+	}
+	return &Decider{policy: p, cluster: c, blockNodeGPUs: place.BlockNodeGPUs(c), nodeBound: NodeListBound(c),
+		spares: SpareNodes(c, p.Spares)}, nil
 }
 
 // Policy returns the decider's policy.
@@ -100,6 +107,10 @@ type Prepared struct {
 	// Hold is the name the caller gives its hold on a placed job's GPUs,
 	// recorded in the decision (Decision.Hold); "" when it holds none.
 	Hold string
+	// Spared are the spares added to Request.Excluded (spares.go);
+	// SpareDomains the domains whose spares the job may use.
+	Spared       []string
+	SpareDomains []string
 }
 
 // Decide runs every stage with the engine called directly: what the
@@ -158,7 +169,12 @@ func (dc *Decider) Prepare(j Job) Prepared {
 	if err != nil {
 		return Prepared{Done: true, Final: dc.leftAsSubmitted(j, opt, req.GPUs, CauseUnsupported, err)}
 	}
-	return Prepared{Request: req, Option: opt, Tasks: tasks}
+	p := Prepared{Request: req, Option: opt, Tasks: tasks}
+	if len(dc.spares) > 0 && !dc.lends(j, req.GPUs) {
+		p.Spared = dc.excludeSpares(req.Excluded)
+		p.Request.Excluded = append(slices.Clone(req.Excluded), p.Spared...)
+	}
+	return p
 }
 
 // Rewrite is stage 5: the engine's answer about a prepared job (Place)
@@ -173,7 +189,7 @@ func (dc *Decider) Rewrite(j Job, p Prepared, pl Placement, s *occupancy.Snapsho
 			return dc.untouched(j, p.Option.String(), p.Request.GPUs, CauseUnsupported,
 				pl.Message+", but "+slurmMay(j, p.Request, pl.Limit)), nil
 		}
-		return dc.refuse(j, p.Option.String(), pl.Message), nil
+		return dc.refuse(j, p.Option.String(), pl.Message+dc.sparesNote(p)), nil
 	case place.Invalid:
 		return dc.refuse(j, p.Option.String(), pl.Message), nil
 	case place.NoFit:

@@ -29,6 +29,9 @@ type Decision struct {
 	Tier     string   // its tier
 	Bound    []string // domains the job is bound to (features), best first
 	Excluded string   // nodes gangtopo added to the job's ExcNodeList (a host list)
+	// Spares are the domains whose spare nodes the job may use (a gang
+	// re-bound after a node failure, spares.go).
+	Spares []string
 	// Models are the GPU models the job accepts, when it named any (typed
 	// GRES or a constraint on model features): the controller learns the
 	// cluster's model-constrained demand from them (frag.Learner), which
@@ -101,6 +104,7 @@ func (d Decision) String() string {
 	kv("tier", d.Tier)
 	kv("bound", strings.Join(d.Bound, ","))
 	kv("excluded", d.Excluded)
+	kv("spares", strings.Join(d.Spares, ","))
 	kv("models", strings.Join(d.Models, ","))
 	if d.Snapshot > 0 {
 		kv("snapshot", strconv.FormatUint(d.Snapshot, 10))
@@ -168,6 +172,8 @@ func (d *Decision) set(k, v string) error {
 		d.Bound = strings.Split(v, ",")
 	case "excluded":
 		d.Excluded = v
+	case "spares":
+		d.Spares = strings.Split(v, ",")
 	case "models":
 		d.Models = strings.Split(v, ",")
 	case "snapshot":

@@ -22,6 +22,10 @@ func TestDecisionRoundTrip(t *testing.T) {
 			"gangtopo v1 untouched: snapshot /s.json: no such file or directory"},
 		{Decision{Verdict: VerdictPlaced, Request: "any:preferred", GPUs: 1, Domain: "node02/nvl0", Tier: "nvlink", Excluded: "node[05-07,09]", Snapshot: 3, Text: "x"},
 			"gangtopo v1 placed request=any:preferred gpus=1 domain=node02/nvl0 tier=nvlink excluded=node[05-07,09] snapshot=3: x"},
+		// a gang re-bound after a node failure, allowed its leaf's spare
+		{Decision{Verdict: VerdictPlaced, Request: "leaf:required", GPUs: 24, Domain: "leaf2", Tier: "leaf", Bound: []string{"leaf2", "leaf3"},
+			Excluded: "node[04,12]", Spares: []string{"leaf2"}, Snapshot: 9, Text: "w"},
+			"gangtopo v1 placed request=leaf:required gpus=24 domain=leaf2 tier=leaf bound=leaf2,leaf3 excluded=node[04,12] spares=leaf2 snapshot=9: w"},
 		// a job that accepts two models: the controller learns them
 		{Decision{Verdict: VerdictPlaced, Request: "any:preferred", GPUs: 1, Domain: "node03", Tier: "node", Bound: []string{"node03", "node01"},
 			Models: []string{"v100m16", "v100m32"}, Snapshot: 7, Text: "y"},

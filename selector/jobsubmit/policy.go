@@ -52,6 +52,9 @@ type Policy struct {
 	// blocks (gangtopo.yaml slurm_topology: block; Slurm 24.05+): the
 	// rewrite then states the NVLink rule as --segment too (segment.go).
 	SlurmBlock bool
+	// Spares are the nodes kept per domain for gangs that restart after a
+	// node failure (spares.go).
+	Spares Spares
 }
 
 // DefaultBindNodes is how many ranked nodes a one-node job is bound to
@@ -68,6 +71,7 @@ func DefaultPolicy() Policy {
 		FeaturePrefix: DefaultFeaturePrefix,
 		DecisionField: FieldAdminComment,
 		BindNodes:     DefaultBindNodes,
+		Spares:        Spares{Tier: topology.TierLeaf},
 	}
 }
 

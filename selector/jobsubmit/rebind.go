@@ -81,6 +81,7 @@ func (dc *Decider) Rebind(now Job, d Decision, s *occupancy.Snapshot, e *place.E
 	if p.Done {
 		return Rebinding{Why: fmt.Sprintf("a new decision would not place it (%s: %s)", p.Final.Decision.Verdict, p.Final.Decision.Text)}
 	}
+	dc.allowSpares(&p, d.Spares)
 	fits, never, degraded, err := dc.startsInBinding(now, d, p, s, e)
 	if err != nil {
 		return Rebinding{Why: "as Slurm holds it, " + err.Error()}

@@ -2,6 +2,7 @@ package jobsubmit
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
@@ -67,6 +68,7 @@ func (dc *Decider) Restart(now Job, d Decision, ran []string, s *occupancy.Snaps
 	if p.Done {
 		return Restarting{Rebinding: Rebinding{Why: fmt.Sprintf("a new decision would not place it (%s: %s)", p.Final.Decision.Verdict, p.Final.Decision.Text)}}
 	}
+	dc.allowSpares(&p, append(slices.Clone(d.Spares), dc.spareDomainsOf(ran)...))
 	out := Restarting{}
 	old := dc.commonDomain(ran)
 	pl := Placement{}

@@ -71,6 +71,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(nodes)))
 		out.MinNodes, out.MaxNodes = 1, 1
 		d.Bound = nodes
+		dc.keepSpares(p, &out, &d)
 		return dc.withDecision(j, out, d)
 	}
 	d.Bound = dc.bind(j, p, pl, s, &out)
@@ -81,6 +82,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
 		d.Excluded = dc.keepWholeNodes(req.Excluded, pl, s, &out)
 	}
+	dc.keepSpares(p, &out, &d)
 	return dc.withDecision(j, out, d)
 }
 
@@ -129,6 +131,7 @@ func (dc *Decider) waiting(j Job, p Prepared, res place.Result, s *occupancy.Sna
 	if len(d.Bound) > 0 {
 		d.Text += "; it starts in the first of " + strings.Join(d.Bound, ", ") + " that has room"
 	}
+	dc.keepSpares(p, &out, &d)
 	return dc.withDecision(j, out, d)
 }
 

@@ -199,6 +199,7 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"defrag":         p.defrag,
 		"quota":          p.quota,
 		"actions":        p.actions,
+		"spares":         p.spares,
 	}
 }
 
@@ -245,6 +246,7 @@ func (p *configParser) check(root *yaml.Node) {
 	}
 	c.Default = o
 	p.checkAuditLog(root)
+	p.checkSpares(root)
 }
 
 func sortedKeys(m map[string]func(*yaml.Node, string)) []string {

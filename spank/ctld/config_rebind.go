@@ -1,7 +1,6 @@
 package ctld
 
 import (
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -45,33 +44,14 @@ const maxRebindsPerCycle = 1000
 
 // rebind reads the rebind: section.
 func (p *configParser) rebind(v *yaml.Node, key string) {
-	if v.Kind != yaml.MappingNode {
-		p.errorf(v, key, "want a mapping (enabled, max_per_cycle, job_interval, timeout, after_failure)")
-		return
-	}
 	c := &p.c.Rebind
-	keys := map[string]func(*yaml.Node, string){
+	p.section(v, key, map[string]func(*yaml.Node, string){
 		"enabled":       func(v *yaml.Node, k string) { p.boolean(v, k, &c.Enabled) },
 		"max_per_cycle": func(v *yaml.Node, k string) { p.count(v, k, 1, maxRebindsPerCycle, &c.MaxPerCycle) },
 		"job_interval":  func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.JobInterval) },
 		"timeout":       func(v *yaml.Node, k string) { p.duration(v, k, 100*time.Millisecond, time.Minute, &c.Timeout) },
 		"after_failure": func(v *yaml.Node, k string) { p.boolean(v, k, &c.AfterFailure) },
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := v.Content[i], v.Content[i+1]
-		name := key + "." + k.Value
-		fn, ok := keys[k.Value]
-		switch {
-		case !ok:
-			p.errorf(k, name, "unknown key (want one of %s)", strings.Join(sortedKeys(keys), ", "))
-		case seen[k.Value]:
-			p.errorf(k, name, "given twice")
-		default:
-			seen[k.Value] = true
-			fn(val, name)
-		}
-	}
+	})
 }
 
 func (p *configParser) boolean(v *yaml.Node, key string, dst *bool) {

@@ -41,6 +41,9 @@ rebind:
   job_interval: 30s
   after_failure: false
   timeout: 2s
+spares:
+  tier: spine
+  per_domain: 2
 actions:
   enabled: false
   dry_run: true
@@ -57,7 +60,8 @@ actions:
 	}
 	want := Config{Version: "v1", Topology: "/etc/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
 		Policy: jobsubmit.Policy{Jobs: jobsubmit.ScopeGPU, Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
-			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4, SlurmBlock: true},
+			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4, SlurmBlock: true,
+			Spares: jobsubmit.Spares{Tier: topology.TierSpine, PerDomain: 2}},
 		DefaultTopology: "leaf:preferred", SlurmTopology: "block", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0,
 		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second, AfterFailure: false},
@@ -139,7 +143,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"partitions in one item", base + "partitions: [\"gpu,big\"]\n", `partitions: "gpu,big" is not a partition name`},
 		{"empty partition", base + "partitions: [\"\"]\n", `partitions: "" is not a partition name`},
 		{"partitions not a list", base + "partitions: gpu\n", "g.yaml:4: partitions: want a list of partition names"},
-		{"rebind not a mapping", base + "rebind: yes\n", "g.yaml:4: rebind: want a mapping (enabled, max_per_cycle, job_interval, timeout, after_failure)"},
+		{"rebind not a mapping", base + "rebind: yes\n", "g.yaml:4: rebind: want a mapping (after_failure, enabled, job_interval, max_per_cycle, timeout)"},
 		{"rebind unknown key", base + "rebind:\n  every: 5s\n", "g.yaml:5: rebind.every: unknown key (want one of after_failure, enabled, job_interval, max_per_cycle, timeout)"},
 		{"rebind bad after_failure", base + "rebind:\n  after_failure: sometimes\n", `g.yaml:5: rebind.after_failure: "sometimes" is not true or false`},
 		{"rebind bad switch", base + "rebind:\n  enabled: maybe\n", `g.yaml:5: rebind.enabled: "maybe" is not true or false`},
@@ -225,6 +229,49 @@ func TestLoadConfigChecksTheFile(t *testing.T) {
 				t.Errorf("LoadConfig: %v", err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("LoadConfig = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSparesConfig(t *testing.T) {
+	base := "version: v1\ntopology: /t.yaml\nsnapshot: /s.json\njobs: gpu\n"
+	tests := []struct {
+		name, yaml string
+		want       jobsubmit.Spares
+		err        string
+	}{
+		{name: "off by default", yaml: base},
+		{name: "one a leaf", yaml: base + "spares:\n  per_domain: 1\n",
+			want: jobsubmit.Spares{Tier: topology.TierLeaf, PerDomain: 1}},
+		{name: "lent", yaml: base + "spares:\n  tier: block\n  per_domain: 2\n  lend_partitions: [scav]\n  lend_max_gpus: 4\n",
+			want: jobsubmit.Spares{Tier: topology.TierBlock, PerDomain: 2, LendPartitions: []string{"scav"}, LendMaxGPUs: 4}},
+		{name: "a node keeps no spares", yaml: base + "spares:\n  tier: node\n  per_domain: 1\n",
+			err: `c.yaml:6: spares.tier: "node" is not allowed (want leaf or block or spine)`},
+		{name: "lending without a size", yaml: base + "spares:\n  per_domain: 1\n  lend_partitions: [scav]\n",
+			err: "c.yaml:6: spares.lend_max_gpus: missing"},
+		{name: "jobs: gang leaves plain jobs to Slurm", yaml: strings.Replace(base, "jobs: gpu", "jobs: gang", 1) + "spares:\n  per_domain: 1\n",
+			err: "c.yaml:1: spares: per_domain 1 with jobs: gang"},
+		{name: "unknown key", yaml: base + "spares:\n  per_leaf: 1\n",
+			err: "c.yaml:6: spares.per_leaf: unknown key (want one of lend_max_gpus, lend_partitions, per_domain, tier)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseConfig(strings.NewReader(tt.yaml), "c.yaml")
+			if tt.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
+					t.Fatalf("error %v; want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want.Tier == 0 {
+				tt.want.Tier = topology.TierLeaf
+			}
+			if diff := cmp.Diff(tt.want, c.Spares); diff != "" {
+				t.Errorf("spares (-want +got):\n%s", diff)
 			}
 		})
 	}

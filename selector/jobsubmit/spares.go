@@ -1,0 +1,200 @@
+package jobsubmit
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gangtopo/gangtopo/selector/hostlist"
+	"github.com/gangtopo/gangtopo/selector/request"
+	"github.com/gangtopo/gangtopo/selector/topology"
+)
+
+// Spare nodes per domain (gangtopo.yaml spares:).
+//
+// A site keeps a few nodes of each leaf (or block, or spine) for repairs:
+// when a node under a running gang fails, the requeued gang restarts
+// inside its own domain on a spare, instead of waiting for a whole domain
+// to free or going wider. Which nodes are spares is fixed by the cluster
+// file, so the plugin, the controller and the replay all read the same
+// ones: the last PerDomain GPU nodes of each domain of Tier, in the
+// file's order; a domain keeps at least one node that is not a spare.
+//
+// Ordinary decisions exclude the spares: from the engine's request, and
+// from the job's ExcNodeList, recorded as gangtopo's exclusions in the
+// decision (excluded=), so that Original, `gangtopo unbind` and the
+// plugin's job_modify treat them as they treat every exclusion gangtopo
+// added. Two kinds of jobs may use spares:
+//
+//   - a gang re-bound after one of its nodes failed (Restart) may use the
+//     spares of the domains it ran in; its decision records them
+//     (spares=leaf3), so later re-bindings keep them;
+//   - lent work: a job of at most LendMaxGPUs GPUs in one of
+//     LendPartitions, a partition the site preempts (for example
+//     PreemptType=preempt/partition_prio and a lower PriorityTier than the
+//     gangs' partition). gangtopo does not take a spare back itself:
+//     Slurm's own preemption does, when the restarted gang needs it.
+//
+// Spares hold only against the jobs gangtopo decides: under jobs: gang a
+// plain job is left to Slurm and may take one, so the configuration asks
+// for jobs: gpu or all.
+
+// Spares is the spares: policy; PerDomain 0 keeps none.
+type Spares struct {
+	Tier      topology.Tier
+	PerDomain int
+	// LendPartitions and LendMaxGPUs say which jobs may run on spares
+	// meanwhile (none when LendPartitions is empty).
+	LendPartitions []string
+	LendMaxGPUs    int
+}
+
+// On says whether spares are kept.
+func (s Spares) On() bool { return s.PerDomain > 0 }
+
+// SpareNodes lists the spares the policy keeps on cluster c, in node
+// order: in each domain of the policy's tier, its last PerDomain nodes
+// with GPUs, leaving at least one.
+func SpareNodes(c *topology.Cluster, s Spares) []topology.NodeID {
+	if !s.On() {
+		return nil
+	}
+	var out []topology.NodeID
+	for _, d := range c.ByTier[s.Tier] {
+		var gpu []topology.NodeID
+		for _, n := range domainNodes(c, d) {
+			if c.Nodes[n].NumGPUs() > 0 {
+				gpu = append(gpu, n)
+			}
+		}
+		k := min(s.PerDomain, len(gpu)-1)
+		if k > 0 {
+			out = append(out, gpu[len(gpu)-k:]...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckSpares says why a spares policy cannot be kept on cluster c, or
+// nil: its tier must be one the cluster has, above a node.
+func CheckSpares(c *topology.Cluster, s Spares) error {
+	if !s.On() {
+		return nil
+	}
+	if s.Tier <= topology.TierNode || s.Tier == topology.TierCluster || !c.HasTier(s.Tier) {
+		return fmt.Errorf("spares: tier %s: want a tier of cluster %s between a node and the whole cluster (its tiers: %s)", s.Tier, c.Name, tierList(c))
+	}
+	if len(SpareNodes(c, s)) == 0 {
+		return fmt.Errorf("spares: no %s of cluster %s has two nodes with GPUs: none can keep a spare", s.Tier, c.Name)
+	}
+	return nil
+}
+
+// lends says whether job j, of gpus GPUs, may run on spares.
+func (dc *Decider) lends(j Job, gpus int) bool {
+	sp := dc.policy.Spares
+	parts := request.SplitList(jobPartition(j))
+	if len(sp.LendPartitions) == 0 || gpus > sp.LendMaxGPUs || len(parts) == 0 {
+		return false
+	}
+	for _, p := range parts {
+		if !slices.Contains(sp.LendPartitions, p) {
+			return false // Slurm may start it in a partition that does not lend
+		}
+	}
+	return true
+}
+
+// excludeSpares adds the spares the user did not exclude already to
+// request r's exclusions, and returns them.
+func (dc *Decider) excludeSpares(excluded []string) []string {
+	var added []string
+	for _, n := range dc.spares {
+		name := dc.cluster.Nodes[n].Name
+		if !slices.Contains(excluded, name) {
+			added = append(added, name)
+		}
+	}
+	return added
+}
+
+// allowSpares lets prepared job p use the spares of the named domains:
+// they leave its exclusions, and the decision records the domains.
+func (dc *Decider) allowSpares(p *Prepared, domains []string) {
+	if len(dc.spares) == 0 {
+		return
+	}
+	for _, name := range domains {
+		d, ok := dc.cluster.DomainByName(name)
+		if !ok || dc.cluster.Domains[d].Tier != dc.policy.Spares.Tier || slices.Contains(p.SpareDomains, name) {
+			continue
+		}
+		p.SpareDomains = append(p.SpareDomains, name)
+		in := func(x string) bool {
+			n, ok := dc.cluster.NodeByName(x)
+			return ok && dc.cluster.Nodes[n].Up[dc.policy.Spares.Tier] == d
+		}
+		kept := p.Spared[:0:0]
+		for _, x := range p.Spared {
+			if !in(x) {
+				kept = append(kept, x)
+			}
+		}
+		if len(kept) < len(p.Spared) {
+			p.Request.Excluded = slices.DeleteFunc(slices.Clone(p.Request.Excluded), func(x string) bool {
+				return in(x) && slices.Contains(p.Spared, x)
+			})
+			p.Spared = kept
+		}
+	}
+}
+
+// spareDomainsOf names the domains of the spares' tier that hold the
+// named nodes (unknown names skipped).
+func (dc *Decider) spareDomainsOf(names []string) []string {
+	var out []string
+	for _, name := range names {
+		n, ok := dc.cluster.NodeByName(name)
+		if !ok {
+			continue
+		}
+		if d := dc.cluster.Nodes[n].Up[dc.policy.Spares.Tier]; d != topology.NoDomain {
+			if dn := dc.cluster.Domains[d].Name; !slices.Contains(out, dn) {
+				out = append(out, dn)
+			}
+		}
+	}
+	return out
+}
+
+// keepSpares writes the spares prepared job p does not use into the
+// rewrite's ExcNodeList and the decision: out.ExcNodes, when the rewrite
+// set it already, holds them (it was built from p.Request.Excluded);
+// else it becomes the request's exclusions, the user's and the spares.
+func (dc *Decider) keepSpares(p Prepared, out *Result, d *Decision) {
+	d.Spares = p.SpareDomains
+	if len(p.Spared) == 0 {
+		return
+	}
+	if out.ExcNodes == nil {
+		out.ExcNodes = strptr(hostlist.Compress(p.Request.Excluded))
+	}
+	added := p.Spared
+	if d.Excluded != "" {
+		whole, err := hostlist.Expand(d.Excluded)
+		if err == nil {
+			added = append(slices.Clone(p.Spared), whole...)
+		}
+	}
+	d.Excluded = hostlist.Compress(added)
+}
+
+// sparesNote adds to a refusal that the sizes it gives leave the spares
+// out.
+func (dc *Decider) sparesNote(p Prepared) string {
+	if len(p.Spared) == 0 {
+		return ""
+	}
+	sp := dc.policy.Spares
+	return fmt.Sprintf(" (the sizes count no spares: gangtopo.yaml keeps %d node(s) of each %s for gangs restarting after a node failure)", sp.PerDomain, sp.Tier)
+}
