@@ -171,7 +171,7 @@ func (dc *Decider) Prepare(j Job) Prepared {
 	}
 	p := Prepared{Request: req, Option: opt, Tasks: tasks}
 	if len(dc.spares) > 0 && !dc.lends(j, req.GPUs) {
-		p.Spared = dc.excludeSpares(req.Excluded)
+		p.Spared = dc.excludeSpares(req)
 		p.Request.Excluded = append(slices.Clone(req.Excluded), p.Spared...)
 	}
 	return p

@@ -105,13 +105,14 @@ func (dc *Decider) lends(j Job, gpus int) bool {
 	return true
 }
 
-// excludeSpares adds the spares the user did not exclude already to
-// request r's exclusions, and returns them.
-func (dc *Decider) excludeSpares(excluded []string) []string {
+// excludeSpares lists the spares to add to a request's exclusions: those
+// the user did not exclude already, nor name (--nodelist: a job that names
+// a spare gets it).
+func (dc *Decider) excludeSpares(r request.Request) []string {
 	var added []string
 	for _, n := range dc.spares {
 		name := dc.cluster.Nodes[n].Name
-		if !slices.Contains(excluded, name) {
+		if !slices.Contains(r.Excluded, name) && !slices.Contains(r.Allowed, name) {
 			added = append(added, name)
 		}
 	}

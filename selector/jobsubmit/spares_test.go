@@ -80,6 +80,8 @@ func TestSparesAtSubmit(t *testing.T) {
 			msg: "placed in nvlink node02/nvl0 on node02:6-7"},
 		{name: "too big to be lent", job: Job{TresPerJob: "gres:gpu:4", Name: "big", Partition: "gpu"}, action: Modify,
 			exc: "node[04,08,12,16]", excluded: "node[04,08,12,16]", msg: "placed in nvlink node01/nvl0 on node01:0-3"},
+		{name: "a spare the user names is the user's", job: Job{TresPerJob: "gres:gpu:8", Name: "w", ReqNodes: "node08"}, action: Modify,
+			exc: "node[04,12,16]", excluded: "node[04,12,16]", msg: "placed in nvlink node08/nvl0 on node08:0-7"},
 		{name: "no partition named: not lent", job: Job{TresPerJob: "gres:gpu:1", Name: "nopart"}, action: Modify,
 			exc: "node[04,08,12,16]", excluded: "node[04,08,12,16]", msg: "placed in nvlink node02/nvl0"},
 	}
