@@ -32,3 +32,39 @@ func TestNodeFailuresFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestFailureTargets(t *testing.T) {
+	rows := []failureRow{
+		{policy: "gangtopo", restarted: 9, wider: 3},
+		{policy: "gangtopo-slurm", restarted: 6, p95: 2, mean: 2, wider: 0},
+		{policy: sparesPolicy, restarted: 20, prompt: 95},
+		{policy: "slurm", restarted: 18, p95: 129.7, mean: 32.8, wider: 1},
+	}
+	got := failureTargets(rows)
+	want := [][]string{
+		{"target", "policy", "measured", "wanted", ""},
+		{"gangs restarted wider than they ran", "gangtopo-slurm", "0 (slurm 1)", "<= slurm", "met"},
+		{"restart wait p95 / mean", "gangtopo-slurm", "2.0 / 2.0 min (slurm 129.7 / 32.8)", "<= slurm", "met"},
+		{"gangs restarted in their original tier within 126 s", sparesPolicy, "95.0%", ">= 95%", "met"},
+	}
+	if strings.Join(flatten(got), "|") != strings.Join(flatten(want), "|") {
+		t.Fatalf("targets\n%q\nwant\n%q", got, want)
+	}
+	rows[1].p95, rows[2].prompt = 130, 94.9
+	got = failureTargets(rows)
+	if got[2][4] != "MISSED" || got[3][4] != "MISSED" {
+		t.Errorf("a longer p95 and 94.9%% within 126 s: %q; want both missed", got)
+	}
+	// without slurm's row, or restarts, nothing to compare
+	if got := failureTargets(rows[:2]); len(got) != 1 {
+		t.Errorf("no slurm row: %q", got)
+	}
+}
+
+func flatten(t [][]string) []string {
+	var out []string
+	for _, r := range t {
+		out = append(out, r...)
+	}
+	return out
+}
