@@ -243,7 +243,10 @@ func (l *Lab) waitAnswering(ctx context.Context, want map[string]bool) error {
 	if !l.Release.AtLeast(23, 11) || len(want) == 0 {
 		return nil
 	}
-	return waitFor(ctx, 30*time.Second, "the nodes to register with the reconfigured slurmctld", func() bool {
+	// 26.05.5 at 1,024 nodes on 2 busy CPUs took longer than 30 s: the
+	// wait grows with the nodes, as their registration does
+	limit := 30*time.Second + time.Duration(len(want))*100*time.Millisecond
+	return waitFor(ctx, limit, "the nodes to register with the reconfigured slurmctld", func() bool {
 		now := l.answeringNodes(ctx)
 		for n := range want {
 			if !now[n] {
