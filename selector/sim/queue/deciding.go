@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"hash/maphash"
 	"math"
 	"slices"
 
@@ -45,6 +46,12 @@ type rebinder struct {
 	interval float64
 	stale    map[int32]float64 // job -> when it was first found stale
 	next     float64           // next cycle with work; +Inf when none
+	// fresh: job -> the state's key (stateKey) when it was last found not
+	// stale. Stale depends on the state and the job alone, and a job's
+	// binding changes only when the state did (it started, a node failed),
+	// so it is not asked again in the same state: a queue of jobs no
+	// binding holds back is not decided again at every pass.
+	fresh map[int32]uint64
 }
 
 func newRebinder(p Policy) *rebinder {
@@ -52,7 +59,7 @@ func newRebinder(p Policy) *rebinder {
 	if !ok {
 		return nil
 	}
-	return &rebinder{pol: d, interval: d.RebindInterval(), stale: map[int32]float64{}, next: math.Inf(1)}
+	return &rebinder{pol: d, interval: d.RebindInterval(), stale: map[int32]float64{}, fresh: map[int32]uint64{}, next: math.Inf(1)}
 }
 
 // declined notes that job j could not start at t; a stale binding books
@@ -64,9 +71,15 @@ func (rb *rebinder) declined(g *gangSim, t float64, j int32) {
 	if _, seen := rb.stale[j]; seen {
 		return
 	}
-	if !rb.pol.Stale(g.s, g.request(j)) {
+	key := stateKey(g.s)
+	if k, ok := rb.fresh[j]; ok && k == key {
 		return
 	}
+	if !rb.pol.Stale(g.s, g.request(j)) {
+		rb.fresh[j] = key
+		return
+	}
+	delete(rb.fresh, j)
 	rb.stale[j] = t
 	rb.next = min(rb.next, math.Floor(t/rb.interval)*rb.interval+rb.interval)
 }
@@ -106,4 +119,29 @@ func (rb *rebinder) nextEvent() float64 {
 		return math.Inf(1)
 	}
 	return rb.next
+}
+
+// stateSeed keys stateKey's hashes (one per process: keys are compared
+// within one replay only).
+var stateSeed = maphash.MakeSeed()
+
+// stateKey hashes what a decision reads of s: every GPU's free capacity,
+// every node's free CPUs and memory and its state. Equal keys are the
+// same state (up to a 64-bit hash's collisions).
+func stateKey(s *occupancy.Snapshot) uint64 {
+	var h maphash.Hash
+	h.SetSeed(stateSeed)
+	var b [8]byte
+	for _, f := range s.FreeMilli {
+		b[0], b[1] = byte(f), byte(f>>8)
+		h.Write(b[:2])
+	}
+	for n := range s.State {
+		c, m := s.FreeCPUMilli[n], s.FreeMemMiB[n]
+		b = [8]byte{byte(s.State[n]), byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24), byte(m), byte(m >> 8), byte(m >> 16)}
+		h.Write(b[:])
+		b = [8]byte{byte(m >> 24), byte(m >> 32), byte(m >> 40), byte(m >> 48), byte(m >> 56)}
+		h.Write(b[:5])
+	}
+	return h.Sum64()
 }
