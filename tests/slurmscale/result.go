@@ -98,6 +98,9 @@ type Window struct {
 	HelplessRebound int
 	LabMiB          float64
 	Load            float64 // 1-minute load average at the window's end
+	// cleanup: the jobs the window submitted, cancelled after it is
+	// recorded (not in the figures)
+	cleanup []string
 }
 
 // Share is the controller's share of slurmctld's RPC time, percent.

@@ -91,7 +91,7 @@ func cancel(ctx context.Context, lab *slurmlab.Lab, jobIDs []string) error {
 		n := min(500, len(jobIDs))
 		var err error
 		for try := 1; try <= cancelTries; try++ {
-			_, err = lab.Run(ctx, 2*time.Minute, "scancel", jobIDs[:n]...)
+			_, err = lab.Run(ctx, cancelTimeout(n), "scancel", jobIDs[:n]...)
 			if err == nil || !strings.Contains(err.Error(), "Socket timed out") {
 				break
 			}
@@ -106,6 +106,11 @@ func cancel(ctx context.Context, lab *slurmlab.Lab, jobIDs []string) error {
 }
 
 const cancelTries = 3
+
+// cancelTimeout bounds one scancel of n jobs: 26.05.5's scancel paces its
+// RPCs when slurmctld is busy ("adding delay in RPC send of 1000000
+// usec"), and 500 jobs at the 1,024-node lab's load outlasted 2 minutes.
+func cancelTimeout(n int) time.Duration { return 2*time.Minute + time.Duration(n)*time.Second }
 
 // cancelled says whether scancel's complaints are only about jobs that
 // are gone or going already.

@@ -115,7 +115,8 @@ func (s *scaleLab) window(ctx context.Context, jobs int, on bool) (Window, error
 	s.log("slurmscale: window %.0f s: %d pending, %d running; controller %.1f%% of slurmctld's RPC time; backfill mean cycle %d µs; polls %d (mean %.0f ms), rounds %d (max %.0f ms), actions %v",
 		w.WindowS, w.Pending, w.Running, w.Share(), w.Sdiag.Backfill.MeanUs, w.Controller.Polls.N, w.Controller.Polls.Mean,
 		w.Controller.Rounds.N, w.Controller.Rounds.Max, w.Controller.Actions)
-	return w, cancel(ctx, s.lab, append(ids(backlog), ids(streamed)...))
+	w.cleanup = append(ids(backlog), ids(streamed)...)
+	return w, nil
 }
 
 // stream submits and cancels backlog jobs and replaces fill jobs for the
