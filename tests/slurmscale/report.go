@@ -95,10 +95,17 @@ func Render(rs []*Result) string {
 	}
 	b.WriteString("\n### A backlog under the stream, plugins on and off\n\n" + renderWindowNote +
 		"\n| Slurm | nodes | backlog | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) / of the window's wall time | poll mean / max ms (squeue ms, MB) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | plugin failures (passed as submitted) | helpless re-bound | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var missing []string
 	for _, r := range rs {
-		for _, w := range r.Windows {
+		for i, w := range r.Windows {
 			b.WriteString(windowRow(r, w))
+			if w.Plugins && (i+1 == len(r.Windows) || r.Windows[i+1].Plugins || r.Windows[i+1].Backlog != w.Backlog) {
+				missing = append(missing, fmt.Sprintf("%s at %d nodes, backlog %d", r.Release, r.Nodes, w.Backlog))
+			}
 		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(&b, "\nNo plugins-off window (the run stopped before it was recorded; its log says why): %s.\n", strings.Join(missing, "; "))
 	}
 	return b.String()
 }
