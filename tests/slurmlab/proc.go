@@ -196,6 +196,10 @@ func StopDir(dir string) error {
 	// a rooted lab's namespace holder goes last: the others live in its
 	// namespace (which outlives it anyway as long as they run)
 	order := []string{"slurmd", "slurmctld", "slurmdbd", "mariadbd", "", "munged", holderName}
+	// a rooted lab's slurmstepd (26.05) carries neither the lab's marker
+	// nor its directory, and outlives its slurmd; it runs in the mount
+	// namespace its slurmd made, noted before the slurmds go
+	spaces := slurmdNamespaces(procs, dir)
 	var left int
 	for _, stage := range order {
 		var pids []int
@@ -212,10 +216,60 @@ func StopDir(dir string) error {
 		left += stopPIDs(pids, dir, StopGrace)
 	}
 	left += stopPIDs(marked(dir), dir, time.Second)
+	left += killNamespaced(spaces)
 	if left > 0 {
 		return fmt.Errorf("slurmlab: %d processes of %s survived SIGKILL", left, dir)
 	}
 	return nil
+}
+
+// slurmdNamespaces lists the mount namespaces of the lab's live slurmds
+// that are not the host's (a rooted lab's slurmd makes its own).
+func slurmdNamespaces(procs []proc, dir string) map[string]bool {
+	host, _ := os.Readlink("/proc/self/ns/mnt")
+	out := map[string]bool{}
+	for _, p := range procs {
+		if !strings.HasPrefix(p.Name, "slurmd-") || !belongs(p.PID, dir) {
+			continue
+		}
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", p.PID)); err == nil && ns != host {
+			out[ns] = true
+		}
+	}
+	return out
+}
+
+// killNamespaced kills what is left in the lab's slurmd namespaces once
+// every daemon of the lab is gone, and counts the survivors.
+func killNamespaced(spaces map[string]bool) int {
+	pids := inNamespaces(spaces)
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	for i := 0; i < 20 && len(pids) > 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+		pids = inNamespaces(spaces)
+	}
+	return len(pids)
+}
+
+// inNamespaces lists the live processes in the mount namespaces spaces.
+func inNamespaces(spaces map[string]bool) []int {
+	if len(spaces) == 0 {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && spaces[ns] && !isZombie(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // cancelAll runs scancel for every job of the lab in dir, bounded.
