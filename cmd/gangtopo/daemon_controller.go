@@ -52,6 +52,12 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			if rebind != nil && !slurm.fs.Changed("feature-prefix") {
 				prefix = rebind.Config.FeaturePrefix
 			}
+			// the plugin ignores a snapshot older than its max_snapshot_age
+			fresh := ctld.Defaults().MaxSnapshotAge
+			if rebind != nil {
+				fresh = rebind.Config.MaxSnapshotAge
+			}
+			d.KeepFresh(fresh)
 			c, err := controller.New(controller.Config{
 				Topology: topology, Output: output, Poll: poll, FeaturePrefix: prefix,
 				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},

@@ -54,12 +54,14 @@ type Config struct {
 // goes through the engine; the controller leads alone and audits; every
 // duty that needs no accounting is on (re-binding by default,
 // defragmentation's policy for gangs of 16 GPUs and more).
+// max_snapshot_age is the plugin's default (runs before 2026-12-06 used
+// 30 s: 26.05.5 at 1,024 nodes passed 374 jobs as submitted on it).
 const scaleConfig = `version: v1
 topology: %s
 snapshot: %s
 jobs: gpu
 default_topology: any:preferred
-max_snapshot_age: 30s
+max_snapshot_age: 60s
 reload_interval: 1s
 decision_field: admin_comment
 partitions: [gpu]

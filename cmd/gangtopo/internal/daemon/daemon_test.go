@@ -145,6 +145,26 @@ func waitUntil(t *testing.T, cond func() bool) {
 	t.Fatal("condition not reached in 4 s")
 }
 
+// With the plugin's max_snapshot_age known, a slow cycle whose next
+// snapshot would land after the last expires is followed after twice its
+// time, not three times.
+func TestPaceKeepsSnapshotFresh(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		took, fresh, want time.Duration
+	}{
+		{100 * time.Millisecond, 60 * s, 5 * s}, // short cycles: the interval
+		{3 * s, 60 * s, 9 * s},                  // 9 + 3 lands well within 60 s
+		{8 * s, 30 * s, 16 * s},                 // 24 + 8 would not: twice its time
+		{5 * s, 30 * s, 15 * s},                 // 15 + 5 lands within 30 s: three times
+		{40 * s, 60 * s, 80 * s},                // too slow to keep fresh: twice its time
+	} {
+		if got := pace(5*s, tc.took, 0, tc.fresh); got != tc.want {
+			t.Errorf("pace(5s, %v, 0, %v) = %v, want %v", tc.took, tc.fresh, got, tc.want)
+		}
+	}
+}
+
 func TestPace(t *testing.T) {
 	s := time.Second
 	for _, tc := range []struct {
@@ -165,7 +185,7 @@ func TestPace(t *testing.T) {
 		{5 * time.Minute, s, 3, 5 * time.Minute}, // an interval above the cap is kept
 		{50 * time.Millisecond, 0, 2, 200 * time.Millisecond},
 	} {
-		if got := pace(tc.interval, tc.took, tc.failures); got != tc.want {
+		if got := pace(tc.interval, tc.took, tc.failures, 0); got != tc.want {
 			t.Errorf("pace(%v, %v, %d) = %v, want %v", tc.interval, tc.took, tc.failures, got, tc.want)
 		}
 	}
