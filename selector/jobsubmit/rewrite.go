@@ -2,6 +2,7 @@ package jobsubmit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,7 +72,7 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(nodes)))
 		out.MinNodes, out.MaxNodes = 1, 1
 		d.Bound = nodes
-		dc.keepSpares(p, &out, &d)
+		dc.recordExclusions(p, &out, &d, nil)
 		return dc.withDecision(j, out, d)
 	}
 	d.Bound = dc.bind(j, p, pl, s, &out)
@@ -79,10 +80,11 @@ func (dc *Decider) placed(j Job, p Prepared, pl Placement, s *occupancy.Snapshot
 		d.Shape = shape
 	}
 	dc.segment(j, req, &out, &d)
+	var whole []string
 	if len(res.Alloc.Nodes) == 1 && j.ReqNodes == "" {
-		d.Excluded = dc.keepWholeNodes(req.Excluded, pl, s, &out)
+		whole = dc.keepWholeNodes(req.Excluded, pl, s, &out)
 	}
-	dc.keepSpares(p, &out, &d)
+	dc.recordExclusions(p, &out, &d, whole)
 	return dc.withDecision(j, out, d)
 }
 
@@ -131,7 +133,7 @@ func (dc *Decider) waiting(j Job, p Prepared, res place.Result, s *occupancy.Sna
 	if len(d.Bound) > 0 {
 		d.Text += "; it starts in the first of " + strings.Join(d.Bound, ", ") + " that has room"
 	}
-	dc.keepSpares(p, &out, &d)
+	dc.recordExclusions(p, &out, &d, nil)
 	return dc.withDecision(j, out, d)
 }
 
@@ -426,17 +428,17 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 // keepWholeNodes excludes the whole free nodes when the engine put a
 // one-node job on a partly used node (a hole exists), so Slurm's own
 // node order does not break a whole node instead; for an array, the whole
-// nodes its later tasks were placed on stay allowed. user is the job's own
-// --exclude, as the request expanded it (whole: a comma inside brackets,
-// "node[03,16]", separates numbers, not names). It returns the nodes it
-// added to the user's exclusions (a host list) and none of the user's,
-// which the decision records so that `gangtopo unbind` and the controller
-// can take out exactly those again.
-func (dc *Decider) keepWholeNodes(user []string, pl Placement, s *occupancy.Snapshot, out *Result) string {
+// nodes its later tasks were placed on stay allowed. user is the
+// request's exclusions: the job's own --exclude, as the request expanded
+// it (whole: a comma inside brackets, "node[03,16]", separates numbers,
+// not names), and the spares it keeps off. It returns the nodes it added
+// and none of those, which the decision records (recordExclusions) so that
+// `gangtopo unbind` and the controller can take out exactly those again.
+func (dc *Decider) keepWholeNodes(user []string, pl Placement, s *occupancy.Snapshot, out *Result) []string {
 	c := dc.cluster
 	chosen := pl.Alloc.Nodes[0].Node
 	if s.IsIdle(chosen) {
-		return "" // the engine itself opened a whole node: nothing to protect
+		return nil // the engine itself opened a whole node: nothing to protect
 	}
 	excl := map[string]bool{}
 	names := make([]string, 0, len(user))
@@ -461,11 +463,27 @@ func (dc *Decider) keepWholeNodes(user []string, pl Placement, s *occupancy.Snap
 			added = append(added, c.Nodes[i].Name)
 		}
 	}
-	if len(added) == 0 {
-		return ""
+	if len(added) > 0 {
+		out.ExcNodes = strptr(hostlist.Compress(append(names, added...)))
 	}
-	out.ExcNodes = strptr(hostlist.Compress(append(names, added...)))
-	return hostlist.Compress(added)
+	return added
+}
+
+// recordExclusions records in the decision (excluded=) what gangtopo
+// added to the job's ExcNodeList: the spares prepared job p keeps off
+// (spares.go) and whole, the whole nodes keepWholeNodes added; and the
+// domains whose spares p may use (spares=). out.ExcNodes, when the rewrite
+// set it already, holds the spares (keepWholeNodes built it from
+// p.Request.Excluded); else it becomes the request's exclusions, the
+// user's and the spares.
+func (dc *Decider) recordExclusions(p Prepared, out *Result, d *Decision, whole []string) {
+	d.Spares = p.SpareDomains
+	if len(p.Spared) > 0 && out.ExcNodes == nil {
+		out.ExcNodes = strptr(hostlist.Compress(p.Request.Excluded))
+	}
+	if added := append(slices.Clone(p.Spared), whole...); len(added) > 0 {
+		d.Excluded = hostlist.Compress(added)
+	}
 }
 
 // withDecision records the decision in the configured field and logs it.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gangtopo/gangtopo/selector/hostlist"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -28,11 +27,12 @@ import (
 //   - a gang re-bound after one of its nodes failed (Restart) may use the
 //     spares of the domains it ran in; its decision records them
 //     (spares=leaf3), so later re-bindings keep them;
-//   - lent work: a job of at most LendMaxGPUs GPUs in one of
-//     LendPartitions, a partition the site preempts (for example
+//   - lent work: a job of at most LendMaxGPUs GPUs whose every partition
+//     is in LendPartitions (partitions the site preempts, for example
 //     PreemptType=preempt/partition_prio and a lower PriorityTier than the
-//     gangs' partition). gangtopo does not take a spare back itself:
-//     Slurm's own preemption does, when the restarted gang needs it.
+//     gangs' partition). gangtopo does not take a lent spare back: one
+//     running lent work is not free, and Restart places the gang as it
+//     would without it.
 //
 // Spares hold only against the jobs gangtopo decides: under jobs: gang a
 // plain job is left to Slurm and may take one, so the configuration asks
@@ -119,34 +119,32 @@ func (dc *Decider) excludeSpares(r request.Request) []string {
 	return added
 }
 
-// allowSpares lets prepared job p use the spares of the named domains:
-// they leave its exclusions, and the decision records the domains.
+// allowSpares lets prepared job p use the spares of the named domains
+// (of the spares' tier): they leave its exclusions, and the decision
+// records the domains.
 func (dc *Decider) allowSpares(p *Prepared, domains []string) {
 	if len(dc.spares) == 0 {
 		return
 	}
+	c, tier := dc.cluster, dc.policy.Spares.Tier
+	allowed := map[topology.DomainID]bool{}
 	for _, name := range domains {
-		d, ok := dc.cluster.DomainByName(name)
-		if !ok || dc.cluster.Domains[d].Tier != dc.policy.Spares.Tier || slices.Contains(p.SpareDomains, name) {
-			continue
+		if d, ok := c.DomainByName(name); ok && c.Domains[d].Tier == tier && !slices.Contains(p.SpareDomains, name) {
+			p.SpareDomains = append(p.SpareDomains, name)
+			allowed[d] = true
 		}
-		p.SpareDomains = append(p.SpareDomains, name)
-		in := func(x string) bool {
-			n, ok := dc.cluster.NodeByName(x)
-			return ok && dc.cluster.Nodes[n].Up[dc.policy.Spares.Tier] == d
+	}
+	var freed []string
+	p.Spared = slices.DeleteFunc(slices.Clone(p.Spared), func(x string) bool {
+		n, ok := c.NodeByName(x)
+		if ok && allowed[c.Nodes[n].Up[tier]] {
+			freed = append(freed, x)
+			return true
 		}
-		kept := p.Spared[:0:0]
-		for _, x := range p.Spared {
-			if !in(x) {
-				kept = append(kept, x)
-			}
-		}
-		if len(kept) < len(p.Spared) {
-			p.Request.Excluded = slices.DeleteFunc(slices.Clone(p.Request.Excluded), func(x string) bool {
-				return in(x) && slices.Contains(p.Spared, x)
-			})
-			p.Spared = kept
-		}
+		return false
+	})
+	if len(freed) > 0 {
+		p.Request.Excluded = slices.DeleteFunc(slices.Clone(p.Request.Excluded), func(x string) bool { return slices.Contains(freed, x) })
 	}
 }
 
@@ -166,28 +164,6 @@ func (dc *Decider) spareDomainsOf(names []string) []string {
 		}
 	}
 	return out
-}
-
-// keepSpares writes the spares prepared job p does not use into the
-// rewrite's ExcNodeList and the decision: out.ExcNodes, when the rewrite
-// set it already, holds them (it was built from p.Request.Excluded);
-// else it becomes the request's exclusions, the user's and the spares.
-func (dc *Decider) keepSpares(p Prepared, out *Result, d *Decision) {
-	d.Spares = p.SpareDomains
-	if len(p.Spared) == 0 {
-		return
-	}
-	if out.ExcNodes == nil {
-		out.ExcNodes = strptr(hostlist.Compress(p.Request.Excluded))
-	}
-	added := p.Spared
-	if d.Excluded != "" {
-		whole, err := hostlist.Expand(d.Excluded)
-		if err == nil {
-			added = append(slices.Clone(p.Spared), whole...)
-		}
-	}
-	d.Excluded = hostlist.Compress(added)
 }
 
 // sparesNote adds to a refusal that the sizes it gives leave the spares
