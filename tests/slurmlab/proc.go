@@ -135,14 +135,17 @@ func isZombie(pid int) bool {
 // and the slurmstepd, job script and task processes of jobs, which have
 // neither a stable name nor a parent we know.
 func marked(dir string) []int {
+	return processes(func(pid int) bool { return belongs(pid, dir) })
+}
+
+// processes lists the PIDs in /proc, but this process's, that keep says
+// yes to.
+func processes(keep func(pid int) bool) []int {
 	ents, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if belongs(pid, dir) {
+		if err == nil && pid != os.Getpid() && keep(pid) {
 			out = append(out, pid)
 		}
 	}
@@ -258,18 +261,10 @@ func inNamespaces(spaces map[string]bool) []int {
 	if len(spaces) == 0 {
 		return nil
 	}
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && spaces[ns] && !isZombie(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return processes(func(pid int) bool {
+		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+		return err == nil && spaces[ns] && !isZombie(pid)
+	})
 }
 
 // cancelAll runs scancel for every job of the lab in dir, bounded.
