@@ -48,15 +48,9 @@ var (
 // subtest does), at most three, with the first message of the first.
 func failedTests(lines []string) string {
 	var names []string
-	msg := ""
-	for i, l := range lines {
-		m := failLine.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		names = append(names, m[1])
-		if msg == "" && i+1 < len(lines) && !failLine.MatchString(lines[i+1]) {
-			msg = strings.TrimSpace(lines[i+1])
+	for _, l := range lines {
+		if m := failLine.FindStringSubmatch(l); m != nil {
+			names = append(names, m[1])
 		}
 	}
 	var inner []string
@@ -79,10 +73,40 @@ func failedTests(lines []string) string {
 	if len(inner) > 3 {
 		s += ", and " + strconv.Itoa(len(inner)-3) + " more"
 	}
-	if msg != "" && !goTestNoise.MatchString(msg) {
+	if msg := firstMessage(lines, inner[0]); msg != "" && !goTestNoise.MatchString(msg) {
 		s += ": " + msg
 	}
 	return s
+}
+
+var (
+	statusLine  = regexp.MustCompile(`^\s*(--- (FAIL|PASS|SKIP)|=== (RUN|CONT|PAUSE|NAME))`)
+	testMessage = regexp.MustCompile(`^\s+\w+_test\.go:\d+: `)
+)
+
+// firstMessage is what the failed test named said first: the line under
+// its --- FAIL line where go test repeats the test's output there, and
+// otherwise (go test -v printed it as it came, and the summary line is
+// followed by a sibling's) the first line of its own _test.go file in the
+// section under its === RUN line (the harness's progress lines come from
+// other files). "" when neither holds one.
+func firstMessage(lines []string, name string) string {
+	for i, l := range lines {
+		if m := failLine.FindStringSubmatch(l); m != nil && m[1] == name && i+1 < len(lines) && !statusLine.MatchString(lines[i+1]) {
+			return strings.TrimSpace(lines[i+1])
+		}
+	}
+	in := false
+	for _, l := range lines {
+		if statusLine.MatchString(l) {
+			in = strings.TrimSpace(l) == "=== RUN   "+name
+			continue
+		}
+		if in && testMessage.MatchString(l) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 // failedPackage is why a test binary failed without a failed test (its

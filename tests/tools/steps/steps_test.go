@@ -28,6 +28,20 @@ FAIL
 FAIL	github.com/gangtopo/gangtopo/tests/e2e	415.002s
 make: *** [Makefile:88: e2e-sid] Error 1`,
 			"--- FAIL: TestE2E/slurm-26.05.5/HetJobComponentsPlaced: hetjob_test.go:30: sbatch --parsable as uid 65534: exit status 1"},
+		// go test -v streams a test's output under its === RUN line; the
+		// summary's --- FAIL line is followed by a sibling's --- PASS
+		{"a streamed message, under the test's === RUN line", `=== RUN   TestE2E/slurm-22.05.8/ScaleSmoke128
+    lab.go:309: slurmlab: Slurm 22.05.8: 128 nodes idle after 2.598s
+    scale_test.go:31: slurmscale: 128 nodes: fill: squeue --json: exit status 1
+=== RUN   TestE2E/slurm-22.05.8/DefaultPartitionInScope
+    partition_test.go:20: a log line of a test that passed
+--- FAIL: TestE2E (998.08s)
+    --- FAIL: TestE2E/slurm-22.05.8 (998.05s)
+        --- PASS: TestE2E/slurm-22.05.8/OneControllerActs (7.77s)
+        --- FAIL: TestE2E/slurm-22.05.8/ScaleSmoke128 (42.44s)
+        --- PASS: TestE2E/slurm-22.05.8/DefaultPartitionInScope (6.31s)
+FAIL`,
+			"--- FAIL: TestE2E/slurm-22.05.8/ScaleSmoke128: scale_test.go:31: slurmscale: 128 nodes: fill: squeue --json: exit status 1"},
 		{"several tests, three named", "--- FAIL: TestA (0.00s)\n--- FAIL: TestB (0.00s)\n--- FAIL: TestC (0.00s)\n--- FAIL: TestD (0.00s)\nFAIL\n",
 			"--- FAIL: TestA, TestB, TestC, and 1 more"},
 		{"a panic", "ok  \tpkg/a\t0.1s\npanic: test timed out after 15m0s\n\trunning tests:\nFAIL\tpkg/b\t900.1s\n",
