@@ -29,8 +29,13 @@ import (
 //     run out with the gang still waiting, when its plan did not go
 //     through whole or was never carried out (its process was killed
 //     between the hold and the requeues), and when actions are switched
-//     off. `defrag apply --wait 0` leaves its hold to this. While the
-//     section is off, holds are looked for once a minute only.
+//     off. `defrag apply --wait 0` leaves its hold to this. Slurm's
+//     reservations are listed in a round only while a hold may be in
+//     flight (the last listing kept one, a pending job is in one, or this
+//     controller tried a plan since), and otherwise once a minute (a hold
+//     another process made and left before attaching its gang; the hold's
+//     own end covers the gap). While the section is off, holds are looked
+//     for once a minute only.
 //  2. The policy (defrag.auto, off by default): each pending gang of at
 //     least min_gpus GPUs that has waited min_wait, waits for a reason a
 //     requeue can fix (defragrun.Fixable), and is not backed off after an
@@ -81,6 +86,10 @@ type defragDuty struct {
 	rule    defrag.Preemption
 	ruleAt  time.Time
 	tendAt  time.Time // when the holds were last looked for
+	// kept: the holds the last look kept; tried: a plan was tried since
+	// (its hold may be in Slurm)
+	kept  int
+	tried bool
 }
 
 // ruleEvery is how often Slurm's preemption rule is read again; idleTend
@@ -108,21 +117,38 @@ func (d *defragDuty) executor() *defragrun.Executor {
 		Alarmf: func(format string, args ...any) { d.log.Error().Str("duty", "defrag").Msgf(format, args...) }}
 }
 
-// tend ends the holds that are done (every round while a duty is on, once
-// a minute otherwise); off: actions are switched off, every hold is put
-// back.
-func (d *defragDuty) tend(ctx context.Context, cfg ctld.Config, off bool, now time.Time) {
+// tend ends the holds that are done; off: actions are switched off, every
+// hold is put back. Slurm's reservations are listed (each listing is an
+// RPC that can wait behind backfill's locks: in the scale lab, on 22.05
+// at 256 nodes, a third of slurmctld's RPC time in a window) once a
+// minute, and every round while a duty is on and a hold may be in
+// flight: the last listing kept one, a pending job is in one (pending),
+// or a plan was tried since.
+func (d *defragDuty) tend(ctx context.Context, cfg ctld.Config, off bool, now time.Time, pending []slurmstate.PendingJob) {
 	d.cfg = cfg
-	if (!d.active() || off) && now.Sub(d.tendAt) < idleTend {
+	inFlight := d.kept > 0 || d.tried || inHold(pending)
+	if now.Sub(d.tendAt) < idleTend && (!d.active() || off || !inFlight) {
 		return
 	}
-	d.tendAt = now
+	d.tendAt, d.tried = now, false
 	kept, err := d.executor().Tend(ctx, defragrun.HoldMargin(d.cfg.Defrag.Hold), off)
 	if err != nil {
+		d.tried = true // look again next round
 		d.log.Error().Err(err).Msg("defrag: listing gangtopo's holds failed; they are tended next round")
 		return
 	}
+	d.kept = kept
 	d.m.holds.Set(float64(kept))
+}
+
+// inHold says whether a pending job waits in one of gangtopo's holds.
+func inHold(pending []slurmstate.PendingJob) bool {
+	for _, pj := range pending {
+		if strings.HasPrefix(pj.Facts.Reservation, defragrun.HoldPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // cycle runs the policy and the pins on the view of this round (the holds
@@ -215,6 +241,7 @@ func (d *defragDuty) auto(ctx context.Context, v *defragrun.View, p *defragrun.P
 			d.m.refused.WithLabelValues(reason).Inc()
 			continue
 		}
+		d.tried = true // its hold is tended from the next round on
 		done, stop := d.carry(ctx, p, pr, x, observe)
 		if stop {
 			return

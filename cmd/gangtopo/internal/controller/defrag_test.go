@@ -29,6 +29,7 @@ type fakeSlurm struct {
 	calls  []string
 	states map[string]string
 	holds  []defragrun.Hold
+	listed int              // Holds calls: reservation listings
 	fail   map[string]error // a command's first words -> its error
 }
 
@@ -50,7 +51,10 @@ func (f *fakeSlurm) Job(_ context.Context, id string) (string, string, bool, err
 	st, ok := f.states[id]
 	return st, "Resources", ok, nil
 }
-func (f *fakeSlurm) Holds(context.Context) ([]defragrun.Hold, error) { return f.holds, nil }
+func (f *fakeSlurm) Holds(context.Context) ([]defragrun.Hold, error) {
+	f.listed++
+	return f.holds, nil
+}
 
 // defragView is lab16 with a 1-GPU job in each leaf (j1 on node01, j5 on
 // node05, ...), each started an hour ago, j5 ten minutes ago (the
@@ -369,16 +373,58 @@ func TestDefragTendsHolds(t *testing.T) {
 	now := time.Now()
 	d, f, logs := newDefragLab(t, func(c *ctld.DefragConfig) { c.Scope = defrag.Scope{} })
 	f.holds = []defragrun.Hold{{Name: "gangtopo_defrag_40", Start: now.Add(-30 * time.Second), End: now.Add(9 * time.Minute)}}
-	d.tend(context.Background(), d.cfg, false, now)
+	d.tend(context.Background(), d.cfg, false, now, nil)
 	// made 30 s ago, its plan may still come: kept; looked at again
 	// only a minute later while the section is off
-	d.tend(context.Background(), d.cfg, true, now.Add(30*time.Second))
+	d.tend(context.Background(), d.cfg, true, now.Add(30*time.Second), nil)
 	if len(f.calls) != 0 {
 		t.Fatalf("calls %q, want none yet", f.calls)
 	}
-	d.tend(context.Background(), d.cfg, true, now.Add(61*time.Second))
+	d.tend(context.Background(), d.cfg, true, now.Add(61*time.Second), nil)
 	want := []string{"update JobId=40 ReservationName=", "delete ReservationName=gangtopo_defrag_40"}
 	if diff := cmp.Diff(want, f.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s\nlog:\n%s", diff, logs)
+	}
+}
+
+// With the duty on, Slurm's reservations are listed every round only
+// while a hold may be in flight; otherwise once a minute.
+func TestDefragListsHoldsWhenOneMayBeInFlight(t *testing.T) {
+	now := time.Now()
+	inHold := []slurmstate.PendingJob{{ID: "40", Facts: slurmstate.JobFacts{Reservation: "gangtopo_defrag_40"}}}
+	other := []slurmstate.PendingJob{{ID: "41", Facts: slurmstate.JobFacts{Reservation: "maintenance"}}}
+	hold := defragrun.Hold{Name: "gangtopo_defrag_40", Start: now.Add(-30 * time.Second), End: now.Add(9 * time.Minute)}
+	for _, tc := range []struct {
+		name    string
+		holds   []defragrun.Hold
+		pending []slurmstate.PendingJob
+		tried   bool
+		want    int // listings in 6 rounds 5 s apart (the first lists)
+	}{
+		{"nothing in flight: the first round, then once a minute", nil, other, false, 1},
+		{"a pending job waits in a hold", nil, inHold, false, 6},
+		{"the last listing kept a hold", []defragrun.Hold{hold}, nil, false, 6},
+		{"a plan was tried", nil, nil, true, 2}, // the first round, then the round after the try
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, f, _ := newDefragLab(t, nil)
+			f.holds = tc.holds
+			for i := range 6 {
+				if i == 1 {
+					d.tried = tc.tried
+				}
+				d.tend(context.Background(), d.cfg, false, now.Add(time.Duration(i)*5*time.Second), tc.pending)
+			}
+			if f.listed != tc.want {
+				t.Errorf("listed %d times in 6 rounds, want %d", f.listed, tc.want)
+			}
+		})
+	}
+	// a minute after the last look, it looks again
+	d, f, _ := newDefragLab(t, nil)
+	d.tend(context.Background(), d.cfg, false, now, nil)
+	d.tend(context.Background(), d.cfg, false, now.Add(time.Minute), nil)
+	if f.listed != 2 {
+		t.Errorf("listed %d times a minute apart, want 2", f.listed)
 	}
 }

@@ -218,7 +218,7 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 	t.lap("lead")
 	c.expirePins(ctx, s.st, cfg, start, "")
 	if c.defrag != nil {
-		c.defrag.tend(ctx, cfg, d.door.Off(), start)
+		c.defrag.tend(ctx, cfg, d.door.Off(), start, s.st.Pending)
 	}
 	t.lap("pins")
 	if d.door.Off() {
