@@ -98,8 +98,8 @@ func (l *Lab) startNode(i int) error {
 
 // waitNodesStarted waits until every node is idle. A slurmd whose first
 // registration was lost is asked again only at slurmctld's next ping,
-// every SlurmdTimeout/3 (100 s in the lab): 3 of 128 stayed unknown past
-// the wait with two other labs on the machine's 2 cores. So the nodes
+// every SlurmdTimeout/3 (100 s in the lab), past the wait on a machine
+// busy with other labs (seen at 128 nodes). So the nodes
 // still unknown halfway through the wait get their slurmd started again,
 // which registers at start.
 func (l *Lab) waitNodesStarted(ctx context.Context) error {

@@ -218,9 +218,9 @@ func StopDir(dir string) error {
 		}
 		left += stopPIDs(pids, dir, StopGrace)
 		if stage == "slurmd" {
-			// their steps go at once, not after the other stages: 1,500
-			// stepds left without their slurmd (26.05.5, 1,024 nodes)
-			// spun and put the machine's load over 2,000 for half an hour
+			// their steps go at once, not after the other stages: a
+			// 26.05 stepd left without its slurmd spins, and a large
+			// lab's thousands of them starve the machine meanwhile
 			killNamespaced(spaces, pidsOf(procs))
 		}
 	}

@@ -119,10 +119,9 @@ func (d *defragDuty) executor() *defragrun.Executor {
 
 // tend ends the holds that are done; off: actions are switched off, every
 // hold is put back. Slurm's reservations are listed (each listing is an
-// RPC that can wait behind backfill's locks: in the scale lab, on 22.05
-// at 256 nodes, a third of slurmctld's RPC time in a window) once a
-// minute, and every round while a duty is on and a hold may be in
-// flight: the last listing kept one, a pending job is in one (pending),
+// RPC that can wait behind backfill's locks; the scale lab's sdiag counts
+// them, docs/admin.md "A site of 1,000 nodes") once a minute, and every
+// round while a duty is on and a hold may be in flight: the last listing kept one, a pending job is in one (pending),
 // or a plan was tried since.
 func (d *defragDuty) tend(ctx context.Context, cfg ctld.Config, off bool, now time.Time, pending []slurmstate.PendingJob) {
 	d.cfg = cfg
