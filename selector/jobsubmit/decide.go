@@ -111,6 +111,10 @@ type Prepared struct {
 	// SpareDomains the domains whose spares the job may use.
 	Spared       []string
 	SpareDomains []string
+	// OnlyFirst binds a gang to the first ranked domain alone, without
+	// the alternatives after it (a restart that takes lent spares back,
+	// restart.go).
+	OnlyFirst bool
 }
 
 // Decide runs every stage with the engine called directly: what the

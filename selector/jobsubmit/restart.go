@@ -3,6 +3,7 @@ package jobsubmit
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
@@ -35,6 +36,17 @@ import (
 //  3. Otherwise a new decision on the whole cluster, as at submit: the
 //     tightest domain that can hold the gang now (or the domains that
 //     will, for a waiting one), the degraded ones last (rankedDomains).
+//     When no domain can hold it now, but the old one could with the
+//     lent work on its spares gone (spares.go, reclaimLent), it is placed
+//     there after all, and Reclaims names those jobs: Slurm preempts them
+//     when it starts the gang (the lent partitions are ones it preempts);
+//     gangtopo requeues nothing. Lent work is taken back only when
+//     nothing free holds the gang. The binding then names the old domain
+//     alone: Slurm 26.05 does not preempt for a requeued gang bound to
+//     several alternatives (found on the lab, LentSpareTakenBack; 22.05
+//     and 24.11 do), and a gang no other domain holds now loses nothing;
+//     when another frees first, the ordinary re-binding moves it there
+//     (rebind.go: its binding cannot start it, a new decision can).
 //  4. The update: the fields the new rewrite changes (as Rebind). None
 //     when it binds the job as it is bound already.
 //
@@ -52,6 +64,9 @@ type Restarting struct {
 	// cluster file); InOld says the new decision places it there again.
 	Old   string
 	InOld bool
+	// Reclaims are the lent jobs on the old domain's spares that the
+	// placement counts as gone (Slurm preempts them to start the gang).
+	Reclaims []string
 }
 
 // Restart decides how to bind the requeued job now (as Slurm holds it,
@@ -72,6 +87,7 @@ func (dc *Decider) Restart(now Job, d Decision, ran []string, s *occupancy.Snaps
 	out := Restarting{}
 	old := dc.commonDomain(ran)
 	pl := Placement{}
+	at := s
 	if old != topology.NoDomain {
 		out.Old = dc.cluster.Domains[old].Name
 		inOld := p
@@ -80,11 +96,21 @@ func (dc *Decider) Restart(now Job, d Decision, ran []string, s *occupancy.Snaps
 			pl = dc.Place(e, s, inOld, nil)
 			out.InOld = pl.Status == place.Placed
 		}
-	}
-	if !out.InOld {
+		if !out.InOld {
+			pl = dc.Place(e, s, p, nil)
+		}
+		if len(inOld.Request.Allowed) > 0 && pl.Status != place.Placed {
+			if rs, lent := dc.reclaimLent(s, p, old); len(lent) > 0 {
+				if rpl := dc.Place(e, rs, inOld, nil); rpl.Status == place.Placed {
+					pl, at, out.InOld, out.Reclaims = rpl, rs, true, lent
+					p.OnlyFirst = true
+				}
+			}
+		}
+	} else {
 		pl = dc.Place(e, s, p, nil)
 	}
-	res, err := dc.Rewrite(orig, p, pl, s, gen)
+	res, err := dc.Rewrite(orig, p, pl, at, gen)
 	if err != nil {
 		out.Why = err.Error()
 		return out
@@ -97,6 +123,9 @@ func (dc *Decider) Restart(now Job, d Decision, ran []string, s *occupancy.Snaps
 	switch {
 	case u.Empty():
 		out.Why = "a new decision binds it the same way"
+	case out.InOld && len(out.Reclaims) > 0:
+		out.Rebinding = Rebinding{Stale: true, Why: fmt.Sprintf("requeued after a node failure: a healthy replacement inside %s, listed first, on its spares once Slurm preempts the lent job(s) %s there",
+			out.Old, strings.Join(out.Reclaims, ",")), Result: res, Update: u, Tasks: pl.Tasks}
 	case out.InOld:
 		out.Rebinding = Rebinding{Stale: true, Why: "requeued after a node failure: a healthy replacement inside " + out.Old + ", listed first", Result: res, Update: u, Tasks: pl.Tasks}
 	default:

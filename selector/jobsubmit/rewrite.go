@@ -185,6 +185,9 @@ func (dc *Decider) bind(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, 
 		return nil
 	}
 	names := dc.rankedDomains(j, req, t, pl, s)
+	if p.OnlyFirst && len(names) > 1 {
+		names = names[:1]
+	}
 	if len(names) > 0 {
 		out.Features = strptr(andFeatures(j.Features, dc.featureExpr(names)))
 	}

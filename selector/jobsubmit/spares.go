@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -30,9 +31,13 @@ import (
 //   - lent work: a job of at most LendMaxGPUs GPUs whose every partition
 //     is in LendPartitions (partitions the site preempts, for example
 //     PreemptType=preempt/partition_prio and a lower PriorityTier than the
-//     gangs' partition). gangtopo does not take a lent spare back: one
-//     running lent work is not free, and Restart places the gang as it
-//     would without it.
+//     gangs' partition). A lent spare is taken back for a restarting gang
+//     by Slurm's own preemption (reclaimLent): when the gang fits its old
+//     domain only with the lent work on that domain's spares gone,
+//     Restart binds it there anyway, and Slurm preempts the lent jobs
+//     when it starts the gang. gangtopo itself requeues nothing: where
+//     Slurm does not preempt those partitions, the gang waits for the lent
+//     work to end, or starts in the binding's next alternative.
 //
 // Spares hold only against the jobs gangtopo decides: under jobs: gang a
 // plain job is left to Slurm and may take one, so the configuration asks
@@ -103,6 +108,59 @@ func (dc *Decider) lends(j Job, gpus int) bool {
 		}
 	}
 	return true
+}
+
+// lentJob says whether running job j is lent work: every partition it
+// runs in lends, and it holds at most LendMaxGPUs GPUs.
+func (dc *Decider) lentJob(j occupancy.Job) bool {
+	sp := dc.policy.Spares
+	parts := request.SplitList(j.Partition)
+	if len(sp.LendPartitions) == 0 || len(parts) == 0 || j.Alloc.NumGPUs() > sp.LendMaxGPUs {
+		return false
+	}
+	for _, p := range parts {
+		if !slices.Contains(sp.LendPartitions, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// reclaimLent is snapshot s without the lent work (lentJob) running only
+// on spares of domain d that prepared job p may use (allowSpares), and
+// the IDs of the jobs taken off; s itself, and none, when there are none.
+// Slurm takes those spares back by preempting the jobs: what a gang
+// restarting in d may count on where the lent partitions are preemptable.
+func (dc *Decider) reclaimLent(s *occupancy.Snapshot, p Prepared, d topology.DomainID) (*occupancy.Snapshot, []string) {
+	c, tier := dc.cluster, dc.policy.Spares.Tier
+	mine := func(n topology.NodeID) bool {
+		sd := c.Nodes[n].Up[tier]
+		return slices.Contains(dc.spares, n) && sd != topology.NoDomain && slices.Contains(p.SpareDomains, c.Domains[sd].Name) &&
+			(c.Nodes[n].Up[c.Domains[d].Tier] == d)
+	}
+	var ids []string
+	for _, j := range s.Jobs {
+		if !dc.lentJob(j) || len(j.Alloc.Nodes) == 0 {
+			continue
+		}
+		onSpares := true
+		for _, na := range j.Alloc.Nodes {
+			onSpares = onSpares && mine(na.Node)
+		}
+		if onSpares {
+			ids = append(ids, j.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return s, nil
+	}
+	out := s.Clone()
+	for _, id := range ids {
+		if err := out.RemoveJob(id); err != nil {
+			return s, nil // the snapshot is not what it says: take nothing back
+		}
+	}
+	return out, ids
 }
 
 // excludeSpares lists the spares to add to a request's exclusions: those

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gangtopo/gangtopo/selector/hostlist"
+	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
@@ -135,6 +136,8 @@ func TestRestartOnSpare(t *testing.T) {
 		features string
 		exc      string
 		spares   []string
+		lent     []occupancy.Job // running jobs on node08 (leaf2's spare), GPUs from 0
+		reclaims string
 	}{
 		// leaf2 without its spare has 16 healthy GPUs, with node08 24
 		{name: "the old leaf's spare replaces the failed node", busy: full("node01"), inOld: true,
@@ -142,6 +145,20 @@ func TestRestartOnSpare(t *testing.T) {
 		// the spare is taken (lent work): the gang goes to a leaf whole
 		// without its spare, the other leaves' spares still excluded
 		{name: "the spare busy: the tightest leaf elsewhere", busy: full("node01", "node08"),
+			features: "[gt_leaf3|gt_leaf4|gt_leaf1|gt_leaf2]", exc: "node[04,12,16]", spares: []string{"leaf2"}},
+		// lent work on the spare (partition scav, at most 2 GPUs), no other
+		// leaf free: counted as gone, Slurm preempts it to start the gang
+		// in its old leaf
+		{name: "lent work on the spare is taken back", busy: full("node01", "node09", "node13"), lent: []occupancy.Job{onSpare("77", "scav", 2), onSpare("78", "scav", 1)},
+			inOld: true, features: "gt_leaf2", exc: "node[04,12,16]", spares: []string{"leaf2"}, reclaims: "77,78"},
+		// a free leaf holds the gang: lent work is not taken back for it
+		{name: "lent work stays while another leaf is free", busy: full("node01"), lent: []occupancy.Job{onSpare("77", "scav", 2)},
+			features: "[gt_leaf3|gt_leaf4|gt_leaf1|gt_leaf2]", exc: "node[04,12,16]", spares: []string{"leaf2"}},
+		{name: "a job of a partition that does not lend is not taken back", busy: full("node01"), lent: []occupancy.Job{onSpare("77", "gpu", 2)},
+			features: "[gt_leaf3|gt_leaf4|gt_leaf1|gt_leaf2]", exc: "node[04,12,16]", spares: []string{"leaf2"}},
+		{name: "a job larger than lend_max_gpus is not taken back", busy: full("node01"), lent: []occupancy.Job{onSpare("77", "scav", 3)},
+			features: "[gt_leaf3|gt_leaf4|gt_leaf1|gt_leaf2]", exc: "node[04,12,16]", spares: []string{"leaf2"}},
+		{name: "one of the jobs does not lend: none is taken back", busy: full("node01"), lent: []occupancy.Job{onSpare("77", "scav", 1), onSpare("78", "scav,gpu", 1)},
 			features: "[gt_leaf3|gt_leaf4|gt_leaf1|gt_leaf2]", exc: "node[04,12,16]", spares: []string{"leaf2"}},
 	}
 	for _, tt := range tests {
@@ -151,10 +168,29 @@ func TestRestartOnSpare(t *testing.T) {
 				t.Fatalf("excluded at submit %q", dec.Excluded)
 			}
 			s := down(t, snapshotOf(t, d, tt.busy), "node06")
+			next := 0
+			for _, j := range tt.lent {
+				n, _ := d.Cluster().NodeByName("node08")
+				j.Alloc.Nodes[0].Node = n
+				for i := range j.Alloc.Nodes[0].GPUs {
+					j.Alloc.Nodes[0].GPUs[i] = next
+					next++
+				}
+				if err := s.AddJob(j); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := s.Clone()
 			e := place.New(d.Cluster(), d.Policy().EngineOptions(nil))
 			rs := d.Restart(now, dec, []string{"node05", "node06", "node07"}, s, e, 9)
-			if !rs.Stale || rs.InOld != tt.inOld {
-				t.Fatalf("stale %v, in old %v (%s); want re-bound, in old %v", rs.Stale, rs.InOld, rs.Why, tt.inOld)
+			if !rs.Stale || rs.InOld != tt.inOld || strings.Join(rs.Reclaims, ",") != tt.reclaims {
+				t.Fatalf("stale %v, in old %v, reclaims %v (%s); want re-bound, in old %v, reclaims %q", rs.Stale, rs.InOld, rs.Reclaims, rs.Why, tt.inOld, tt.reclaims)
+			}
+			if tt.reclaims != "" && !strings.Contains(rs.Why, "preempts the lent job(s) "+tt.reclaims) {
+				t.Errorf("why %q does not name the lent jobs", rs.Why)
+			}
+			if diff := cmp.Diff(before.FreeMilli, s.FreeMilli); diff != "" || len(s.Jobs) != len(before.Jobs) {
+				t.Errorf("Restart changed the snapshot it was given (-before +after):\n%s", diff)
 			}
 			after := rs.Update.Apply(now)
 			got := []string{after.Features, after.ExcNodes, strings.Join(rs.Result.Decision.Spares, ",")}
@@ -180,6 +216,12 @@ func TestRestartOnSpare(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onSpare is a running job of k GPUs in partition part (its node and GPUs
+// set by the test).
+func onSpare(id, part string, k int) occupancy.Job {
+	return occupancy.Job{ID: id, Partition: part, Alloc: occupancy.Allocation{Nodes: []occupancy.NodeAlloc{{GPUs: make([]int, k), Milli: occupancy.WholeGPU}}}}
 }
 
 func slicesContain(ids []topology.NodeID, n topology.NodeID) bool {

@@ -135,3 +135,19 @@ func (s *Snapshot) AddJob(j Job) error {
 	s.Jobs = append(s.Jobs, j)
 	return nil
 }
+
+// RemoveJob gives back what running job id holds and forgets it, as when
+// it ends or is preempted; an unknown id is an error and changes nothing.
+func (s *Snapshot) RemoveJob(id string) error {
+	for i, j := range s.Jobs {
+		if j.ID != id {
+			continue
+		}
+		if err := s.Release(j.Alloc); err != nil {
+			return fmt.Errorf("job %s: %w", id, err)
+		}
+		s.Jobs = append(s.Jobs[:i:i], s.Jobs[i+1:]...)
+		return nil
+	}
+	return fmt.Errorf("job %s: not running on the snapshot", id)
+}

@@ -29,7 +29,7 @@ func init() {
 // checks what holds there: one leaf freed, only low jobs inside it
 // requeued. A lab of its own: preemption is slurm.conf's.
 func testPreemptionFreesOneLeaf(t *testing.T) {
-	l, cf, snap := preemptLab(t)
+	l, cf, snap := preemptLab(t, "")
 	defer l.Stop()
 	sub := func(args ...string) string {
 		id, err := l.Submit(context.Background(), nil, append(append([]string{"-o", "/dev/null"}, args...), "--wrap", "sleep 100000")...)
@@ -92,8 +92,10 @@ func testPreemptionFreesOneLeaf(t *testing.T) {
 }
 
 // preemptLab starts a lab16 with Slurm's partition-priority preemption and
-// the plugins, the cluster file covering partitions high and low.
-func preemptLab(t *testing.T) (*slurmlab.Lab, string, string) {
+// the plugins, the cluster file covering partitions high and low; more is
+// added to the plugins' gangtopo.yaml (beside the snapshot, in the same
+// directory).
+func preemptLab(t *testing.T, more string) (*slurmlab.Lab, string, string) {
 	t.Helper()
 	_, data, err := readCluster(clusterSource)
 	must(t, err)
@@ -104,7 +106,7 @@ func preemptLab(t *testing.T) (*slurmlab.Lab, string, string) {
 	must(t, err)
 	cfg := filepath.Join(dir, "gangtopo.yaml")
 	snap := filepath.Join(dir, "snapshot.json")
-	body := strings.Replace(fmt.Sprintf(labConfig, cf, snap), "partitions: [gpu, debug]", "partitions: [gpu, high, low]", 1)
+	body := strings.Replace(fmt.Sprintf(labConfig, cf, snap), "partitions: [gpu, debug]", "partitions: [gpu, high, low]", 1) + more
 	must(t, os.WriteFile(cfg, []byte(body), 0o644))
 	l, err := slurmlab.Start(context.Background(), slurmlab.Options{Cluster: c, ClusterFile: cf, Owner: os.Getpid(),
 		Root: slurmRoot(), Expose: pluginDirs(),

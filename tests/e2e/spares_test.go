@@ -13,6 +13,7 @@ import (
 
 func init() {
 	register("SpareReplacesFailedNode", testSpareReplacesFailedNode)
+	register("LentSpareTakenBack", testLentSpareTakenBack)
 }
 
 // labSpares is labConfig keeping one spare a leaf: node04, node08, node12
@@ -121,5 +122,98 @@ func testSpareReplacesFailedNode(t *testing.T) {
 	}
 	if !strings.Contains(again.AdminComment, " spares=leaf1 ") || strings.Contains(again.ExcNodes, "node04") {
 		t.Errorf("gang %s restarted with decision %q, ExcNodeList %q; want spares=leaf1, node04 allowed", id, again.AdminComment, again.ExcNodes)
+	}
+}
+
+// testLentSpareTakenBack: issue 26's spares lent meanwhile. On a lab with
+// Slurm's partition-priority preemption (preemptLab: high over low,
+// PreemptMode=REQUEUE), one spare a leaf, lent to jobs of partition low of
+// at most 2 GPUs. A 24-GPU leaf:required gang in high runs on node01-03;
+// a 2-GPU job of low runs on leaf1's spare node04; every other leaf has
+// two nodes busy with jobs of high. One of the gang's nodes fails: no leaf
+// has three free nodes, and the spare is taken. The controller counts the
+// lent job as gone and re-binds the gang to leaf1 alone, node04 allowed
+// (26.05 does not preempt for it bound to several leaves); Slurm preempts
+// the lent job (requeued) and the gang restarts on node01, node03 and
+// node04. gangtopo itself requeues nothing: the lent job's requeue is
+// Slurm's, because low is preemptable.
+func testLentSpareTakenBack(t *testing.T) {
+	l, cf, snap := preemptLab(t, "spares:\n  tier: leaf\n  per_domain: 1\n  lend_partitions: [low]\n  lend_max_gpus: 2\n")
+	defer func() {
+		if t.Failed() {
+			t.Logf("slurmctld's log:\n%s", l.LogTail("slurmctld.log", 80))
+		}
+		l.Stop()
+	}()
+	dir := filepath.Dir(snap)
+	c := startGangtopoIn(t, l, dir, "controller", "daemon", "--role", "controller", "--interval", "1s", "--log-format", "json", "--log-level", "debug",
+		"--topology", cf, "-o", snap, "--config", filepath.Join(dir, "gangtopo.yaml"))
+	c.waitLogged(t, "\"state\":\"acting\"", 20*time.Second)
+	sub := func(args ...string) string {
+		id, err := l.Submit(context.Background(), nil, append(append([]string{"-o", "/dev/null"}, args...), "--wrap", "sleep 100000")...)
+		must(t, err)
+		return id
+	}
+	var high []string
+	for _, n := range []string{"node05", "node09", "node13"} {
+		high = append(high, sub("-p", "high", "-w", n, "--gpus=8", "--cpus-per-gpu=1"))
+	}
+	for _, id := range high {
+		waitRunningIn(t, l, id)
+	}
+	time.Sleep(3 * time.Second) // published
+	gang := sub("-p", "high", "--gpus=24", "--cpus-per-gpu=1", "--gang-topology=leaf:required", "--requeue")
+	ran := waitRunningIn(t, l, gang)
+	if strings.Join(ran.Nodes, ",") != "node01,node02,node03" {
+		t.Fatalf("gang %s runs on %v; want node01-03, the spare node04 excluded (%s)", gang, ran.Nodes, ran.AdminComment)
+	}
+	lent := sub("-p", "low", "-w", "node04", "--gpus=2", "--cpus-per-gpu=1", "--requeue")
+	waitRunningIn(t, l, lent)
+	for _, n := range []string{"node06", "node10", "node14"} {
+		high = append(high, sub("-p", "high", "-w", n, "--gpus=8", "--cpus-per-gpu=1"))
+	}
+	for _, id := range high[3:] {
+		waitRunningIn(t, l, id)
+	}
+
+	failed := "node02"
+	time.Sleep(3 * time.Second) // the controller has seen the gang running on its nodes
+	for _, state := range []string{"State=DOWN", "State=DRAIN"} {
+		if out, err := l.Run(ctxT(t), 0, "scontrol", "update", "NodeName="+failed, state, "Reason=gangtopo-e2e"); err != nil {
+			t.Fatalf("setting %s %s: %v %s", failed, state, err, out)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for c.line("re-bound a gang requeued after a node failure") == "" {
+		if time.Now().After(deadline) {
+			show, _ := l.Run(ctxT(t), 0, "scontrol", "show", "job", gang)
+			t.Fatalf("the controller did not re-bind gang %s within a minute of %s going down:\n%s\ncontroller:\n%s", gang, failed, show, tail(c.output(), 40))
+		}
+		time.Sleep(time.Second)
+	}
+	if line := c.line("re-bound a gang requeued after a node failure"); !strings.Contains(line, `"reclaims":["`+lent+`"]`) {
+		t.Errorf("the re-binding does not name lent job %s as taken back:\n%s", lent, line)
+	}
+	if out, err := l.Run(ctxT(t), 0, "scontrol", "update", "JobId="+gang, "StartTime=now"); err != nil {
+		t.Fatalf("making gang %s eligible now: %v %s", gang, err, out)
+	}
+	again := waitRestarted(t, l, gang, 90*time.Second)
+	t.Logf("Slurm %s: gang %s ran on %v, %s failed, restarted on %v: %s", l.Release, gang, ran.Nodes, failed, again.Nodes, again.AdminComment)
+	if strings.Join(again.Nodes, ",") != "node01,node03,node04" || !strings.HasPrefix(again.AdminComment, "gangtopo v1 placed ") || again.Features != "gt_leaf1" {
+		t.Errorf("requeued gang %s restarted on %v, features %q, decision %q; want node01, node03 and the spare node04, placed there, bound to leaf1 alone\n%s",
+			gang, again.Nodes, again.Features, again.AdminComment, tail(c.output(), 40))
+	}
+	j, err := l.ShowJob(ctxT(t), lent)
+	must(t, err)
+	if j.Fields["Restarts"] != "1" || j.State == "RUNNING" {
+		t.Errorf("lent job %s: %s, %s restarts; want requeued by Slurm's preemption once, not running", lent, j.State, j.Fields["Restarts"])
+	}
+	for _, id := range high {
+		if j, err := l.ShowJob(ctxT(t), id); err != nil || j.State != "RUNNING" || j.Fields["Restarts"] != "0" {
+			t.Errorf("job %s of high: %+v, %v; want running, never requeued", id, j, err)
+		}
+	}
+	if audit, _ := os.ReadFile(auditLog(snap)); strings.Contains(string(audit), `"action":"requeue"`) {
+		t.Errorf("gangtopo requeued a job itself:\n%s", audit)
 	}
 }

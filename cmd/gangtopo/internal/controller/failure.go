@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -259,7 +260,19 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 			continue
 		}
 		updated++
+		// Slurm preempts the lent jobs to start the gang: in work their
+		// GPUs are the gang's once the update is made (apply), theirs again
+		// when it is not
+		lent := takeOff(work, rs.Reclaims)
+		if len(rs.Reclaims) > 0 {
+			log = log.Strs("reclaims", rs.Reclaims)
+		}
 		err = r.apply(ctx, pj, rs.Rebinding, work, now)
+		if err != nil {
+			for _, j := range lent {
+				_ = work.AddJob(j)
+			}
+		}
 		switch {
 		case err == nil:
 			w.done[pj.ID] = pj.Facts.Restarts
@@ -276,6 +289,17 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 		}
 	}
 	return seen, updated, false
+}
+
+// takeOff removes the named running jobs from s and returns them.
+func takeOff(s *occupancy.Snapshot, ids []string) []occupancy.Job {
+	var out []occupancy.Job
+	for _, j := range s.Jobs {
+		if slices.Contains(ids, j.ID) && s.RemoveJob(j.ID) == nil {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // failureMetrics are the series of the failure handling.
