@@ -22,11 +22,24 @@ import (
 // servers of 8: 419 / (2,048 x 54 x 24) per node and hour.
 const llama3PerNodeHour = 419.0 / (2048 * 54 * 24)
 
-// failureFlags are --node-failures, --repair and --failure-seed.
+// failureFlags are --node-failures, --repair, --failure-seed and
+// --requeue.
 type failureFlags struct {
-	rate   string
-	repair time.Duration
-	seed   uint64
+	rate    string
+	repair  time.Duration
+	seed    uint64
+	requeue string
+}
+
+// expedite reads --requeue.
+func (f failureFlags) expedite() (bool, error) {
+	switch f.requeue {
+	case "", "delay":
+		return false, nil
+	case "expedite":
+		return true, nil
+	}
+	return false, usagef("--requeue %q: want delay (Slurm's requeue: eligible %d s later) or expedite (Slurm 25.11+'s expedited requeue: eligible at once, at the top of the queue)", f.requeue, queue.DefaultRequeueDelay)
 }
 
 // perNodeHour reads --node-failures: llama3, or failures per node-hour;
@@ -55,6 +68,10 @@ func (f failureFlags) drawFailures(set *replaySetup) error {
 	if err != nil || rate == 0 {
 		return err
 	}
+	expedite, err := f.expedite()
+	if err != nil {
+		return err
+	}
 	if f.repair <= 0 {
 		return usagef("--repair %s: want a duration above 0", f.repair)
 	}
@@ -64,10 +81,14 @@ func (f failureFlags) drawFailures(set *replaySetup) error {
 		for _, j := range run.jobs {
 			horizon = max(horizon, j.Submit+j.Duration)
 		}
-		set.failures[i] = &queue.Failures{Events: queue.DrawFailures(set.cluster, rate, 2*horizon, f.seed), Repair: f.repair.Seconds()}
+		set.failures[i] = &queue.Failures{Events: queue.DrawFailures(set.cluster, rate, 2*horizon, f.seed), Repair: f.repair.Seconds(), Expedite: expedite}
 	}
-	set.info.Failures = fmt.Sprintf("%s failures per node-hour (%.3g), each node repaired %s later, requeued jobs eligible %d s after their failure (seed %d)",
-		f.rate, rate, f.repair, queue.DefaultRequeueDelay, f.seed)
+	requeue := fmt.Sprintf("requeued jobs eligible %d s after their failure", queue.DefaultRequeueDelay)
+	if expedite {
+		requeue = "requeued jobs eligible at once, at the top of the queue (Slurm's expedited requeue)"
+	}
+	set.info.Failures = fmt.Sprintf("%s failures per node-hour (%.3g), each node repaired %s later, %s (seed %d)",
+		f.rate, rate, f.repair, requeue, f.seed)
 	return nil
 }
 

@@ -33,6 +33,19 @@ func TestNodeFailuresFlag(t *testing.T) {
 	}
 }
 
+func TestRequeueFlag(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want bool
+		err  string
+	}{{"", false, ""}, {"delay", false, ""}, {"expedite", true, ""}, {"fast", false, `--requeue "fast": want delay`}} {
+		got, err := failureFlags{requeue: tt.in}.expedite()
+		if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("--requeue %q: %v, %v; want %v, %q", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
 func TestFailureTargets(t *testing.T) {
 	rows := []failureRow{
 		{policy: "gangtopo", restarted: 9, wider: 3},

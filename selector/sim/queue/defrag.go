@@ -3,7 +3,6 @@ package queue
 import (
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -233,8 +232,7 @@ func (g *gangSim) requeue(t float64, j int32) {
 	g.res.Requeues = append(g.res.Requeues, Requeue{Job: j, Start: g.out[j].Start, At: t, GPUs: g.jobs[j].GPUs, Used: g.out[j].Used})
 	g.out[j].Requeues++
 	g.stopRun(t, j)
-	at := sort.Search(len(g.queue), func(i int) bool { return g.queue[i] > j })
-	g.queue = slices.Insert(g.queue, at, j)
+	g.enqueue(j)
 }
 
 // stopRun stops running job j at t: its GPUs are released and what it

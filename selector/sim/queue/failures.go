@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/request"
@@ -21,6 +20,11 @@ import (
 // credential's lifetime plus one second, 121 s by default). The node
 // takes no job until it is repaired, Repair later. A failure on a node
 // already down is dropped.
+//
+// With Expedite (Slurm 25.11 and later: SlurmctldParameters=
+// enable_expedited_requeue, the job submitted with --requeue=expedite) a
+// requeued job is eligible at once and waits at the top of the queue,
+// ahead of every job not expedited, until it starts.
 //
 // A Restarting policy (the deployed path) is also told about the requeued
 // job at the controller's first cycle after the failure (or when the job
@@ -41,6 +45,9 @@ type Failures struct {
 	// RequeueDelay is how long after its failure a requeued job may start
 	// again, in seconds; 0: DefaultRequeueDelay.
 	RequeueDelay float64
+	// Expedite requeues as Slurm's expedited requeue does: no delay, the
+	// job at the top of the queue.
+	Expedite bool
 }
 
 // NodeFailure is one node failing at a time (replay seconds).
@@ -108,6 +115,7 @@ type failSim struct {
 	pol     Restarting      // nil: the policy does not re-bind
 	every   float64         // the controller's cycle (Restarting)
 	counts  map[int32]int32 // restart entry of each job in Result.Restarts
+	top     map[int32]bool  // expedited jobs waiting (Expedite)
 }
 
 // ran is where a requeued job ran before its failure.
@@ -120,8 +128,11 @@ func newFailSim(cfg *Failures, p Policy) *failSim {
 	if cfg == nil || len(cfg.Events) == 0 {
 		return nil
 	}
-	f := &failSim{cfg: cfg, ran: map[int32]ran{}, down: map[int32]bool{}, delay: cfg.RequeueDelay, counts: map[int32]int32{}}
-	if f.delay <= 0 {
+	f := &failSim{cfg: cfg, ran: map[int32]ran{}, down: map[int32]bool{}, delay: cfg.RequeueDelay, counts: map[int32]int32{}, top: map[int32]bool{}}
+	switch {
+	case cfg.Expedite:
+		f.delay = 0
+	case f.delay <= 0:
 		f.delay = DefaultRequeueDelay
 	}
 	if r, ok := p.(Restarting); ok {
@@ -174,7 +185,9 @@ func (f *failSim) step(g *gangSim, t float64) bool {
 		changed = true
 	}
 	for f.next < len(f.cfg.Events) && f.cfg.Events[f.next].At <= t {
-		f.fail(g, t, f.cfg.Events[f.next].Node)
+		if f.fail(g, t, f.cfg.Events[f.next].Node) {
+			changed = true // the requeued jobs' healthy nodes are free for the waiting ones
+		}
 		f.next++
 	}
 	for at, ok := f.tell.next(); ok && at <= t; at, ok = f.tell.next() {
@@ -187,18 +200,22 @@ func (f *failSim) step(g *gangSim, t float64) bool {
 	}
 	for at, ok := f.back.next(); ok && at <= t; at, ok = f.back.next() {
 		j := f.back.pop().job
-		at := sort.Search(len(g.queue), func(i int) bool { return g.queue[i] > j })
-		g.queue = slices.Insert(g.queue, at, j)
+		if f.cfg.Expedite {
+			f.top[j] = true
+		}
+		g.enqueue(j)
 		changed = true
 	}
 	return changed
 }
 
-// fail takes node n down at t, requeueing the jobs running on it.
-func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) {
+// fail takes node n down at t, requeueing the jobs running on it; it
+// reports whether it requeued any.
+func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) bool {
 	if f.down[int32(n)] {
-		return
+		return false
 	}
+	requeued := false
 	for _, j := range slices.Clone(g.running.jobs) {
 		if !uses(g.allocs[j], n) {
 			continue
@@ -207,10 +224,18 @@ func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) {
 		g.res.Restarts = append(g.res.Restarts, Restart{Job: j, At: t, Start: math.NaN(), Old: g.out[j].Tier})
 		f.counts[j] = int32(len(g.res.Restarts) - 1)
 		g.stopRun(t, j)
+		requeued = true
 		g.out[j].Failures++
 		heap.Push(&f.back, endEvent{t + f.delay, j})
 		if f.pol != nil {
-			heap.Push(&f.tell, endEvent{min(math.Floor(t/f.every)*f.every+f.every, t+f.delay), j})
+			// the controller's next cycle, or the job's begin time if
+			// sooner; an expedited job may start before the controller
+			// sees it
+			next := math.Floor(t/f.every)*f.every + f.every
+			if !f.cfg.Expedite {
+				next = min(next, t+f.delay)
+			}
+			heap.Push(&f.tell, endEvent{next, j})
 		}
 	}
 	f.down[int32(n)] = true
@@ -220,6 +245,7 @@ func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) {
 	g.s.SetState(n, occupancy.StateDown)
 	g.free -= g.c.Nodes[n].NumGPUs() // empty now: its GPUs were whole free
 	f.repairs.push(t+f.cfg.Repair, int32(n))
+	return requeued
 }
 
 // started records the restart of job j with allocation a, when a failure
@@ -228,6 +254,7 @@ func (f *failSim) started(g *gangSim, t float64, j int32, a occupancy.Allocation
 	if f == nil {
 		return
 	}
+	delete(f.top, j)
 	r, ok := f.ran[j]
 	if !ok {
 		return
@@ -242,6 +269,15 @@ func (f *failSim) started(g *gangSim, t float64, j int32, a occupancy.Allocation
 			e.SameDomain = e.SameDomain && g.c.Nodes[na.Node].Up[tier] == dom
 		}
 	}
+}
+
+// ahead says whether waiting job a comes before b in the queue: an
+// expedited one before one that is not, else in submit order.
+func (f *failSim) ahead(a, b int32) bool {
+	if f != nil && f.top[a] != f.top[b] {
+		return f.top[a]
+	}
+	return a < b
 }
 
 func uses(a occupancy.Allocation, n topology.NodeID) bool {

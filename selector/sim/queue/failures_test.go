@@ -99,3 +99,43 @@ func TestFailureEngineKeepsLeaf(t *testing.T) {
 		t.Errorf("restarts %+v; want one, in a leaf, after the requeue delay", res.Restarts)
 	}
 }
+
+// Slurm's expedited requeue: the requeued job is eligible at once, ahead
+// of the jobs waiting. Lab16, first fit: job 0 (16 GPUs) runs on
+// node01-02, job 1 on node03-15 until 5000, job 2 (16 GPUs) waits with
+// node16 free. node02 fails at 100, freeing node01: without expedite,
+// job 2 takes node01 and node16 at once and job 0, eligible at 221, waits
+// for job 2 to end (1100); expedited, job 0 restarts there at 100 and job
+// 2 waits.
+func TestFailureExpedited(t *testing.T) {
+	c := topotest.Lab16()
+	node02, _ := c.NodeByName("node02")
+	jobs := []Job{{Name: "gang", Submit: 0, Duration: 1000, GPUs: 16}, {Name: "rest", Submit: 1, Duration: 5000, GPUs: 104},
+		{Name: "waits", Submit: 20, Duration: 1000, GPUs: 16}}
+	for _, tt := range []struct {
+		expedite             bool
+		restart, job2, delay float64
+	}{{false, 1100, 100, 1000}, {true, 100, 1100, 0}} {
+		cfg := Config{Slowdown: NoSlowdown(),
+			Failures: &Failures{Events: []NodeFailure{{At: 100, Node: node02}}, Repair: 1e6, Expedite: tt.expedite}}
+		res, err := Replay(c, jobs, firstFit{}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Restarts) != 1 || res.Restarts[0].Start != tt.restart || res.Restarts[0].Wait() != tt.delay || res.Outcomes[2].Start != tt.job2 {
+			t.Errorf("expedite %v: restarts %+v, job 2 started at %v; want job 0 again at %v, job 2 at %v", tt.expedite, res.Restarts, res.Outcomes[2].Start, tt.restart, tt.job2)
+		}
+	}
+}
+
+// An expedited job goes back ahead of every waiting job, the others in
+// submit order.
+func TestEnqueueExpedited(t *testing.T) {
+	g := &gangSim{queue: []int32{1, 3, 7}, fails: &failSim{top: map[int32]bool{9: true, 5: true}}}
+	for _, j := range []int32{9, 4, 5, 0} {
+		g.enqueue(j)
+	}
+	if diff := cmp.Diff([]int32{5, 9, 0, 1, 3, 4, 7}, g.queue); diff != "" {
+		t.Errorf("queue (-want +got):\n%s", diff)
+	}
+}

@@ -3,6 +3,8 @@ package queue
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/request"
@@ -365,4 +367,11 @@ func (g *gangSim) checkAlloc(j int32, a occupancy.Allocation) error {
 		}
 	}
 	return g.s.Fits(a)
+}
+
+// enqueue puts waiting job j back in the queue at its place: expedited
+// requeues first (failures.go), then submit order.
+func (g *gangSim) enqueue(j int32) {
+	at := sort.Search(len(g.queue), func(i int) bool { return g.fails.ahead(j, g.queue[i]) })
+	g.queue = slices.Insert(g.queue, at, j)
 }
