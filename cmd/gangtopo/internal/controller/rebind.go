@@ -100,7 +100,7 @@ func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Clust
 		if stop {
 			break
 		}
-		if notYet[pj.Reason] || restarted[pj.ID] {
+		if mayNotStart(pj) || restarted[pj.ID] {
 			continue // it could not start now anyway: its binding is not what keeps it
 		}
 		d, _ := jobsubmit.ParseDecision(pj.Decision) // bound() parsed it
@@ -168,6 +168,15 @@ func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsu
 // bind it to the state of now, not of when it may start.
 var notYet = map[string]bool{"JobHeldUser": true, "JobHeldAdmin": true, "Dependency": true,
 	"DependencyNeverSatisfied": true, "BeginTime": true, "JobArrayTaskLimit": true}
+
+// mayNotStart says a pending job may not start now whatever the nodes:
+// Slurm's reason says so (notYet), or its facts do, whatever the reason
+// says at the moment of the poll (a job just submitted, or whose
+// dependency was just tested, may show another one for a scheduling
+// pass): it is held (priority 0), or it still waits on a dependency.
+func mayNotStart(pj slurmstate.PendingJob) bool {
+	return notYet[pj.Reason] || pj.Priority == 0 || pj.Dependency != ""
+}
 
 // gone says an update failed because the job is no longer pending: it
 // started (Slurm found room after all) or ended between the poll and the

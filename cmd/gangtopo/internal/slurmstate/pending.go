@@ -40,6 +40,9 @@ type PendingJob struct {
 	Priority uint32
 	Submit   time.Time
 	Reason   string // Slurm's state_reason
+	// Dependency is the job's dependency list as Slurm holds it ("" when
+	// it has none left, or squeue did not say).
+	Dependency string
 	// Decision is the AdminComment holding the decision line.
 	Decision string
 	// Job is the job's fields as the plugin reads them, with what gangtopo
@@ -57,6 +60,7 @@ type pendingRaw struct {
 	name, features, prefer, reqNodes, excNodes          string
 	tresJob, tresNode, tresSocket, tresTask             string
 	cpusPerTres, memPerTres, arrayTasks, reason, hetSet string
+	dependency                                          string
 	userID, priority, submit, nodeCount, maxNodes       int64
 	tasks, cpusPerTask, memNode, memCPU, perNode        int64
 	arrayJob, hetJob, hetOffset, arrayTask              int64
@@ -113,6 +117,8 @@ func (p *pendingRaw) strField(key string) *string {
 		return &p.arrayTasks
 	case "state_reason":
 		return &p.reason
+	case "dependency":
+		return &p.dependency
 	case "het_job_id_set":
 		return &p.hetSet
 	}
@@ -179,7 +185,7 @@ func (p *pendingRaw) pendingJob(j *Job, adminComment string) (pj PendingJob, dec
 	if _, err := jobsubmit.ParseDecision(adminComment); err != nil {
 		adminComment = ""
 	}
-	pj = PendingJob{ID: j.ID, Priority: uint32(min(max(p.priority, 0), 1<<32-1)), Reason: p.reason, Decision: adminComment,
+	pj = PendingJob{ID: j.ID, Priority: uint32(min(max(p.priority, 0), 1<<32-1)), Reason: p.reason, Dependency: p.dependency, Decision: adminComment,
 		Job: p.job(j, adminComment), User: j.User, Facts: j.Facts, UserIDKnown: p.userIDSet && p.userID >= 0}
 	if p.submit > 0 {
 		pj.Submit = time.Unix(p.submit, 0).UTC()

@@ -114,6 +114,27 @@ func TestQueuedJobs(t *testing.T) {
 	}
 }
 
+// A dependent job's dependency and a held job's priority, as Slurm 22.05.8
+// lists them (the controller re-binds neither, whatever the reason).
+func TestPendingDependencyAndHeld(t *testing.T) {
+	var pend, all []PendingJob
+	if _, _, err := parseSqueueJSON(readTestdata(t, "dependency_squeue.json"), "squeue --json", nil, pendingLists{&pend, &all}); err != nil {
+		t.Fatal(err)
+	}
+	type q struct {
+		ID, Reason, Dependency string
+		Priority               uint32
+	}
+	var got []q
+	for _, p := range all {
+		got = append(got, q{p.ID, p.Reason, p.Dependency, p.Priority})
+	}
+	want := []q{{"2", "DependencyNeverSatisfied", "afterok:1(failed)", 4294901758}, {"3", "JobHeldUser", "", 0}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 // The holds of the pending jobs' decisions, for the plugin's held
 // decisions: a decision without one (the controller's re-binding, an
 // older plugin) names none.
