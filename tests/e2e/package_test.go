@@ -34,6 +34,7 @@ func init() {
 // the host's plugin directory, which the other tests' labs load Slurm's own
 // plugins from.
 func testDebianPackageInstallsAndPlaces(t *testing.T) {
+	reset(t) // the gangs it places need the room an earlier test may have left taken
 	root := slurmRoot()
 	if root == "" {
 		t.Fatal("this test installs the package into the series' Debian root (make e2e E2E_SLURM=sid); on the host's own Slurm it would change the host's plugin directory, so make e2e leaves it out there (E2E_SKIP_host)")
