@@ -37,7 +37,8 @@ import (
 //     Restart binds it there anyway, and Slurm preempts the lent jobs
 //     when it starts the gang. gangtopo itself requeues nothing: where
 //     Slurm does not preempt those partitions, the gang waits for the lent
-//     work to end, or starts in the binding's next alternative.
+//     work to end, unless another domain frees first (the ordinary
+//     re-binding then moves it there).
 //
 // Spares hold only against the jobs gangtopo decides: under jobs: gang a
 // plain job is left to Slurm and may take one, so the configuration asks
@@ -96,26 +97,18 @@ func CheckSpares(c *topology.Cluster, s Spares) error {
 }
 
 // lends says whether job j, of gpus GPUs, may run on spares.
-func (dc *Decider) lends(j Job, gpus int) bool {
-	sp := dc.policy.Spares
-	parts := request.SplitList(jobPartition(j))
-	if len(sp.LendPartitions) == 0 || gpus > sp.LendMaxGPUs || len(parts) == 0 {
-		return false
-	}
-	for _, p := range parts {
-		if !slices.Contains(sp.LendPartitions, p) {
-			return false // Slurm may start it in a partition that does not lend
-		}
-	}
-	return true
-}
+func (dc *Decider) lends(j Job, gpus int) bool { return dc.lendable(jobPartition(j), gpus) }
 
-// lentJob says whether running job j is lent work: every partition it
-// runs in lends, and it holds at most LendMaxGPUs GPUs.
-func (dc *Decider) lentJob(j occupancy.Job) bool {
+// lentJob says whether running job j is lent work.
+func (dc *Decider) lentJob(j occupancy.Job) bool { return dc.lendable(j.Partition, j.Alloc.NumGPUs()) }
+
+// lendable says whether a job of gpus GPUs in the partitions part (a
+// comma-separated list) may run on spares: every one lends (Slurm may
+// start it in any), and it holds at most LendMaxGPUs GPUs.
+func (dc *Decider) lendable(part string, gpus int) bool {
 	sp := dc.policy.Spares
-	parts := request.SplitList(j.Partition)
-	if len(sp.LendPartitions) == 0 || len(parts) == 0 || j.Alloc.NumGPUs() > sp.LendMaxGPUs {
+	parts := request.SplitList(part)
+	if len(sp.LendPartitions) == 0 || gpus > sp.LendMaxGPUs || len(parts) == 0 {
 		return false
 	}
 	for _, p := range parts {
