@@ -54,5 +54,16 @@ run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:centra
 run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:central --policies gangtopo,gangtopo-slurm,gangtopo-slurm+spares,slurm \
 	--peak-load 1.2 --gang-topology leaf:required --node-failures "$rate10" --repair 24h --spares leaf:1
 
+{
+	echo
+	echo '### The same with Slurm'"'"'s expedited requeue'
+	echo
+	echo 'Slurm 25.11+ with `SlurmctldParameters=enable_expedited_requeue` and `sbatch --requeue=expedite`: a'
+	echo 'requeued job is eligible at once, at the top of the queue (`--requeue expedite`; of the series gangtopo'
+	echo 'is tested on, 26.05 has it: its sbatch takes `--requeue[=expedite]`).'
+} >>"$out"
+run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:central --policies gangtopo-slurm,gangtopo-slurm+spares,slurm \
+	--peak-load 1.2 --gang-topology leaf:required --node-failures "$rate10" --repair 24h --spares leaf:1 --requeue expedite
+
 go run ./tests/tools/benchdoc -file "$doc" -section failures -raw <"$out"
 echo "bench-failures: wrote the failures section of $doc"
