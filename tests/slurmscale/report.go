@@ -104,6 +104,15 @@ func Render(rs []*Result) string {
 			}
 		}
 	}
+	b.WriteString("\n### Where the controller's RPC time goes\n\n" + renderCostNote +
+		"\n| Slurm | nodes | backlog | job listings (squeue): a minute, ms each | node listings (sinfo): a minute, ms each | updates (scontrol update): a minute, ms each | the rest: a minute, ms each | all: ms a minute (share of slurmctld's RPC time) |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		for _, w := range r.Windows {
+			if w.Plugins && w.Sdiag != nil {
+				b.WriteString(costRow(r, w))
+			}
+		}
+	}
 	if len(missing) > 0 {
 		fmt.Fprintf(&b, "\nNo plugins-off window (the run stopped before it was recorded; its log says why): %s.\n", strings.Join(missing, "; "))
 	}
@@ -196,6 +205,41 @@ the Slurm commands it ran. The share of the window's wall time is the controller
 waits included) over the window's length: how much of slurmctld's time its RPCs hold. A duty round runs after each poll (met: the longest poll and round fit
 one 5 s cycle). Helpless re-bound = held or dependent jobs the controller re-bound (must be 0).
 `
+
+const renderCostNote = `The plugins-on windows above, the controller's RPCs by message type (sdiag; each RPC's time from
+its arrival to its answer, waits for slurmctld's locks included): its job listing (REQUEST_JOB_INFO),
+its node listing (REQUEST_NODE_INFO and REQUEST_PARTITION_INFO: sinfo sends both), its changes
+(REQUEST_UPDATE_JOB: re-bindings, pins, quota moves) and the rest (ping, configuration,
+reservations, requeues).
+`
+
+// costRow splits a plugins-on window's controller RPCs by what they are
+// for: listing jobs, listing nodes, changing jobs, the rest.
+func costRow(r *Result, w Window) string {
+	byType := func(types ...string) RPC {
+		var sum RPC
+		for _, t := range types {
+			x := w.Sdiag.ByType[t]
+			sum.Count += x.Count
+			sum.TotalUs += x.TotalUs
+		}
+		return sum
+	}
+	jobs := byType("REQUEST_JOB_INFO")
+	nodes := byType("REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO")
+	updates := byType("REQUEST_UPDATE_JOB")
+	rest := w.ControllerTypes
+	for _, x := range []RPC{jobs, nodes, updates} {
+		rest.Count -= x.Count
+		rest.TotalUs -= x.TotalUs
+	}
+	cell := func(x RPC) string {
+		return fmt.Sprintf("%.1f, %.1f", w.PerMinute(x), x.AveUs()/1000)
+	}
+	perMinuteMs := float64(w.ControllerRPC.TotalUs) / 1000 * 60 / max(w.WindowS, 1e-9)
+	return fmt.Sprintf("| %s | %d | %d | %s | %s | %s | %s | %.0f (%.2f%%) |\n", r.Release, r.Nodes, w.Backlog,
+		cell(jobs), cell(nodes), cell(updates), cell(rest), perMinuteMs, w.Share())
+}
 
 func failuresText(w Window) string {
 	if !w.Plugins {
