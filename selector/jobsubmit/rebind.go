@@ -58,8 +58,11 @@ type Rebinding struct {
 	Stale bool
 	Why   string
 	// Result is the new decision (Stale only), Update the fields it
-	// changes, Tasks where it places the job's tasks now (to hold them,
-	// so the next job re-bound in the same cycle does not take them).
+	// changes. Tasks is where the job starts now, to hold there so that
+	// the next job in the same cycle does not take it: the new decision's
+	// placement (Stale), or one task's inside its binding (a job that can
+	// start inside its binding now: Slurm starts it there before any job
+	// after it in its order).
 	Result Result
 	Update Update
 	Tasks  []occupancy.Allocation
@@ -82,12 +85,12 @@ func (dc *Decider) Rebind(now Job, d Decision, s *occupancy.Snapshot, e *place.E
 		return Rebinding{Why: fmt.Sprintf("a new decision would not place it (%s: %s)", p.Final.Decision.Verdict, p.Final.Decision.Text)}
 	}
 	dc.allowSpares(&p, d.Spares)
-	fits, never, degraded, err := dc.startsInBinding(now, d, p, s, e)
+	inside, never, degraded, err := dc.startsInBinding(now, d, p, s, e)
 	if err != nil {
 		return Rebinding{Why: "as Slurm holds it, " + err.Error()}
 	}
-	if fits {
-		return Rebinding{Why: "it can start inside its binding now"}
+	if inside.Status == place.Placed {
+		return Rebinding{Why: "it can start inside its binding now", Tasks: []occupancy.Allocation{inside.Alloc}}
 	}
 	pl := dc.Place(e, s, p, nil)
 	res, err := dc.Rewrite(orig, p, pl, s, gen)
@@ -117,16 +120,16 @@ func (dc *Decider) Rebind(now Job, d Decision, s *occupancy.Snapshot, e *place.E
 	return Rebinding{Stale: true, Why: why, Result: res, Update: u, Tasks: pl.Tasks}
 }
 
-// startsInBinding is stage 2: whether the job as Slurm holds it now can
-// start inside its binding on s (fits), whether the binding could never
+// startsInBinding is stage 2: where the job as Slurm holds it now starts
+// inside its binding on s (Status Placed: it can), whether the binding could never
 // hold it on an empty cluster (never), and whether it cannot until failed
 // nodes are repaired (degraded: every bound domain too small on its
 // healthy nodes). An error says the job as Slurm holds it reads as
 // nothing the engine places: it is left alone.
-func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy.Snapshot, e *place.Engine) (fits, never, degraded bool, err error) {
+func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy.Snapshot, e *place.Engine) (inside place.Result, never, degraded bool, err error) {
 	r, err := dc.buildRequest(now, p.Option)
 	if err != nil {
-		return false, false, false, err
+		return place.Result{}, false, false, err
 	}
 	r = dc.EngineRequest(Prepared{Request: r}, s)
 	nodes, domains, byNode := dc.boundNodes(d)
@@ -157,9 +160,9 @@ func (dc *Decider) startsInBinding(now Job, d Decision, p Prepared, s *occupancy
 		r.Tier, r.Mode = t, request.Required
 	}
 	if len(r.Allowed) == 0 && len(d.Bound) > 0 {
-		return false, true, false, nil // the user's node list and the binding have no node in common
+		return place.Result{}, true, false, nil // the user's node list and the binding have no node in common
 	}
-	return e.Place(s, r).Status == place.Placed, never, degraded && !never, nil
+	return e.Place(s, r), never, degraded && !never, nil
 }
 
 // firstHealthy says whether the first of the domains bound is large

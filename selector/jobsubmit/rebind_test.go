@@ -67,10 +67,11 @@ func TestRebindOneNodeJob(t *testing.T) {
 		stale    bool
 		why      string
 		features string // the update's, when stale
+		inside   string // the node it starts on inside its binding, when it can
 	}{
-		{name: "its first node still has room", busy: atSubmit, why: "it can start inside its binding now"},
+		{name: "its first node still has room", busy: atSubmit, why: "it can start inside its binding now", inside: "node02"},
 		{name: "a later bound node has room", busy: with(full(dec.Bound[:7]...), dec.Bound[7], 0),
-			why: "it can start inside its binding now"},
+			why: "it can start inside its binding now", inside: dec.Bound[7]},
 		{name: "every node is full", busy: full(allNodes()...), why: "a new decision would not start it now either (waiting: "},
 		// every bound node full, node12 has 2 free: the new binding
 		// starts with node12's hole, then the whole nodes left
@@ -85,6 +86,12 @@ func TestRebindOneNodeJob(t *testing.T) {
 				t.Fatalf("stale %v (%s), want %v (%s)", rb.Stale, rb.Why, tc.stale, tc.why)
 			}
 			if !tc.stale {
+				// where it starts inside its binding, for the controller
+				// to hold from the jobs after it
+				if tc.inside == "" && len(rb.Tasks) != 0 ||
+					tc.inside != "" && (len(rb.Tasks) != 1 || d.Cluster().Nodes[rb.Tasks[0].Nodes[0].Node].Name != tc.inside) {
+					t.Errorf("tasks %+v, want one on %q", rb.Tasks, tc.inside)
+				}
 				return
 			}
 			if rb.Update.Features == nil || *rb.Update.Features != tc.features {

@@ -35,9 +35,13 @@ import (
 // line in its AdminComment).
 //
 // Order and limits: the jobs are taken in Slurm's priority order (then
-// submit time), the order Slurm starts them in, and each job re-bound is
-// allocated on the cycle's working copy of the snapshot, so two jobs are
-// not sent to the same free GPUs. At most max_per_cycle updates a cycle; a
+// submit time), the order Slurm starts them in, and each job that starts
+// now, inside its binding or re-bound, is allocated on the cycle's working
+// copy of the snapshot: two jobs are not sent to the same free GPUs, and
+// no job is re-bound to room a job before it in Slurm's order will take
+// (an update each such job would waste: with a backlog of tens of
+// thousands each costs slurmctld a wait for its job write lock,
+// docs/benchmarks.md). At most max_per_cycle updates a cycle; a
 // job is not updated again within job_interval (Slurm may need a
 // scheduling pass or two to start it); every update is killed after
 // timeout, and one that runs out ends the cycle's updates (slurmctld is
@@ -106,6 +110,7 @@ func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Clust
 		d, _ := jobsubmit.ParseDecision(pj.Decision) // bound() parsed it
 		rb := r.dec.Rebind(pj.Job, d, work, r.eng, s.Generation)
 		if !rb.Stale {
+			hold(work, rb.Tasks) // it starts inside its binding: Slurm gives it the room first
 			continue
 		}
 		stale++
@@ -154,12 +159,18 @@ func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsu
 		return err
 	}
 	r.m.rebinds.WithLabelValues("updated").Inc()
-	for _, a := range rb.Tasks {
-		_ = work.Allocate(a) // placed by the engine on work: it fits
-	}
+	hold(work, rb.Tasks)
 	r.log.Info().Str("job", pj.ID).Str("reason", pj.Reason).Str("why", rb.Why).Str("update", rb.Update.String()).
 		Str("decision", rb.Result.Decision.String()).Msg("re-bound a stale pending job")
 	return nil
+}
+
+// hold allocates where a job starts now on the cycle's working snapshot,
+// for the jobs after it. The engine placed each on work: it fits.
+func hold(work *occupancy.Snapshot, tasks []occupancy.Allocation) {
+	for _, a := range tasks {
+		_ = work.Allocate(a)
+	}
 }
 
 // notYet are Slurm's reasons for a job that may not start yet whatever

@@ -176,6 +176,28 @@ func TestRebindHoldsWhatItMoved(t *testing.T) {
 	}
 }
 
+// A job that can start inside its binding takes its room before the jobs
+// after it in Slurm's order: job 42 (bound to node09, free) comes first,
+// so job 41, whose node02 filled, is not re-bound to node09, where Slurm
+// would start 42 and leave 41 waiting. Without 42, 41 is.
+func TestRebindLeavesRoomToJobsThatFitTheirBinding(t *testing.T) {
+	l := newRebindLab(t, nil)
+	first := l.submit("42", 20, l.snapshot(nodesBut("node09")), jobsubmit.Job{Name: "first", TresPerJob: "gres:gpu:8"})
+	later := l.submit("41", 10, l.snapshot(nodesBut("node02")), jobsubmit.Job{Name: "later", TresPerJob: "gres:gpu:8"})
+	if first.Job.Features != "gt_node09" || later.Job.Features != "gt_node02" {
+		t.Fatalf("bound at submit to %q and %q", first.Job.Features, later.Job.Features)
+	}
+	now := l.snapshot(nodesBut("node09"))
+	l.cycle(now, []slurmstate.PendingJob{later, first})
+	if len(l.updates) != 0 {
+		t.Errorf("updates %v; want none: node09 is job 42's, which Slurm starts first", l.updates)
+	}
+	l.cycle(now, []slurmstate.PendingJob{later})
+	if len(l.updates) != 1 || !strings.HasPrefix(l.updates[0], "41: Features=gt_node09 ") {
+		t.Errorf("without job 42: updates %v, want job 41 re-bound to node09", l.updates)
+	}
+}
+
 func TestRebindLimits(t *testing.T) {
 	l := newRebindLab(t, func(r *ctld.RebindConfig) { r.MaxPerCycle = 1 })
 	atSubmit := nodesBut("node02")
