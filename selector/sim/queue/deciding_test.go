@@ -56,3 +56,28 @@ func TestDecidingPolicyIsRebound(t *testing.T) {
 			pol.submits, res.Rebinds, res.SelfWaitSeconds, res.SelfWaitsOverCycle)
 	}
 }
+
+// stateKey: equal for equal states, another key when any field a decision
+// reads differs (a GPU's free share, a node's free CPUs, memory, state).
+func TestStateKey(t *testing.T) {
+	c := topotest.Lab16()
+	rb := &rebinder{}
+	base := occupancy.New(c)
+	key := rb.stateKey(base)
+	if again := rb.stateKey(base.Clone()); again != key {
+		t.Fatalf("the same state: keys %x and %x", key, again)
+	}
+	changes := map[string]func(s *occupancy.Snapshot){
+		"a GPU's free share":   func(s *occupancy.Snapshot) { s.FreeMilli[9] -= 500 },
+		"a node's free CPUs":   func(s *occupancy.Snapshot) { s.FreeCPUMilli[3] -= 1000 },
+		"a node's free memory": func(s *occupancy.Snapshot) { s.FreeMemMiB[15] -= 1 << 33 },
+		"a node's state":       func(s *occupancy.Snapshot) { s.SetState(2, occupancy.StateDown) },
+	}
+	for name, change := range changes {
+		s := base.Clone()
+		change(s)
+		if rb.stateKey(s) == key {
+			t.Errorf("%s changed: the key did not", name)
+		}
+	}
+}
