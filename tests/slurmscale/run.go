@@ -93,6 +93,10 @@ type scaleLab struct {
 	on   bool
 	log  func(format string, args ...any)
 	fill []submitted
+	// churn: the stream cancels and replaces fill[:churn] only; the fill
+	// jobs after it are the dependency jobs' targets (workload.deps),
+	// running through every window, so that a dependency stays unmet
+	churn int
 }
 
 // Run measures one lab of cfg.Nodes nodes and returns its figures.

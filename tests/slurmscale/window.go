@@ -16,6 +16,7 @@ import (
 const (
 	streamEvery    = 2 * time.Second  // one backlog job submitted, one cancelled
 	fillChurnEvery = 10 * time.Second // one running fill job cancelled and replaced
+	fillDeps       = 20               // fill jobs the dependency jobs depend on (never churned)
 )
 
 // fillCluster submits the fill and waits (at most 5 minutes) until it runs.
@@ -26,8 +27,13 @@ func (s *scaleLab) fillCluster(ctx context.Context) (FillFigures, error) {
 		return FillFigures{}, err
 	}
 	s.fill = jobs
-	for i := 0; i < min(len(jobs), 20); i++ {
-		s.work.deps = append(s.work.deps, jobs[i].ID)
+	// the dependency jobs depend on the last fill jobs, which the stream
+	// never cancels: a dependency on a cancelled job fails, and once that
+	// job is purged (MinJobAge) Slurm lifts it ("job is gone, dependency
+	// lifted"), so the dependent job would be eligible, not helpless
+	s.churn = max(len(jobs)-fillDeps, 0)
+	for _, j := range jobs[s.churn:] {
+		s.work.deps = append(s.work.deps, j.ID)
 	}
 	f := FillFigures{Jobs: len(jobs)}
 	want := idSet(jobs)
@@ -136,8 +142,9 @@ func (s *scaleLab) stream(ctx context.Context, w *Window, backlog *[]submitted, 
 			return out, err
 		}
 		jobs := s.work.backlog(1, on)
-		if n%int(fillChurnEvery/streamEvery) == 0 && len(s.fill) > 0 {
-			old := s.fill[n%len(s.fill)]
+		churned := n % max(s.churn, 1)
+		if n%int(fillChurnEvery/streamEvery) == 0 && s.churn > 0 {
+			old := s.fill[churned]
 			if err := cancel(ctx, s.lab, []string{old.ID}); err != nil {
 				return out, err
 			}
@@ -150,7 +157,7 @@ func (s *scaleLab) stream(ctx context.Context, w *Window, backlog *[]submitted, 
 		}
 		for _, j := range got {
 			if j.Kind == KindFill {
-				s.fill[n%len(s.fill)] = j
+				s.fill[churned] = j
 				continue
 			}
 			out = append(out, j)
