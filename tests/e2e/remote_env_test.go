@@ -136,5 +136,8 @@ func waitGone(t *testing.T, id string, limit time.Duration) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("job %s still queued after %v", id, limit)
+	job, _ := lab.Run(ctxT(t), 0, "scontrol", "show", "job", id)
+	nodes, _ := lab.Run(ctxT(t), 0, "sinfo", "-h", "-N", "-o", "%N %T %E")
+	queue, _ := lab.Run(ctxT(t), 0, "squeue", "-h", "-o", "%i %T %R %N")
+	t.Fatalf("job %s still queued after %v:\n%s\nnodes:\n%s\nqueue:\n%s", id, limit, job, nodes, queue)
 }
