@@ -216,18 +216,9 @@ reservations, requeues).
 // costRow splits a plugins-on window's controller RPCs by what they are
 // for: listing jobs, listing nodes, changing jobs, the rest.
 func costRow(r *Result, w Window) string {
-	byType := func(types ...string) RPC {
-		var sum RPC
-		for _, t := range types {
-			x := w.Sdiag.ByType[t]
-			sum.Count += x.Count
-			sum.TotalUs += x.TotalUs
-		}
-		return sum
-	}
-	jobs := byType("REQUEST_JOB_INFO")
-	nodes := byType("REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO")
-	updates := byType("REQUEST_UPDATE_JOB")
+	jobs := w.Sdiag.TypesTotal([]string{"REQUEST_JOB_INFO"})
+	nodes := w.Sdiag.TypesTotal([]string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"})
+	updates := w.Sdiag.TypesTotal([]string{"REQUEST_UPDATE_JOB"})
 	rest := w.ControllerTypes
 	for _, x := range []RPC{jobs, nodes, updates} {
 		rest.Count -= x.Count
