@@ -130,8 +130,8 @@ var stateSeed = maphash.MakeSeed()
 // stateKey hashes what a decision reads of s: every GPU's free capacity,
 // every node's free CPUs and memory and its state. Equal keys are the
 // same state (up to a 64-bit hash's collisions). The fields are laid out
-// in rb.buf and hashed at once: one Write per field made it half of a
-// replay's time with spares (every job a backfill pass declines asks).
+// in rb.buf and hashed at once: one Write per field made it the hottest
+// spot of a replay with spares (every job a backfill pass declines asks).
 func (rb *rebinder) stateKey(s *occupancy.Snapshot) uint64 {
 	b := rb.buf[:0]
 	for _, f := range s.FreeMilli {
