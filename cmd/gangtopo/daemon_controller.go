@@ -44,6 +44,11 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			if err != nil {
 				return roleRun{}, err
 			}
+			if !d.Once() {
+				// a job listing that outlasts a third of the interval
+				// no longer holds the snapshot up (slurmstate's jobsbehind.go)
+				poll.JobsWait = d.Interval() / 3
+			}
 			rebind, err := rebindSetup(config, slurm, d)
 			if err != nil {
 				return roleRun{}, err

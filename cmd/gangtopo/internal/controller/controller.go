@@ -173,9 +173,14 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	for _, r := range runs {
 		ev = ev.Dur("took_"+r.Source.Label(), r.Duration).Int("bytes_"+r.Source.Label(), r.Bytes)
 	}
-	ev.Dur("took", c.now().Sub(start)).Msg("snapshot published")
-	if c.duties != nil { // after publishing: the plugin never waits for them
-		ds := dutyState{s: s, st: st, at: start, cluster: c.topo.Cluster, meter: c.meter}
+	ev.Bool("jobs_fresh", st.JobsFresh).Dur("jobs_age", st.JobsAge).Dur("took", c.now().Sub(start)).Msg("snapshot published")
+	// after publishing: the plugin never waits for the duties; and only
+	// with a job listing of this poll's: what acts on jobs does not act
+	// twice on one listing (slurmstate's jobsbehind.go)
+	if c.duties != nil && st.JobsFresh {
+		// at: when the jobs were read, for the round's check that it
+		// acts on nothing read before the last round ended
+		ds := dutyState{s: s, st: st, at: start.Add(-st.JobsAge), cluster: c.topo.Cluster, meter: c.meter}
 		if c.cfg.AsyncDuties && c.dutiesStarted.CompareAndSwap(false, true) {
 			dctx, stop := context.WithCancel(ctx)
 			c.stopDuties = stop
@@ -211,7 +216,11 @@ func (c *Controller) newDuties(cfg Config, d *daemon.Daemon) error {
 		return fmt.Errorf("controller: duties set without an ActionsSetup (how their changes reach Slurm)")
 	}
 	c.duties = newDuties(path, gt, *cfg.Actions, c, d.Registry)
-	c.dutyPoll = slurmstate.NewPoller(cfg.Poll)
+	// the defragmentation's re-check reads Slurm afresh: its polls wait
+	// for their own job listing
+	fresh := *cfg.Poll
+	fresh.JobsWait = 0
+	c.dutyPoll = slurmstate.NewPoller(&fresh)
 	door := c.duties.door
 	if cfg.Rebind != nil {
 		c.rebind = newRebinder(*cfg.Rebind, door, c.log, d.Registry)

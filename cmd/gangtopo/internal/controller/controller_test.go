@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,10 +32,35 @@ type lab struct {
 	bin     string
 	out     string
 	topo    string
-	logs    bytes.Buffer
+	logs    syncBuffer
 	d       *daemon.Daemon
 	c       *Controller
 	cluster *topology.Cluster
+}
+
+// syncBuffer is a log buffer the cycle and the duty loop may write at
+// once (TestPollKeepsItsPeriod's async duties).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }
 
 func newLab(t *testing.T) *lab {

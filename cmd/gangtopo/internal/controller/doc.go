@@ -6,17 +6,20 @@
 //
 //  1. Re-read the topology file if it changed (a bad new file keeps the
 //     old topology; the error is counted under stage "topology").
-//  2. Poll Slurm (slurmstate.Poll): the node and job commands run at once,
-//     each killed after its timeout. A failing, hanging or garbled command
-//     fails the cycle under its own stage label.
+//  2. Poll Slurm (slurmstate.Poller): the node and job commands run at once,
+//     each killed after its timeout; a job listing not back a third of the
+//     interval after the poll started is left running and the poll goes on
+//     with the last one back (slurmstate's jobsbehind.go). A failing,
+//     hanging or garbled command fails the cycle under its own stage label.
 //  3. Build the snapshot (slurmstate.BuildSnapshot); log the disagreements
 //     with the topology when they change.
 //  4. Publish it (publish.WriteSnapshot) with a generation above the last.
 //  5. Update the metrics, including the fragmentation gauges computed by
 //     the engine's frag package.
-//  6. With gangtopo.yaml (--config), re-bind the pending jobs whose binding
-//     went stale (rebind.go), and the gangs requeued after a node failure
-//     (failure.go), within its rate limits.
+//  6. With gangtopo.yaml (--config), and a job listing the last duty round
+//     did not see: re-bind the pending jobs whose binding went stale
+//     (rebind.go), and the gangs requeued after a node failure (failure.go),
+//     within its rate limits.
 //
 // A cycle that fails at any step publishes nothing: the previous snapshot
 // stays in place, complete, and ages; gangtopo_snapshot_age_seconds shows

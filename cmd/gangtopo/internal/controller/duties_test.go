@@ -239,3 +239,61 @@ func TestDutyPanicKeepsPublishing(t *testing.T) {
 		t.Errorf("runner called %d times (want 2, once a round); logs:\n%s", calls, l.logs.String())
 	}
 }
+
+// TestDutiesWaitForAFreshJobListing: with the job listing behind the polls
+// (slurmstate's JobsWait), a cycle whose poll went on with an earlier
+// listing publishes its snapshot but runs no duty round, so nothing is
+// acted on twice from one listing (here: the expired pin the first round
+// undid, which that listing still shows); the round runs again once a
+// new listing is back.
+func TestDutiesWaitForAFreshJobListing(t *testing.T) {
+	m := pinOf52
+	m.Until = time.Now().Add(-time.Minute)
+	l := newDutyLab(t, func(c *ctld.Config) { c.Rebind.Enabled = false }, &m, "0", "gangtopo")
+	delay := filepath.Join(t.TempDir(), "delay")
+	setDelay := func(s string) {
+		if err := os.WriteFile(delay, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setDelay("0")
+	l.slurm("squeue", "sleep $(cat "+delay+"); cat "+l.squeue)
+	behind := *l.c.cfg.Poll
+	behind.JobsWait = 200 * time.Millisecond
+	l.c.poll = slurmstate.NewPoller(&behind)
+	ctx := context.Background()
+	if _, err := l.c.cycle(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(commands(t, l.log)); n != 1 {
+		t.Fatalf("%d commands after the first round, want the pin undone once", n)
+	}
+	time.Sleep(time.Second) // the next listing is due (three times the last one's time)
+	setDelay("2")
+	if err := os.Remove(l.out); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := l.c.cycle(ctx, start); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("the cycle took %s: it waited for the slow job listing", took)
+	}
+	if _, err := os.Stat(l.out); err != nil {
+		t.Errorf("no snapshot published while the job listing was out: %v", err)
+	}
+	if n := len(commands(t, l.log)); n != 1 {
+		t.Errorf("%d commands: a round ran on the listing the last round acted on", n)
+	}
+	time.Sleep(3 * time.Second) // a second of margin on a loaded machine
+	if _, err := l.c.cycle(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(commands(t, l.log)); n != 2 {
+		t.Errorf("%d commands: no round on the new listing (which still shows the pin, so it is undone again)", n)
+	}
+	if !strings.Contains(l.logs.String(), `"jobs_fresh":false`) || !strings.Contains(l.logs.String(), `"jobs_fresh":true`) {
+		t.Errorf("the published lines do not say which listing they used:\n%s", l.logs.String())
+	}
+}

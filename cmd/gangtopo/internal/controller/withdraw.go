@@ -6,6 +6,7 @@ import (
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/defragrun"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 )
 
 // Withdraw puts back what gangtopo holds in Slurm, for a daemon that
@@ -45,7 +46,7 @@ func (c *Controller) Withdraw(ctx context.Context, why string) (left []string) {
 	cfg := d.conf.cfg
 	off := doorConfig(cfg.Actions, true)
 	for pass := 0; pass < withdrawPasses; pass++ {
-		st, _, err := c.poll.Poll(ctx)
+		st, _, err := slurmstate.Poll(ctx, c.cfg.Poll) // afresh: its own job listing
 		if err != nil {
 			return []string{"everything gangtopo holds (reading Slurm failed: " + err.Error() + ")"}
 		}

@@ -9,7 +9,9 @@
 //	scontrol -a -d show job       the same job facts as text (Nodes= ... GRES=gpu:4(IDX:0-3))
 //
 // A poll reads one node source and one job source (Poll), by running the
-// commands with a timeout or by reading their saved output from files. The
+// commands with a timeout or by reading their saved output from files; a
+// Poller with PollConfig.JobsWait lets a slow job listing run beside its
+// polls (jobsbehind.go). The
 // parsers (ParseSinfoJSON, ParseSqueueJSON, ParseScontrolNodes,
 // ParseScontrolJobs) are strict about what they need and lenient about what
 // they do not: a missing, mistyped or unknown value in a field the snapshot

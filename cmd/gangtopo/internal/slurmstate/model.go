@@ -3,6 +3,7 @@ package slurmstate
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 )
@@ -101,6 +102,12 @@ type State struct {
 	// PendingListed says the jobs were read from squeue --json, so Pending
 	// lists every pending job with a decision (scontrol's text does not).
 	PendingListed bool
+	// JobsAge is how long before the poll the job listing started (0 when
+	// it started with the poll); JobsFresh says it is the first poll to use
+	// it: a poll with PollConfig.JobsWait may go on with an earlier one
+	// (jobsbehind.go).
+	JobsAge   time.Duration
+	JobsFresh bool
 }
 
 // holdingStates are the job states in which a job holds its allocation

@@ -78,6 +78,10 @@ type PollConfig struct {
 	// Files maps a source to a file holding its saved output, read instead
 	// of running the command (tests, offline use).
 	Files map[Source]string
+	// JobsWait, when positive, lets a Poller's polls go on without a job
+	// listing that is not back JobsWait after the poll started, with the
+	// last one that is (jobsbehind.go); 0: every poll waits for its own.
+	JobsWait time.Duration
 }
 
 // Validate checks the source choice.
@@ -127,6 +131,10 @@ type Poller struct {
 	// see nextTimeout.
 	timeouts [numSources]time.Duration
 	once     bool // a throwaway poller (Poll): no next poll to speak of
+	// mu makes polls one at a time; jobs is the job listing running
+	// beside them and lastJobs the last one back (JobsWait).
+	mu             sync.Mutex
+	jobs, lastJobs *jobsRead
 }
 
 // NewPoller returns a poller for cfg.
@@ -144,39 +152,50 @@ func Poll(ctx context.Context, cfg *PollConfig) (*State, []Run, error) {
 // output as soon as it is there. Any failure (a command that fails, times
 // out or prints what the parsers do not expect) is a *PollError naming the
 // command; runs reports each read either way.
+//
+// With PollConfig.JobsWait the job listing runs beside the polls instead
+// (jobsbehind.go), except in a throwaway poller's single poll.
 func (p *Poller) Poll(ctx context.Context) (*State, []Run, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	cfg := p.cfg
+	if cfg.JobsWait > 0 && !p.once {
+		return p.pollBehind(ctx)
+	}
 	st := &State{}
-	srcs := []Source{p.nodesFrom, cfg.JobsFrom}
-	parsers := []func(Source, []byte) error{
-		func(src Source, out []byte) error { return parseNodes(cfg, src, out, st) },
-		func(_ Source, out []byte) error { return parseJobs(cfg, out, st) },
-	}
-	runs := make([]Run, len(srcs))
-	errs := make([]error, len(srcs))
+	var runs [2]Run
+	var errs [2]error
 	var wg sync.WaitGroup
-	for i := range srcs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runs[i], errs[i] = p.readParse(ctx, srcs[i], parsers[i])
-			var grouped *groupedSinfoError
-			if i == 0 && cfg.NodesAuto && errors.As(errs[i], &grouped) {
-				// a Slurm of 23.02 or later: its nodes, from now on, come
-				// from scontrol --json show nodes
-				p.nodesFrom, srcs[i] = ScontrolNodesJSON, ScontrolNodesJSON
-				runs[i], errs[i] = p.readParse(ctx, srcs[i], parsers[i])
-			}
-		}()
-	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		runs[1], errs[1] = p.readParse(ctx, cfg.JobsFrom, func(_ Source, out []byte) error { return parseJobs(cfg, out, st) })
+	}()
+	runs[0], errs[0] = p.readNodes(ctx, st)
 	wg.Wait()
-	st.NodesFrom = srcs[0]
-	for i, err := range errs {
-		if err != nil {
-			return nil, runs, pollError(cfg, srcs[i], err)
+	for i, src := range []Source{st.NodesFrom, cfg.JobsFrom} {
+		if errs[i] != nil {
+			return nil, runs[:], pollError(cfg, src, errs[i])
 		}
 	}
-	return st, runs, nil
+	st.JobsFresh = true
+	return st, runs[:], nil
+}
+
+// readNodes reads and parses the node source into st (st.NodesFrom says
+// which). Under NodesAuto, sinfo --json listing groups of nodes means a
+// Slurm of 23.02 or later: its nodes, from then on, come from scontrol
+// --json show nodes.
+func (p *Poller) readNodes(ctx context.Context, st *State) (Run, error) {
+	parse := func(src Source, out []byte) error { return parseNodes(p.cfg, src, out, st) }
+	st.NodesFrom = p.nodesFrom
+	run, err := p.readParse(ctx, p.nodesFrom, parse)
+	var grouped *groupedSinfoError
+	if p.cfg.NodesAuto && errors.As(err, &grouped) {
+		p.nodesFrom, st.NodesFrom = ScontrolNodesJSON, ScontrolNodesJSON
+		run, err = p.readParse(ctx, p.nodesFrom, parse)
+	}
+	return run, err
 }
 
 // readParse reads one source and parses what it printed.

@@ -194,3 +194,109 @@ func TestNextTimeout(t *testing.T) {
 		}
 	}
 }
+
+// With JobsWait, a slow job listing does not hold a poll up: the poll
+// goes on with the last listing back, the slow one is not started twice,
+// is taken by the first poll after it is back, and the next starts only
+// three times its time after it started. A listing that fails is the
+// error of the poll that takes it.
+func TestPollJobsBehind(t *testing.T) {
+	ctl := t.TempDir()
+	write := func(name, v string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(ctl, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("delay", "0")
+	write("file", "squeue.json")
+	write("exit", "0")
+	bin := fakeSlurm(t, map[string]string{
+		"sinfo": `cat $TD/sinfo.json`,
+		"squeue": `CTL=` + ctl + `; echo x >> $CTL/calls; sleep $(cat $CTL/delay); ` +
+			`[ "$(cat $CTL/exit)" = 0 ] || { echo "squeue: broken" >&2; exit 3; }; cat $TD/$(cat $CTL/file)`,
+	})
+	calls := func() int {
+		data, _ := os.ReadFile(filepath.Join(ctl, "calls"))
+		return strings.Count(string(data), "x")
+	}
+	cfg := &PollConfig{NodesFrom: SinfoJSON, JobsFrom: SqueueJSON, BinDir: bin, Timeout: 5 * time.Second, JobsWait: 200 * time.Millisecond}
+	ctx := context.Background()
+	var p *Poller
+	// untilDue sleeps until p may start its next job listing
+	untilDue := func() {
+		time.Sleep(time.Until(p.lastJobs.started.Add(3*p.lastJobs.run.Duration)) + 10*time.Millisecond)
+	}
+	poll := func(what string, wantFresh bool, wantJobs, wantCalls int) *State {
+		t.Helper()
+		t0 := time.Now()
+		st, _, err := p.Poll(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if st.JobsFresh != wantFresh || len(st.Jobs) != wantJobs || calls() != wantCalls || len(st.Nodes) != 8 {
+			t.Errorf("%s: fresh %v, %d jobs, %d squeue calls, %d nodes; want fresh %v, %d jobs, %d calls, 8 nodes",
+				what, st.JobsFresh, len(st.Jobs), calls(), len(st.Nodes), wantFresh, wantJobs, wantCalls)
+		}
+		if !wantFresh && time.Since(t0) > time.Second {
+			t.Errorf("%s: the poll took %s waiting for a slow job listing", what, time.Since(t0))
+		}
+		return st
+	}
+	lab16 := len(mustPollFile(t, "lab16_squeue.json"))
+	if lab16 == 1 {
+		t.Fatal("testdata: lab16_squeue.json should list another number of jobs than squeue.json's 1")
+	}
+
+	p = NewPoller(cfg)
+	if first := poll("first poll", true, 1, 1); first.JobsAge != 0 {
+		t.Errorf("a poll's own listing is %s old, want 0", first.JobsAge)
+	}
+	end1 := time.Now() // the first listing started before
+	untilDue()
+	write("delay", "1.5")
+	write("file", "lab16_squeue.json")
+	start2 := time.Now()
+	poll("slow listing started", false, 1, 2)
+	end2 := time.Now() // the slow listing started between start2 and end2
+	start3 := time.Now()
+	if st := poll("slow listing still out", false, 1, 2); st.JobsAge < start3.Sub(end1) {
+		t.Errorf("the first listing's age %s, want at least the %s from the first poll's end to this one", st.JobsAge, start3.Sub(end1))
+	}
+	time.Sleep(2500 * time.Millisecond) // a second of margin on a loaded machine
+	start4 := time.Now()
+	back := poll("slow listing back", true, lab16, 2)
+	if end4 := time.Now(); back.JobsAge < start4.Sub(end2) || back.JobsAge > end4.Sub(start2) {
+		t.Errorf("the listing back is %s old, want between %s and %s (it started in the second poll)", back.JobsAge, start4.Sub(end2), end4.Sub(start2))
+	}
+	poll("paced: within three times its time", false, lab16, 2)
+
+	// a listing that fails: the poll that takes it says so
+	write("delay", "0")
+	write("exit", "1")
+	p = NewPoller(cfg)
+	if _, _, err := p.Poll(ctx); err == nil {
+		t.Fatal("first poll with a failing squeue: no error")
+	}
+	write("exit", "0")
+	p = NewPoller(cfg)
+	poll("fresh poller", true, lab16, 4)
+	untilDue()
+	write("exit", "1")
+	_, _, err := p.Poll(ctx)
+	var pe *PollError
+	if !errors.As(err, &pe) || pe.Source != SqueueJSON || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("a failed listing in the background: %v, want a PollError of squeue --json", err)
+	}
+}
+
+// mustPollFile parses saved squeue --json output from testdata.
+func mustPollFile(t *testing.T, name string) []Job {
+	t.Helper()
+	st, _, err := Poll(context.Background(), &PollConfig{NodesFrom: SinfoJSON, JobsFrom: SqueueJSON,
+		Files: map[Source]string{SinfoJSON: "testdata/sinfo.json", SqueueJSON: "testdata/" + name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Jobs
+}
