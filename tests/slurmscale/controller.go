@@ -187,8 +187,10 @@ func (s *Stat) add(x float64) {
 type ControllerWindow struct {
 	User string
 	// Polls: each poll's wall time (poll, build, publish, metrics), ms;
-	// Jobs, Nodes: each command's wall time, ms, and output, bytes.
-	Polls, JobsCmd, NodesCmd, JobsBytes Stat
+	// Jobs, Nodes: each command's wall time, ms, and output, bytes (Jobs:
+	// the job listings the polls took); JobsAge: how old the job listing
+	// each poll used was, ms (none in runs of releases that did not log it).
+	Polls, JobsCmd, NodesCmd, JobsBytes, JobsAge Stat
 	// CPUOwnMs and CPUChildMs: CPU per poll of the daemon and of the
 	// Slurm commands it ran (duties' commands included).
 	CPUOwnMs, CPUChildMs float64
@@ -203,6 +205,19 @@ type ControllerWindow struct {
 	Exited  bool
 }
 
+// addPoll counts one "snapshot published" line.
+func (w *ControllerWindow) addPoll(l logLine) {
+	w.Polls.add(l.ms("took"))
+	if _, ok := l["took_squeue"]; ok { // a poll that took a job listing
+		w.JobsCmd.add(l.ms("took_squeue"))
+		w.JobsBytes.add(l.ms("bytes_squeue"))
+	}
+	if _, ok := l["jobs_age"]; ok {
+		w.JobsAge.add(l.ms("jobs_age"))
+	}
+	w.NodesCmd.add(l.ms("took_sinfo") + l.ms("took_scontrol_nodes_json"))
+}
+
 // window reads what the controller did since mark.
 func (c *controller) window() (ControllerWindow, error) {
 	w := ControllerWindow{User: c.user, Duties: map[string]*Stat{}, Actions: map[string]int{}, Exited: !c.alive()}
@@ -213,10 +228,7 @@ func (c *controller) window() (ControllerWindow, error) {
 	for _, l := range lines {
 		switch l["message"] {
 		case "snapshot published":
-			w.Polls.add(l.ms("took"))
-			w.JobsCmd.add(l.ms("took_squeue"))
-			w.JobsBytes.add(l.ms("bytes_squeue"))
-			w.NodesCmd.add(l.ms("took_sinfo") + l.ms("took_scontrol_nodes_json"))
+			w.addPoll(l)
 		case "duty round":
 			w.Rounds.add(l.ms("took"))
 			w.Changes.add(l.ms("changes"))

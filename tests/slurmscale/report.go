@@ -94,7 +94,7 @@ func Render(rs []*Result) string {
 			verdict(t.TookP99 < 1000), t.EngineP50, t.EngineP99, t.VerdictsOn.Engine, t.SubmitOn.Count, t.VerdictsOff.None, t.SubmitOff.Count, t.Load)
 	}
 	b.WriteString("\n### A backlog under the stream, plugins on and off\n\n" + renderWindowNote +
-		"\n| Slurm | nodes | backlog | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) / of the window's wall time | poll mean / max ms (squeue ms, MB) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | plugin failures (passed as submitted) | helpless re-bound | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		"\n| Slurm | nodes | backlog | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) / of the window's wall time | poll mean / max ms (squeue ms, MB; jobs' age max s) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | plugin failures (passed as submitted) | helpless re-bound | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var missing []string
 	for _, r := range rs {
 		for i, w := range r.Windows {
@@ -133,7 +133,11 @@ func windowRow(r *Result, w Window) string {
 	share := fmt.Sprintf("%.0f / %.2f%% / %.2f%%", w.PerMinute(w.ControllerRPC), w.Share(), busy)
 	if w.Plugins {
 		share += " " + verdict(w.Share() < 5)
-		ctl = fmt.Sprintf("%.0f / %.0f (%.0f, %.1f)", c.Polls.Mean, c.Polls.Max, c.JobsCmd.Mean, c.JobsBytes.Mean/1e6)
+		age := "-"
+		if c.JobsAge.N > 0 {
+			age = fmt.Sprintf("%.1f", c.JobsAge.Max/1000)
+		}
+		ctl = fmt.Sprintf("%.0f / %.0f (%.0f, %.1f; %s)", c.Polls.Mean, c.Polls.Max, c.JobsCmd.Mean, c.JobsBytes.Mean/1e6, age)
 	} else {
 		share += " (harness only)"
 	}
@@ -200,10 +204,14 @@ one backlog job submitted and the oldest cancelled, every 10 s a fill job cancel
 runs as root here (no accounting), so its RPCs are counted by the message types it sends
 (REQUEST_JOB_INFO, NODE_INFO, PARTITION_INFO, UPDATE_JOB, requeues, reservations, ping); the rows
 with the plugins off show what the harness alone sends of those types. Poll = one controller cycle
-(squeue and sinfo --json, the snapshot built and published); CPU = per poll, the daemon's own and
-the Slurm commands it ran. The share of the window's wall time is the controller's RPC time (lock
-waits included) over the window's length: how much of slurmctld's time its RPCs hold. A duty round runs after each poll (met: the longest poll and round fit
-one 5 s cycle). Helpless re-bound = held or dependent jobs the controller re-bound (must be 0).
+(the node listing, the job listing or as much of it as a third of the interval allows, the snapshot
+built and published; squeue ms and MB: the job listings taken in the window; jobs' age: how old the
+job listing a snapshot used was at most, "-" in runs before the listing ran beside the polls); CPU =
+per poll, the daemon's own and the Slurm commands it ran. The share of the window's wall time is the
+controller's RPC time (lock waits included) over the window's length: how much of slurmctld's time
+its RPCs hold. A duty round runs after each poll with a new job listing (met: the longest poll and
+round fit one 5 s cycle). Helpless re-bound = held or dependent jobs the controller re-bound (must
+be 0).
 `
 
 const renderCostNote = `The plugins-on windows above, the controller's RPCs by message type (sdiag; each RPC's time from
