@@ -168,6 +168,7 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	c.generation = s.Generation
 	c.lastTime.Store(s.Time.UnixNano())
 	c.m.observeSnapshot(s, &rep)
+	c.m.jobsAge.Set(st.JobsAge.Seconds())
 	c.m.observeFrag(c.meter, s)
 	ev := c.log.Debug().Uint64("generation", s.Generation).Int("jobs", len(s.Jobs)).Int("pending", len(st.Queued))
 	for _, r := range runs {

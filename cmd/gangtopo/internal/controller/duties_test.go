@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
@@ -292,6 +293,9 @@ func TestDutiesWaitForAFreshJobListing(t *testing.T) {
 	}
 	if n := len(commands(t, l.log)); n != 2 {
 		t.Errorf("%d commands: no round on the new listing (which still shows the pin, so it is undone again)", n)
+	}
+	if age := testutil.ToFloat64(l.c.m.jobsAge); age < 2.5 {
+		t.Errorf("gangtopo_job_listing_age_seconds %g, want the 3 s since the second cycle started the listing the third took", age)
 	}
 	if !strings.Contains(l.logs.String(), `"jobs_fresh":false`) || !strings.Contains(l.logs.String(), `"jobs_fresh":true`) {
 		t.Errorf("the published lines do not say which listing they used:\n%s", l.logs.String())

@@ -22,6 +22,7 @@ type metrics struct {
 	mismatch        *prometheus.GaugeVec
 	nodes           *prometheus.GaugeVec
 	jobs            prometheus.Gauge
+	jobsAge         prometheus.Gauge
 
 	gpus      *prometheus.GaugeVec
 	frag      *prometheus.GaugeVec
@@ -57,12 +58,14 @@ func newMetrics(reg prometheus.Registerer, age func() float64) *metrics {
 		generation: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_snapshot_generation", Help: "Generation of the last published snapshot."}),
 		published:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_snapshot_timestamp_seconds", Help: "Unix time the last published snapshot describes."}),
 		jobs:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_jobs", Help: "Jobs holding resources in the last snapshot."}),
-		fragRate:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_fragmentation_rate_percent", Help: "FGD fragmentation rate: node-level fragmentation / idle GPU capacity."}),
-		stranded:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_stranded_gpus", Help: "Idle GPU capacity no typical single-node shape can use where it is."}),
+		jobsAge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_job_listing_age_seconds",
+			Help: "How long before the last snapshot's poll its job listing started: 0 while each poll waits for its own, more where a slow squeue runs beside the polls."}),
+		fragRate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_fragmentation_rate_percent", Help: "FGD fragmentation rate: node-level fragmentation / idle GPU capacity."}),
+		stranded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_stranded_gpus", Help: "Idle GPU capacity no typical single-node shape can use where it is."}),
 		mixJobs: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gangtopo_mix_jobs",
 			Help: "Distinct jobs the published request mix was learned from (0: not enough yet; the plugin and the gauges use the default mix)."}),
 	}
-	reg.MustRegister(m.pollErrors, m.pollDuration, m.commandDuration, m.generation, m.published, m.jobs, m.fragRate, m.stranded, m.mixJobs)
+	reg.MustRegister(m.pollErrors, m.pollDuration, m.commandDuration, m.generation, m.published, m.jobs, m.jobsAge, m.fragRate, m.stranded, m.mixJobs)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gangtopo_snapshot_age_seconds",
 		Help: "Seconds since the time the last published snapshot describes (since daemon start before the first)."}, age))
 	m.mismatch = gauge("gangtopo_slurm_mismatch_nodes", "Nodes on which Slurm and the topology (or two Slurm outputs) disagreed in the last poll, by kind.", "kind")
