@@ -58,7 +58,8 @@ const slurmUID = 64030
 // files it reads; asSlurm runs it as the slurm user.
 func startController(lab *slurmlab.Lab, bin, dir, cluster, config, snapshot string, asSlurm bool) (*controller, error) {
 	c := &controller{log: filepath.Join(dir, "controller.log"), audit: filepath.Join(dir, "audit.log"), user: "root", exited: make(chan struct{})}
-	out, err := os.Create(c.log)
+	// appended to: the run starts it again after each window without it
+	out, err := os.OpenFile(c.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -266,16 +267,4 @@ func (c *controller) window() (ControllerWindow, error) {
 		}
 	}
 	return w, nil
-}
-
-// pause stops the daemon (SIGSTOP) while the plugins are off: a site
-// without gangtopo has none; resume lets it go on.
-func (c *controller) pause() error  { return c.signal(syscall.SIGSTOP) }
-func (c *controller) resume() error { return c.signal(syscall.SIGCONT) }
-
-func (c *controller) signal(sig syscall.Signal) error {
-	if !c.alive() {
-		return fmt.Errorf("the controller has exited: %s", tail(c.log, 5))
-	}
-	return syscall.Kill(-c.cmd.Process.Pid, sig)
 }

@@ -180,7 +180,7 @@ a lab of emulated nodes (a real slurmctld and one slurmd per node, 8 GPUs each; 
 controller daemon (5 s poll, every duty on that needs no accounting: re-binding, defragmentation's
 policy for gangs of 16 GPUs or more; quota needs slurmdbd and is off) beside it. Each row is one
 run's: every ratio is read within one slurmctld. Plugins off = job_submit/gangtopo and the SPANK
-plugin out of slurm.conf (` + "`scontrol reconfigure`" + `) and the controller paused: Slurm as a site
+plugin out of slurm.conf (` + "`scontrol reconfigure`" + `) and the controller stopped: Slurm as a site
 without gangtopo runs it. Each size's run replaces its own file in ` + "`bench/scale/`" + `; the
 tables are rendered from every file there.
 `

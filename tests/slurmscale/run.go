@@ -26,8 +26,11 @@ import (
 //     plugins and measured, cancelled, then the same without (window.go).
 //
 // Plugins off means nothing of gangtopo in slurm.conf (job_submit and
-// SPANK out, `scontrol reconfigure`) and the controller paused (SIGSTOP):
-// Slurm as a site without gangtopo runs it.
+// SPANK out, `scontrol reconfigure`) and the controller stopped, started
+// again when they are back: Slurm as a site without gangtopo runs it. (It
+// was paused with SIGSTOP once: a poll command running across the pause
+// was killed at the resume by its timeout, and the daemon backed off for
+// twice the pause, longer than the run waits for its snapshot.)
 
 // Config is one run.
 type Config struct {
@@ -81,12 +84,14 @@ defrag:
 
 // scaleLab is a run's lab and what runs beside it.
 type scaleLab struct {
-	cfg     Config
-	lab     *slurmlab.Lab
-	ctl     *controller
-	plugins slurmlab.Plugins
-	work    *workload
-	dir     string
+	cfg Config
+	lab *slurmlab.Lab
+	ctl *controller
+	// startCtl starts the controller (again)
+	startCtl func() (*controller, error)
+	plugins  slurmlab.Plugins
+	work     *workload
+	dir      string
 	// snapshot is the file the controller publishes
 	snapshot string
 	// on says whether the plugins are in slurm.conf (they are at start)
@@ -207,7 +212,10 @@ func start(ctx context.Context, cfg Config) (*scaleLab, *Result, error) {
 		r.Start.SlurmdMiB = float64(u.SlurmdKiB) / 1024 / float64(u.Slurmds)
 	}
 	s.work = newWorkload(cfg.Seed+1, nil, "", len(c.GPUs)/len(c.Nodes))
-	if s.ctl, err = startController(s.lab, cfg.Bin, filepath.Join(dir, "state"), paths["cluster"], paths["config"], paths["snapshot"], false); err != nil {
+	s.startCtl = func() (*controller, error) {
+		return startController(s.lab, cfg.Bin, filepath.Join(dir, "state"), paths["cluster"], paths["config"], paths["snapshot"], false)
+	}
+	if s.ctl, err = s.startCtl(); err != nil {
 		_ = s.lab.Stop()
 		return nil, nil, err
 	}
@@ -282,14 +290,16 @@ func (s *scaleLab) setPlugins(ctx context.Context, on bool) error {
 		return err
 	}
 	if !on {
-		return s.ctl.pause()
+		s.ctl.stop()
+		return nil
 	}
 	t := time.Now()
-	if err := s.ctl.resume(); err != nil {
+	var err error
+	if s.ctl, err = s.startCtl(); err != nil {
 		return err
 	}
-	// the controller's next poll (within its 5 s interval) publishes a
-	// fresh snapshot; the plugin re-reads it within reload_interval (1 s)
+	// the controller's first poll publishes a snapshot; the plugin
+	// re-reads it within reload_interval (1 s)
 	if err := waitNewer(ctx, s.snapshot, t, 2*time.Minute); err != nil {
 		return fmt.Errorf("%w (the controller's log: %s)", err, tail(s.ctl.log, 3))
 	}
