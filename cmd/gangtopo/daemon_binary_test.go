@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/testlog"
 )
 
 // A running daemon follows the file it was started from, as a package
@@ -30,7 +30,7 @@ func TestDaemonFollowsItsBinary(t *testing.T) {
 		"-o", filepath.Join(dir, "snapshot.json"), "--interval", "100ms",
 		"--sinfo-json", slurmTestdata+"sinfo.json", "--squeue-json", slurmTestdata+"squeue.json")
 	cmd.Env = append(os.Environ(), "GANGTOPO_CONFIG="+filepath.Join(dir, "none.yaml"))
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -82,26 +82,8 @@ func buildVersion(t *testing.T, version, out string) {
 	}
 }
 
-// lockedBuffer is a log sink the daemon's output copier and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitLog waits for a log line holding every part.
-func waitLog(t *testing.T, logs *lockedBuffer, parts ...string) {
+func waitLog(t *testing.T, logs *testlog.Buffer, parts ...string) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if logged(logs.String(), parts...) {

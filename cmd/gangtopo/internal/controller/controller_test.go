@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/daemon"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/publish"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/testlog"
 	"github.com/gangtopo/gangtopo/selector/frag"
 	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -32,35 +32,10 @@ type lab struct {
 	bin     string
 	out     string
 	topo    string
-	logs    syncBuffer
+	logs    testlog.Buffer
 	d       *daemon.Daemon
 	c       *Controller
 	cluster *topology.Cluster
-}
-
-// syncBuffer is a log buffer the cycle and the duty loop may write at
-// once (TestPollKeepsItsPeriod's async duties).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
 }
 
 func newLab(t *testing.T) *lab {

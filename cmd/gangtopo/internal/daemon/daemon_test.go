@@ -1,19 +1,19 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/testlog"
 )
 
 func freeAddr(t *testing.T) string {
@@ -23,24 +23,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// syncBuffer is a log sink safe for the loop's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -59,7 +41,7 @@ func get(t *testing.T, url string) (int, string) {
 // it runs and /healthz turns 503 when cycles keep failing.
 func TestRunLoop(t *testing.T) {
 	addr := freeAddr(t)
-	var logs syncBuffer
+	var logs testlog.Buffer
 	d, err := New(Options{Role: "test", Interval: 50 * time.Millisecond, MetricsAddr: addr, LogFormat: "json", LogLevel: "info", Version: "v0"}, &logs)
 	if err != nil {
 		t.Fatal(err)
