@@ -84,7 +84,7 @@ func ids(jobs []submitted) []string {
 // cancel cancels jobs by ID, 500 an scancel call. With --ctld, Slurm
 // 23.11 and later send slurmctld one request for all of them (26.05.5's
 // scancel without it sends one RPC a job and paces them while slurmctld is
-// busy: ~1,850 jobs took 14 minutes at 1,024 nodes); 22.05 sends one RPC a
+// busy, which took many minutes at 1,024 nodes); 22.05 sends one RPC a
 // job either way. On a loaded machine some time out ("Socket timed out on
 // send/recv operation", seen with three labs on 2 cores) while the rest go
 // through, so a call that timed out is made again, up to cancelTries times

@@ -9,10 +9,10 @@ import (
 // Job listings behind the node listing (PollConfig.JobsWait).
 //
 // A poll's job listing grows with the jobs Slurm holds, its node listing
-// does not: on Slurm 26.05.5 in the scale lab, squeue --json of 20,000
-// pending jobs took 23 s on average, and the snapshot the plugin reads,
-// published only once both listings were in, went stale between two polls
-// (thousands of submissions then passed as submitted). With JobsWait set,
+// does not: with a backlog of tens of thousands of jobs in the scale lab
+// (docs/benchmarks.md) one squeue --json outlasted several cycles, and the
+// snapshot the plugin reads, published only once both listings were in,
+// went stale between two polls (submissions then passed as submitted). With JobsWait set,
 // the job listing runs beside the polls instead of inside one:
 //
 //  1. A poll starts a job listing when none is running and three times
