@@ -11,7 +11,8 @@
 // A poll reads one node source and one job source (Poll), by running the
 // commands with a timeout or by reading their saved output from files; a
 // Poller with PollConfig.JobsWait lets a slow job listing run beside its
-// polls (jobsbehind.go). The
+// polls (jobsbehind.go). Poller.ReadRPCStats reads sdiag's RPC counters
+// by message type (sdiag.go), for the controller's --max-rpc-share. The
 // parsers (ParseSinfoJSON, ParseSqueueJSON, ParseScontrolNodes,
 // ParseScontrolJobs) are strict about what they need and lenient about what
 // they do not: a missing, mistyped or unknown value in a field the snapshot

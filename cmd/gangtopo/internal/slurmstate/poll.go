@@ -25,6 +25,7 @@ const (
 	ScontrolNodes                   // scontrol -a -d -o show node
 	ScontrolJobs                    // scontrol -a -d show job
 	ScontrolNodesJSON               // scontrol -a --json show nodes (Slurm 23.02 and later)
+	Sdiag                           // sdiag: slurmctld's RPC counters (not a poll source: sdiag.go)
 	numSources
 )
 
@@ -36,18 +37,19 @@ var sourceArgs = [numSources][]string{
 	{"scontrol", "-a", "-d", "-o", "show", "node"},
 	{"scontrol", "-a", "-d", "show", "job"},
 	{"scontrol", "-a", "--json", "show", "nodes"},
+	{"sdiag"},
 }
 
 // String is the command line, as errors and logs name it.
 func (s Source) String() string { return strings.Join(sourceArgs[s], " ") }
 
 // Label is a short metric label: sinfo, squeue, scontrol_nodes,
-// scontrol_jobs, scontrol_nodes_json.
+// scontrol_jobs, scontrol_nodes_json, sdiag.
 func (s Source) Label() string {
-	return [numSources]string{"sinfo", "squeue", "scontrol_nodes", "scontrol_jobs", "scontrol_nodes_json"}[s]
+	return [numSources]string{"sinfo", "squeue", "scontrol_nodes", "scontrol_jobs", "scontrol_nodes_json", "sdiag"}[s]
 }
 
-// Sources lists every source.
+// Sources lists every source a poll reads (not Sdiag).
 func Sources() []Source {
 	return []Source{SinfoJSON, SqueueJSON, ScontrolNodes, ScontrolJobs, ScontrolNodesJSON}
 }
