@@ -62,7 +62,15 @@ type Daemon struct {
 	// freshFor: the age past which the snapshots the cycles publish go
 	// unused (the plugin's max_snapshot_age; 0: none), set by KeepFresh
 	freshFor time.Duration
+	// spacing: the period the role asks for (Space; 0: none), ns
+	spacing atomic.Int64
 }
+
+// Space asks for successful cycles to start at least period apart from
+// the next one on (0: as the pacing alone says): the controller's bound
+// on its share of slurmctld's RPC time. The role keeps period within what
+// its published state allows (KeepFresh); Run only applies it.
+func (d *Daemon) Space(period time.Duration) { d.spacing.Store(int64(max(period, 0))) }
 
 // KeepFresh tells the pacing that what a cycle publishes is used for at
 // most age (the plugin's max_snapshot_age): slow cycles are then spaced
@@ -96,7 +104,7 @@ func New(opts Options, logOut io.Writer) (*Daemon, error) {
 	}, []string{"result"})
 	d.nextCycle = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gangtopo_daemon_cycle_period_seconds",
-		Help: "Seconds from the start of the last cycle to the start of the next: the interval, more where a slow cycle spaced them out or failed cycles back off.",
+		Help: "Seconds from the start of the last cycle to the start of the next: the interval, more where a slow cycle spaced them out, failed cycles back off or the controller holds its share of slurmctld's RPC time (--max-rpc-share).",
 	})
 	d.nextCycle.Set(opts.Interval.Seconds())
 	d.Registry.MustRegister(info, d.cycles, d.nextCycle)
@@ -139,7 +147,8 @@ func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) err
 		} else {
 			failures = 0
 		}
-		next := pace(d.opts.Interval, took, failures, d.freshFor)
+		paced := pace(d.opts.Interval, took, failures, d.freshFor)
+		next := max(paced, time.Duration(d.spacing.Load()))
 		if failures == 0 {
 			d.period.Store(int64(next))
 		}
@@ -147,7 +156,7 @@ func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) err
 		switch {
 		case failures > 0:
 			d.Log.Warn().Int("failures", failures).Dur("next_in", next-took).Msg("backing off: the next cycle waits longer after each failed one")
-		case next > d.opts.Interval:
+		case paced > d.opts.Interval:
 			spaced = true
 			d.Log.Info().Dur("took", took).Dur("next_in", next-took).Msg("cycles spaced out: a cycle that takes longer than a third of the interval is followed by twice its time")
 		case spaced:

@@ -172,3 +172,44 @@ func TestPace(t *testing.T) {
 		}
 	}
 }
+
+// A period the role asks for (Space) spaces the cycles out beyond the
+// interval, shows in gangtopo_daemon_cycle_period_seconds, is not logged
+// as a slow cycle, and 0 gives the interval back.
+func TestSpace(t *testing.T) {
+	var logs testlog.Buffer
+	d, err := New(Options{Role: "test", Interval: 10 * time.Millisecond, LogFormat: "json", LogLevel: "info"}, &logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	periods := make(chan float64, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		done <- d.Run(ctx, func(context.Context) error {
+			n := calls.Add(1)
+			if n > 1 {
+				periods <- testutil.ToFloat64(d.nextCycle) // the period set after the cycle before
+			}
+			switch n {
+			case 1:
+				d.Space(300 * time.Millisecond)
+			case 2:
+				d.Space(0)
+			case 3:
+				cancel()
+			}
+			return nil
+		})
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := []float64{<-periods, <-periods}; got[0] != 0.3 || got[1] != 0.01 {
+		t.Errorf("periods %v, want [0.3 0.01]: the spacing asked for, then the interval", got)
+	}
+	if strings.Contains(logs.String(), "cycles spaced out") {
+		t.Errorf("a period asked for was logged as a slow cycle:\n%s", logs.String())
+	}
+}
