@@ -26,6 +26,7 @@ func controllerRole(shared *daemonFlags) daemonRole {
 	var (
 		output, config string
 		slurm          slurmFlags
+		maxRPCShare    float64
 	)
 	return daemonRole{
 		interval: 5 * time.Second,
@@ -33,6 +34,7 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			fs := cmd.Flags()
 			fs.StringVarP(&output, "output", "o", "", "controller: snapshot `file` to publish")
 			fs.StringVar(&config, "config", "", "controller: the plugin's gangtopo.yaml, whose policy and rebind: section the re-binding of stale pending jobs follows (default: $GANGTOPO_CONFIG, else "+ctld.DefaultConfigPath+" when it exists; without one, no re-binding)")
+			fs.Float64Var(&maxRPCShare, "max-rpc-share", 0, "controller: space the cycles out (up to half the plugin's max_snapshot_age) to keep the controller's share of slurmctld's RPC time, read from sdiag, under this `percent` (0: off; see docs/controller.md)")
 			slurm.register(fs)
 		},
 		start: func(d *daemon.Daemon) (roleRun, error) {
@@ -63,11 +65,15 @@ func controllerRole(shared *daemonFlags) daemonRole {
 				fresh = rebind.Config.MaxSnapshotAge
 			}
 			d.KeepFresh(fresh)
+			share, err := rpcShareSetup(maxRPCShare, d, fresh)
+			if err != nil {
+				return roleRun{}, err
+			}
 			c, err := controller.New(controller.Config{
 				Topology: topology, Output: output, Poll: poll, FeaturePrefix: prefix,
 				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},
 				Workload: frag.PhillyPrior(1), Rebind: rebind, Defrag: defragSetup(rebind, slurm),
-				Quota: quotaSetup(rebind, slurm), Actions: actionsSetup(slurm), AsyncDuties: !d.Once(),
+				Quota: quotaSetup(rebind, slurm), Actions: actionsSetup(slurm), RPCShare: share, AsyncDuties: !d.Once(),
 			}, d)
 			if err != nil {
 				return roleRun{}, err
@@ -137,4 +143,21 @@ func quotaSetup(rebind *controller.RebindSetup, slurm slurmFlags) *controller.Qu
 	}
 	return &controller.QuotaSetup{ConfigPath: rebind.ConfigPath, Config: rebind.Config,
 		Sacctmgr: quotaexec.Sacctmgr{BinDir: slurm.binDir, Timeout: timeout}, ShowConfig: showConfig}
+}
+
+// rpcShareSetup checks --max-rpc-share: nil when off (0, or --once, which
+// runs one cycle). The longest period is half the plugin's
+// max_snapshot_age (fresh): a snapshot must not expire between cycles.
+func rpcShareSetup(percent float64, d *daemon.Daemon, fresh time.Duration) (*controller.RPCShareSetup, error) {
+	switch {
+	case percent < 0 || percent >= 100 || percent != percent:
+		return nil, usagef("--max-rpc-share: %v is not a percentage above 0 and below 100 (0: off)", percent)
+	case percent == 0 || d.Once():
+		return nil, nil
+	}
+	longest := fresh / 2
+	if longest <= d.Interval() {
+		d.Log.Warn().Dur("interval", d.Interval()).Dur("max_snapshot_age", fresh).Msg("--max-rpc-share: the plugin's max_snapshot_age leaves no room to space the cycles out beyond the interval; the share is only measured")
+	}
+	return &controller.RPCShareSetup{Max: percent / 100, Interval: d.Interval(), Longest: longest}, nil
 }

@@ -46,6 +46,9 @@ type Config struct {
 	// Actions is how the duties' changes reach Slurm (duties.go); needed
 	// when any duty is set.
 	Actions *ActionsSetup
+	// RPCShare, when set, spaces the cycles out to hold the controller's
+	// share of slurmctld's RPC time under a bound (rpcshare.go).
+	RPCShare *RPCShareSetup
 	// AsyncDuties runs the duties in a goroutine of their own, started by
 	// the first cycle (the daemon's loop); without it each cycle runs them
 	// itself after publishing (--once, tests).
@@ -75,6 +78,7 @@ type Controller struct {
 	stopDuties    context.CancelFunc // ends the duty loop (Withdraw), once started
 	uncovered     bool               // most decided jobs were not covered by the cluster file
 	mix           *mixLearner
+	share         *rpcShare // Config.RPCShare's state; nil without
 	now           func() time.Time
 }
 
@@ -109,6 +113,9 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 	}
 	c.lastTime.Store(start.UnixNano())
 	c.m = newMetrics(d.Registry, c.age)
+	if cfg.RPCShare != nil {
+		c.share = newRPCShare(*cfg.RPCShare, d.Log, d.Space, d.Registry)
+	}
 	if err := c.newDuties(cfg, d); err != nil {
 		return nil, err
 	}
@@ -146,6 +153,9 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	}
 	st, runs, err := c.poll.Poll(ctx)
 	c.m.observeRuns(runs)
+	if c.share != nil {
+		c.share.count(runs)
+	}
 	if err != nil {
 		var pe *slurmstate.PollError
 		if errors.As(err, &pe) {
@@ -175,6 +185,9 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 		ev = ev.Dur("took_"+r.Source.Label(), r.Duration).Int("bytes_"+r.Source.Label(), r.Bytes)
 	}
 	ev.Bool("jobs_fresh", st.JobsFresh).Dur("jobs_age", st.JobsAge).Dur("took", c.now().Sub(start)).Msg("snapshot published")
+	if c.share != nil {
+		c.share.step(ctx, start, c.poll)
+	}
 	// after publishing: the plugin never waits for the duties; and only
 	// with a job listing of this poll's: what acts on jobs does not act
 	// twice on one listing (slurmstate's jobsbehind.go)

@@ -15,7 +15,9 @@
 //     with the topology when they change.
 //  4. Publish it (publish.WriteSnapshot) with a generation above the last.
 //  5. Update the metrics, including the fragmentation gauges computed by
-//     the engine's frag package.
+//     the engine's frag package; with --max-rpc-share, about every six
+//     intervals read sdiag and space the cycles out to hold the
+//     controller's share of slurmctld's RPC time (rpcshare.go).
 //  6. With gangtopo.yaml (--config), and a job listing the last duty round
 //     did not see: re-bind the pending jobs whose binding went stale
 //     (rebind.go), and the gangs requeued after a node failure (failure.go),

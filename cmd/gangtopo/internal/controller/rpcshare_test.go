@@ -1,0 +1,166 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
+)
+
+// The share is the controller's RPCs of each type times the type's mean
+// time in the window, over all the time served.
+func TestEstimateShare(t *testing.T) {
+	delta := map[string]slurmstate.RPCCount{
+		"REQUEST_NODE_INFO":        {Count: 12, TotalUs: 120000}, // 6 of them ours: 60,000
+		"REQUEST_PARTITION_INFO":   {Count: 6, TotalUs: 6000},    // all ours
+		"REQUEST_JOB_INFO":         {Count: 2, TotalUs: 30000},   // we counted 3: at most the 2 served
+		"REQUEST_SUBMIT_BATCH_JOB": {Count: 100, TotalUs: 844000},
+	}
+	own := map[string]int64{"REQUEST_NODE_INFO": 6, "REQUEST_PARTITION_INFO": 6, "REQUEST_JOB_INFO": 3, "REQUEST_STATS_INFO": 1}
+	share, ok := estimateShare(delta, own)
+	if want := 96000.0 / 1000000; !ok || share != want {
+		t.Errorf("share %v (%v), want %v", share, ok, want)
+	}
+	if _, ok := estimateShare(map[string]slurmstate.RPCCount{}, own); ok {
+		t.Error("a share of nothing served")
+	}
+}
+
+// The period follows share / bound, at most doubled or halved, within a
+// tenth of the bound unchanged, between the interval and the longest.
+func TestNextPeriod(t *testing.T) {
+	cfg := RPCShareSetup{Max: 0.05, Interval: 5 * time.Second, Longest: 30 * time.Second}
+	for _, tc := range []struct {
+		p     time.Duration
+		share float64
+		want  time.Duration
+	}{
+		{5 * time.Second, 0.02, 5 * time.Second},          // under the bound at the interval
+		{5 * time.Second, 0.075, 7500 * time.Millisecond}, // 1.5 x
+		{5 * time.Second, 0.40, 10 * time.Second},         // at most doubled
+		{20 * time.Second, 0.40, 30 * time.Second},        // at most the longest
+		{20 * time.Second, 0.053, 20 * time.Second},       // within a tenth: unchanged
+		{20 * time.Second, 0.047, 20 * time.Second},       // within a tenth: unchanged
+		{20 * time.Second, 0.01, 10 * time.Second},        // at most halved
+		{6 * time.Second, 0.01, 5 * time.Second},          // at least the interval
+	} {
+		if got := nextPeriod(tc.p, tc.share, cfg); got != tc.want {
+			t.Errorf("nextPeriod(%v, %v) = %v, want %v", tc.p, tc.share, got, tc.want)
+		}
+	}
+}
+
+// sdiagText is sdiag's layout (testdata/slurm-*/sdiag.txt) with the
+// given counters: type -> count, total µs.
+func sdiagText(since int64, counters map[string][2]int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*******************************************************\nData since      Sun Dec 06 21:53:07 2026 (%d)\n", since)
+	b.WriteString("*******************************************************\n\nRemote Procedure Call statistics by message type\n")
+	for typ, c := range counters {
+		fmt.Fprintf(&b, "\t%-40s( 2007) count:%-6d ave_time:%-6d total_time:%d\n", typ, c[0], c[1]/max(c[0], 1), c[1])
+	}
+	b.WriteString("\nRemote Procedure Call statistics by user\n\troot            (       0) count:999    ave_time:1      total_time:999\n")
+	return b.String()
+}
+
+// The controller with --max-rpc-share over fake Slurm commands: it reads
+// sdiag once a window of six intervals, estimates its share from its own
+// listings, spaces the cycles out while it is above the bound (the
+// period at most doubled a window, never past the longest, which is
+// warned about once), starts a new window after a reset, and keeps the
+// period when sdiag fails.
+func TestRPCShareSpacesCycles(t *testing.T) {
+	l := newLab(t)
+	l.c.share = newRPCShare(RPCShareSetup{Max: 0.05, Interval: time.Second, Longest: 3 * time.Second}, l.d.Log, l.d.Space, prometheus.NewRegistry())
+	clock := time.Unix(1796594000, 0)
+	l.c.now = func() time.Time { return clock }
+	// per window of six cycles: our 6 sinfo (NODE_INFO, PARTITION_INFO),
+	// 6 squeue (JOB_INFO) and the sdiag of the reading before; others:
+	// submissions
+	served := map[string][2]int64{}
+	var since int64 = 1796593987
+	window := func(submitUs int64) {
+		for typ, c := range map[string][2]int64{"REQUEST_NODE_INFO": {6, 60000}, "REQUEST_PARTITION_INFO": {6, 6000},
+			"REQUEST_JOB_INFO": {6, 30000}, "REQUEST_STATS_INFO": {1, 100}, "REQUEST_SUBMIT_BATCH_JOB": {100, submitUs}} {
+			s := served[typ]
+			served[typ] = [2]int64{s[0] + c[0], s[1] + c[1]}
+		}
+	}
+	writeSdiag := func() { l.slurm("sdiag", "cat <<'END'\n"+sdiagText(since, served)+"END") }
+	cycles := func(n int) {
+		t.Helper()
+		for range n {
+			if err := l.c.Cycle(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			clock = clock.Add(time.Second)
+		}
+	}
+	writeSdiag()
+	cycles(6) // the first reading, then five cycles without sdiag
+	if got := l.c.share.period; got != time.Second {
+		t.Fatalf("period %v before any window, want the interval", got)
+	}
+	// 96,100 µs ours of 1,000,100 served: 9.6%, above 5%: the period x1.92
+	window(904000)
+	writeSdiag()
+	cycles(6)
+	if got := l.c.share.period; got != 1900*time.Millisecond {
+		t.Errorf("period %v after a window at 9.6%%, want 1.9s", got)
+	}
+	if got := testutil.ToFloat64(l.c.share.share); got < 9.6 || got > 9.62 {
+		t.Errorf("gangtopo_slurmctld_rpc_share_percent %v, want 9.61", got)
+	}
+	// a heavier window: doubled, past the longest: 3 s, warned once
+	window(100000)
+	writeSdiag()
+	cycles(6)
+	window(100000)
+	writeSdiag()
+	cycles(6)
+	if got := l.c.share.period; got != 3*time.Second {
+		t.Errorf("period %v after two windows far above the bound, want the longest, 3s", got)
+	}
+	warned := 0
+	for _, line := range strings.Split(l.logs.String(), "\n") {
+		if strings.Contains(line, `"level":"warn"`) && strings.Contains(line, "above --max-rpc-share at the longest period") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("the longest period was warned about %d times, want once:\n%s", warned, l.logs.String())
+	}
+	// reset counters: a new window, the period as it was
+	since += 3600
+	served = map[string][2]int64{}
+	writeSdiag()
+	cycles(6)
+	if got := l.c.share.period; got != 3*time.Second {
+		t.Errorf("period %v after a reset, want it kept", got)
+	}
+	// a failing sdiag: warned, counted, the period kept
+	l.slurm("sdiag", "echo 'sdiag: error: slurm_get_statistics: Unable to contact slurm controller' >&2; exit 1")
+	cycles(6)
+	if got := testutil.ToFloat64(l.c.share.errors); got != 1 {
+		t.Errorf("gangtopo_sdiag_errors_total %v, want 1", got)
+	}
+	if !strings.Contains(l.logs.String(), "sdiag failed: the controller's share of slurmctld's RPC time is not known") {
+		t.Errorf("a failed sdiag was not logged:\n%s", l.logs.String())
+	}
+	// a light window: halved back towards the interval
+	served = map[string][2]int64{}
+	writeSdiag()
+	cycles(6) // read again a window after the failure
+	window(9000000)
+	writeSdiag()
+	cycles(6)
+	if got := l.c.share.period; got != 1500*time.Millisecond {
+		t.Errorf("period %v after a window at 1%%, want 1.5s (halved)", got)
+	}
+}
