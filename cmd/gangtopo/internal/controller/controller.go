@@ -229,7 +229,11 @@ func (c *Controller) newDuties(cfg Config, d *daemon.Daemon) error {
 	if cfg.Actions == nil {
 		return fmt.Errorf("controller: duties set without an ActionsSetup (how their changes reach Slurm)")
 	}
-	c.duties = newDuties(path, gt, *cfg.Actions, c, d.Registry)
+	actions := *cfg.Actions
+	if c.share != nil {
+		actions.Run = c.share.counting(actions.Run)
+	}
+	c.duties = newDuties(path, gt, actions, c, d.Registry)
 	// the defragmentation's re-check reads Slurm afresh: its polls wait
 	// for their own job listing
 	fresh := *cfg.Poll

@@ -2,11 +2,14 @@ package controller
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 )
 
@@ -31,8 +34,10 @@ import (
 //     counts by message type, not by client, and the controller's listings
 //     wait for the same locks as anyone's of their type. The share is that
 //     over all the RPC time slurmctld served in the window. The duties'
-//     updates (scontrol update) are not in the estimate: they are bounded
-//     per round (actions.max_per_cycle) and come only after polls.
+//     changes through the door count alike (scontrol update of a job:
+//     REQUEST_UPDATE_JOB; requeue, reservations: theirs); what they read
+//     on their own (the defragmentation's re-check and reservation
+//     listings) is not counted.
 //  3. The period between cycles is scaled by share / bound, at most
 //     doubled or halved at once, and kept between the interval and the
 //     longest the plugin allows: half its max_snapshot_age (past that age
@@ -81,6 +86,7 @@ type rpcShare struct {
 	space  func(time.Duration) // daemon.Space
 	last   *slurmstate.RPCStats
 	lastAt time.Time
+	mu     sync.Mutex       // own: the duty loop's changes count from its goroutine
 	own    map[string]int64 // the controller's RPCs since the last reading, by type
 	period time.Duration
 	capped bool // the last window's share was above the bound at the longest period
@@ -103,11 +109,50 @@ func newRPCShare(cfg RPCShareSetup, log zerolog.Logger, space func(time.Duration
 
 // count adds the RPCs of the commands a poll ran.
 func (r *rpcShare) count(runs []slurmstate.Run) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, run := range runs {
 		for _, t := range messageTypes[run.Source] {
 			r.own[t]++
 		}
 	}
+}
+
+// counting wraps the door's runner: each change it runs counts as its
+// message type.
+func (r *rpcShare) counting(run actuate.Runner) actuate.Runner {
+	return func(ctx context.Context, timeout time.Duration, cmd string, args ...string) (string, error) {
+		if t := changeType(cmd, args); t != "" {
+			r.mu.Lock()
+			r.own[t]++
+			r.mu.Unlock()
+		}
+		return run(ctx, timeout, cmd, args...)
+	}
+}
+
+// changeType is the RPC a change's command sends ("" for one not known).
+func changeType(cmd string, args []string) string {
+	if cmd != "scontrol" || len(args) < 2 {
+		return ""
+	}
+	what := strings.ToUpper(args[1])
+	switch strings.ToLower(args[0]) {
+	case "update":
+		switch {
+		case strings.HasPrefix(what, "JOBID="):
+			return "REQUEST_UPDATE_JOB"
+		case strings.HasPrefix(what, "RESERVATIONNAME="):
+			return "REQUEST_UPDATE_RESERVATION"
+		}
+	case "requeue":
+		return "REQUEST_JOB_REQUEUE"
+	case "create":
+		return "REQUEST_CREATE_RESERVATION"
+	case "delete":
+		return "REQUEST_DELETE_RESERVATION"
+	}
+	return ""
 }
 
 // step reads sdiag when a window has passed since the last reading and
@@ -126,8 +171,12 @@ func (r *rpcShare) step(ctx context.Context, now time.Time, p *slurmstate.Poller
 		return
 	}
 	delta, ok := st.Sub(r.last)
-	own, window := r.own, now.Sub(r.lastAt)
-	r.last, r.lastAt, r.own = st, now, map[string]int64{}
+	window := now.Sub(r.lastAt)
+	r.mu.Lock()
+	own := r.own
+	r.own = map[string]int64{}
+	r.mu.Unlock()
+	r.last, r.lastAt = st, now
 	// sdiag's own RPC is in the next reading's counters, not this one's
 	r.count([]slurmstate.Run{{Source: slurmstate.Sdiag}})
 	if !ok {

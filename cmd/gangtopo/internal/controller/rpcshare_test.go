@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
 
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 )
@@ -77,6 +78,7 @@ func sdiagText(since int64, counters map[string][2]int64) string {
 // period when sdiag fails.
 func TestRPCShareSpacesCycles(t *testing.T) {
 	l := newLab(t)
+	l.c.cfg.Poll.Timeout = 10 * time.Second // 36 cycles of fake commands: no timeouts on a busy machine
 	l.c.share = newRPCShare(RPCShareSetup{Max: 0.05, Interval: time.Second, Longest: 3 * time.Second}, l.d.Log, l.d.Space, prometheus.NewRegistry())
 	clock := time.Unix(1796594000, 0)
 	l.c.now = func() time.Time { return clock }
@@ -162,5 +164,37 @@ func TestRPCShareSpacesCycles(t *testing.T) {
 	cycles(6)
 	if got := l.c.share.period; got != 1500*time.Millisecond {
 		t.Errorf("period %v after a window at 1%%, want 1.5s (halved)", got)
+	}
+}
+
+// The door's changes count as the RPCs their commands send.
+func TestRPCShareCountsChanges(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"update", "JobId=12", "ExcNodeList=node[01-04]"}, "REQUEST_UPDATE_JOB"},
+		{[]string{"update", "jobid=12", "QOS=gt-borrow"}, "REQUEST_UPDATE_JOB"},
+		{[]string{"update", "ReservationName=gangtopo_defrag_7", "EndTime=now"}, "REQUEST_UPDATE_RESERVATION"},
+		{[]string{"requeue", "12"}, "REQUEST_JOB_REQUEUE"},
+		{[]string{"create", "reservation", "ReservationName=gangtopo_defrag_7"}, "REQUEST_CREATE_RESERVATION"},
+		{[]string{"delete", "ReservationName=gangtopo_defrag_7"}, "REQUEST_DELETE_RESERVATION"},
+		{[]string{"show", "config"}, ""},
+		{[]string{"update"}, ""},
+	} {
+		if got := changeType("scontrol", tc.args); got != tc.want {
+			t.Errorf("changeType(scontrol %v) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	if got := changeType("squeue", []string{"update", "JobId=1"}); got != "" {
+		t.Errorf("changeType(squeue ...) = %q, want none", got)
+	}
+	r := newRPCShare(RPCShareSetup{Max: 0.05, Interval: time.Second}, zerolog.Nop(), func(time.Duration) {}, prometheus.NewRegistry())
+	ran := 0
+	run := r.counting(func(context.Context, time.Duration, string, ...string) (string, error) { ran++; return "", nil })
+	_, _ = run(context.Background(), time.Second, "scontrol", "update", "JobId=12", "StartTime=now")
+	_, _ = run(context.Background(), time.Second, "scontrol", "requeue", "12")
+	if ran != 2 || r.own["REQUEST_UPDATE_JOB"] != 1 || r.own["REQUEST_JOB_REQUEUE"] != 1 {
+		t.Errorf("ran %d, counted %v; want both run and counted", ran, r.own)
 	}
 }
