@@ -472,17 +472,20 @@ bench-slurm-gate:
 # without under a stream of submissions, the controller and its duties
 # beside it; each size's figures go to docs/bench/scale/ and the tables
 # into docs/benchmarks.md ("slurm-scale"). SCALE_LOCK prefixes each size's
-# run (e.g. "flock /work/.lablock" where labs share a machine). make test
+# run (e.g. "flock /work/.lablock" where labs share a machine).
+# SCALE_RPC_SHARE (percent) runs the controller with --max-rpc-share: its
+# figures go to files and rows of their own. make test
 # runs the same harness at 128 nodes (TestE2E/.../ScaleSmoke128).
 SCALE_NODES    ?= 256 512 1024
 SCALE_BACKLOGS ?= 2000
 SCALE_WINDOW   ?= 60s
 SCALE_LOCK     ?=
+SCALE_RPC_SHARE ?= 0
 bench-scale: series-plugins build
 	$(GO) build -o $(BUILD)/slurmscale ./tests/slurmscale/cmd/slurmscale
 	@fail=; for n in $(SCALE_NODES); do \
 	  echo "bench-scale: $$n nodes"; \
-	  $(SERIES_ENV) $(SCALE_LOCK) $(BUILD)/slurmscale run -nodes $$n -backlogs $(SCALE_BACKLOGS) -window $(SCALE_WINDOW) \
+	  $(SERIES_ENV) $(SCALE_LOCK) $(BUILD)/slurmscale run -nodes $$n -backlogs $(SCALE_BACKLOGS) -window $(SCALE_WINDOW) -max-rpc-share $(SCALE_RPC_SHARE) \
 	    -plugins $(abspath $(SERIES_PLUGINS)) -bin $(abspath $(BUILD)/gangtopo) || fail="$$fail $$n"; done; \
 	  if [ -n "$$fail" ]; then echo "bench-scale: FAILED at$$fail nodes (figures kept, tables written)" >&2; exit 1; fi
 

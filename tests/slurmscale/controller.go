@@ -32,10 +32,13 @@ import (
 
 // controllerRPCs are the message types the controller sends: its poll
 // (sinfo/squeue --json, scontrol show nodes), its checks (ping, show
-// config) and its changes (updates, requeues, reservations).
+// config; sdiag with --max-rpc-share: the harness's own sdiag before and
+// after a window adds one at most) and its changes (updates, requeues,
+// reservations).
 var controllerRPCs = []string{"REQUEST_JOB_INFO", "REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO", "REQUEST_UPDATE_JOB",
 	"REQUEST_BUILD_INFO", "REQUEST_PING", "REQUEST_JOB_REQUEUE", "REQUEST_CREATE_RESERVATION", "REQUEST_UPDATE_RESERVATION",
-	"REQUEST_DELETE_RESERVATION", "REQUEST_RESERVATION_INFO", "REQUEST_JOB_INFO_SINGLE", "REQUEST_CONTROL_STATUS"}
+	"REQUEST_DELETE_RESERVATION", "REQUEST_RESERVATION_INFO", "REQUEST_JOB_INFO_SINGLE", "REQUEST_CONTROL_STATUS",
+	"REQUEST_STATS_INFO"}
 
 // controller is a running controller daemon.
 type controller struct {
@@ -55,8 +58,9 @@ const slurmUID = 64030
 
 // startController starts the daemon: bin the gangtopo binary, dir its
 // state directory (snapshot, audit log, lock), cluster and config the
-// files it reads; asSlurm runs it as the slurm user.
-func startController(lab *slurmlab.Lab, bin, dir, cluster, config, snapshot string, asSlurm bool) (*controller, error) {
+// files it reads; asSlurm runs it as the slurm user; maxShare is its
+// --max-rpc-share (0: off).
+func startController(lab *slurmlab.Lab, bin, dir, cluster, config, snapshot string, asSlurm bool, maxShare float64) (*controller, error) {
 	c := &controller{log: filepath.Join(dir, "controller.log"), audit: filepath.Join(dir, "audit.log"), user: "root", exited: make(chan struct{})}
 	// appended to: the run starts it again after each window without it
 	out, err := os.OpenFile(c.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -65,7 +69,7 @@ func startController(lab *slurmlab.Lab, bin, dir, cluster, config, snapshot stri
 	}
 	defer out.Close()
 	c.cmd = exec.Command(bin, "daemon", "--role", "controller", "--topology", cluster, "-o", snapshot, "--config", config,
-		"--interval", "5s", "--log-level", "debug")
+		"--interval", "5s", "--log-level", "debug", "--max-rpc-share", strconv.FormatFloat(maxShare, 'g', -1, 64))
 	c.cmd.Env, c.cmd.Dir, c.cmd.Stdout, c.cmd.Stderr = lab.Env(), dir, out, out
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if asSlurm {

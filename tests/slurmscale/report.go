@@ -12,7 +12,8 @@ import (
 )
 
 // Each run's figures are kept as a JSON file of their own in the results
-// directory (docs/bench/scale/<release>-<shape>-<nodes>.json), and the
+// directory (docs/bench/scale/<release>-<shape>-<nodes>.json, with
+// -share<percent> for a run whose controller had --max-rpc-share), and the
 // document's section is rendered from every file there: a run at one size
 // replaces only its own file, and the tables show how each figure grows
 // with the nodes and the backlog.
@@ -26,7 +27,11 @@ func Save(dir string, r *Result) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.json", r.Release, r.Shape, r.Nodes))
+	name := fmt.Sprintf("%s-%s-%d", r.Release, r.Shape, r.Nodes)
+	if r.MaxRPCShare > 0 {
+		name += fmt.Sprintf("-share%g", r.MaxRPCShare)
+	}
+	path := filepath.Join(dir, name+".json")
 	return path, os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
@@ -56,7 +61,10 @@ func Load(dir string) ([]*Result, error) {
 		if a.Shape != b.Shape {
 			return a.Shape < b.Shape
 		}
-		return a.Nodes < b.Nodes
+		if a.Nodes != b.Nodes {
+			return a.Nodes < b.Nodes
+		}
+		return a.MaxRPCShare < b.MaxRPCShare
 	})
 	return out, nil
 }
@@ -80,7 +88,7 @@ func Render(rs []*Result) string {
 	b.WriteString("\n### The lab\n\n| Slurm | nodes | GPUs | date | start s (batch) | processes | lab RSS MiB | slurmd MiB each | slurmctld MiB start / end | run s | stop s |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		s := r.Start
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f (%d) | %d | %.0f | %.1f | %.0f / %.0f | %.0f | %.1f |\n", r.Release, r.Nodes, r.GPUs, r.Date,
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.1f (%d) | %d | %.0f | %.1f | %.0f / %.0f | %.0f | %.1f |\n", r.Release, r.nodesCell(), r.GPUs, r.Date,
 			s.WallS, s.Batch, s.Procs, s.RSSMiB, s.SlurmdMiB, s.CtldMiB, s.CtldEndMiB, r.ElapsedS, s.StopWallS)
 	}
 	b.WriteString("\n### Submissions, plugins on and off\n\n" + renderThroughputNote +
@@ -88,8 +96,8 @@ func Render(rs []*Result) string {
 	for _, r := range rs {
 		t := r.Throughput
 		rate := func(wall float64) float64 { return float64(t.Jobs) / max(wall, 1e-9) }
-		fmt.Fprintf(&b, "| %s | %d | %d | %.1f / %.1f | **%.3f** %s | %.0f / %.0f | %.2f / %.2f | %.0f / %.0f / %.0f (%d) %s | %.0f / %.0f | %d of %d / %d of %d | %.1f |\n",
-			r.Release, r.Nodes, t.Jobs, rate(t.WallOffS), rate(t.WallOnS), t.Ratio, verdict(t.Ratio >= 0.95),
+		fmt.Fprintf(&b, "| %s | %s | %d | %.1f / %.1f | **%.3f** %s | %.0f / %.0f | %.2f / %.2f | %.0f / %.0f / %.0f (%d) %s | %.0f / %.0f | %d of %d / %d of %d | %.1f |\n",
+			r.Release, r.nodesCell(), t.Jobs, rate(t.WallOffS), rate(t.WallOnS), t.Ratio, verdict(t.Ratio >= 0.95),
 			t.SubmitOff.AveUs(), t.SubmitOn.AveUs(), t.CtldCPUOffMs, t.CtldCPUOnMs, t.TookP50, t.TookP99, t.TookMax, t.Calls,
 			verdict(t.TookP99 < 1000), t.EngineP50, t.EngineP99, t.VerdictsOn.Engine, t.SubmitOn.Count, t.VerdictsOff.None, t.SubmitOff.Count, t.Load)
 	}
@@ -100,7 +108,7 @@ func Render(rs []*Result) string {
 		for i, w := range r.Windows {
 			b.WriteString(windowRow(r, w))
 			if w.Plugins && (i+1 == len(r.Windows) || r.Windows[i+1].Plugins || r.Windows[i+1].Backlog != w.Backlog) {
-				missing = append(missing, fmt.Sprintf("%s at %d nodes, backlog %d", r.Release, r.Nodes, w.Backlog))
+				missing = append(missing, fmt.Sprintf("%s at %s nodes, backlog %d", r.Release, r.nodesCell(), w.Backlog))
 			}
 		}
 	}
@@ -117,6 +125,15 @@ func Render(rs []*Result) string {
 		fmt.Fprintf(&b, "\nNo plugins-off window (the run stopped before it was recorded; its log says why): %s.\n", strings.Join(missing, "; "))
 	}
 	return b.String()
+}
+
+// nodesCell is the nodes column: the size, and the controller's
+// --max-rpc-share where the run set it.
+func (r *Result) nodesCell() string {
+	if r.MaxRPCShare > 0 {
+		return fmt.Sprintf("%d (share <= %g%%)", r.Nodes, r.MaxRPCShare)
+	}
+	return fmt.Sprintf("%d", r.Nodes)
 }
 
 func windowRow(r *Result, w Window) string {
@@ -147,8 +164,8 @@ func windowRow(r *Result, w Window) string {
 		rounds = fmt.Sprintf("%.0f / %.0f (%d) %s", c.Rounds.Mean, c.Rounds.Max, c.Rounds.N, verdict(c.Rounds.Max+c.Polls.Max < 5000))
 		changes = actionsText(c.Actions)
 	}
-	return fmt.Sprintf("| %s | %d | %d | %s | %.0f / %.0f | %d / %d | %d, %.0f / %.0f, %d | %.1f | %s | %s | %s | %s | %s | %s | %d | %.1f |\n",
-		r.Release, r.Nodes, w.Backlog, mode, w.SubmitWallS, w.SubmitAveUs, w.Pending, w.Running,
+	return fmt.Sprintf("| %s | %s | %d | %s | %.0f / %.0f | %d / %d | %d, %.0f / %.0f, %d | %.1f | %s | %s | %s | %s | %s | %s | %d | %.1f |\n",
+		r.Release, r.nodesCell(), w.Backlog, mode, w.SubmitWallS, w.SubmitAveUs, w.Pending, w.Running,
 		d.Backfill.Cycles, float64(d.Backfill.MeanUs)/1000, float64(d.Backfill.MaxUs)/1000, d.Backfill.DepthMean,
 		float64(d.Main.MeanUs)/1000, share, ctl, cpu, rounds, changes, failuresText(w), w.HelplessRebound, w.Load)
 }
@@ -236,7 +253,7 @@ func costRow(r *Result, w Window) string {
 		return fmt.Sprintf("%.1f, %.1f", w.PerMinute(x), x.AveUs()/1000)
 	}
 	perMinuteMs := float64(w.ControllerRPC.TotalUs) / 1000 * 60 / max(w.WindowS, 1e-9)
-	return fmt.Sprintf("| %s | %d | %d | %s | %s | %s | %s | %.0f (%.2f%%) |\n", r.Release, r.Nodes, w.Backlog,
+	return fmt.Sprintf("| %s | %s | %d | %s | %s | %s | %s | %.0f (%.2f%%) |\n", r.Release, r.nodesCell(), w.Backlog,
 		cell(jobs), cell(nodes), cell(updates), cell(rest), perMinuteMs, w.Share())
 }
 

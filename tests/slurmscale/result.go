@@ -17,10 +17,12 @@ type Result struct {
 	// ControllerUser is who the controller ran as: slurm (its share is its
 	// user's in sdiag) or root (its share is its message types').
 	ControllerUser string
-	Start          StartFigures
-	Throughput     ThroughputFigures
-	Fill           FillFigures
-	Windows        []Window
+	// MaxRPCShare is the controller's --max-rpc-share, percent (0: off).
+	MaxRPCShare float64 `json:",omitempty"`
+	Start       StartFigures
+	Throughput  ThroughputFigures
+	Fill        FillFigures
+	Windows     []Window
 	// ElapsedS is the whole run, lab start to stop.
 	ElapsedS float64
 }

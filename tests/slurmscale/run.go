@@ -50,7 +50,9 @@ type Config struct {
 	Root, Plugins, Bin string
 	StartBatch         int
 	Seed               uint64
-	Logf               func(format string, args ...any)
+	// MaxRPCShare is the controller's --max-rpc-share, percent (0: off).
+	MaxRPCShare float64
+	Logf        func(format string, args ...any)
 }
 
 // scaleConfig is the lab's gangtopo.yaml: every GPU job of partition gpu
@@ -204,7 +206,7 @@ func start(ctx context.Context, cfg Config) (*scaleLab, *Result, error) {
 		return nil, nil, err
 	}
 	r := &Result{Date: time.Now().Format("2006-01-02"), Release: s.lab.Release.String(), Series: seriesName(cfg.Root),
-		Shape: cfg.Shape, Nodes: len(c.Nodes), GPUs: len(c.GPUs), ControllerUser: "root"}
+		Shape: cfg.Shape, Nodes: len(c.Nodes), GPUs: len(c.GPUs), ControllerUser: "root", MaxRPCShare: cfg.MaxRPCShare}
 	r.Start.WallS, r.Start.Batch = time.Since(t0).Seconds(), s.lab.StartBatch()
 	u := s.lab.Usage()
 	r.Start.Procs, r.Start.RSSMiB, r.Start.CtldMiB = u.Procs, float64(u.RSSKiB)/1024, float64(u.CtldKiB)/1024
@@ -213,7 +215,7 @@ func start(ctx context.Context, cfg Config) (*scaleLab, *Result, error) {
 	}
 	s.work = newWorkload(cfg.Seed+1, nil, "", len(c.GPUs)/len(c.Nodes))
 	s.startCtl = func() (*controller, error) {
-		return startController(s.lab, cfg.Bin, filepath.Join(dir, "state"), paths["cluster"], paths["config"], paths["snapshot"], false)
+		return startController(s.lab, cfg.Bin, filepath.Join(dir, "state"), paths["cluster"], paths["config"], paths["snapshot"], false, cfg.MaxRPCShare)
 	}
 	if s.ctl, err = s.startCtl(); err != nil {
 		_ = s.lab.Stop()

@@ -31,6 +31,7 @@ func main() {
 	window := fs.Duration("window", 60*time.Second, "how long each backlog is watched")
 	fill := fs.Float64("fill", 0.9, "share of the GPUs the long-running fill occupies")
 	batch := fs.Int("batch", 256, "slurmds started at a time")
+	maxShare := fs.Float64("max-rpc-share", 0, "the controller's --max-rpc-share, percent (0: off); its figures go to a file of their own")
 	root := fs.String("root", os.Getenv("GANGTOPO_SLURM_ROOT"), "a Debian root of a newer Slurm series; empty: the host's")
 	plugins := fs.String("plugins", envOr("GANGTOPO_PLUGINS", "build/plugins"), "the plugins built for the series")
 	bin := fs.String("bin", envOr("GANGTOPO_BIN", "build/gangtopo"), "the gangtopo binary")
@@ -48,7 +49,7 @@ func main() {
 	switch os.Args[1] {
 	case "run":
 		cfg := slurmscale.Config{Shape: slurmscale.FatTree, Nodes: *nodes, Held: *held, Window: *window, FillFraction: *fill,
-			Root: *root, StartBatch: *batch, Seed: uint64(*nodes),
+			Root: *root, StartBatch: *batch, Seed: uint64(*nodes), MaxRPCShare: *maxShare,
 			Logf: func(f string, a ...any) { fmt.Printf(time.Now().Format("15:04:05 ")+f+"\n", a...) }}
 		if cfg.Backlogs, err = ints(*backlogs); err == nil {
 			err = run(cfg, *plugins, *bin, *doc, *results)
