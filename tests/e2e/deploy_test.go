@@ -86,8 +86,16 @@ func testDeployingOnACluster(t *testing.T) {
 			}},
 		// from 24.05 slurmctld re-executes itself on reconfigure, and the
 		// nodes are unavailable until their slurmd registers again: the
-		// job below would pend (ReqNodeNotAvail) without this wait
-		{cmd: "scontrol reconfigure", check: func(t *testing.T, _ string) { must(t, lab.WaitNodesIdle(ctxT(t), time.Minute)) }},
+		// job below would pend (ReqNodeNotAvail) without this wait. The
+		// plugin reads the lab's snapshot, which the controller daemon of
+		// a real site keeps fresh: the steps above (a build) can outlast
+		// its max_snapshot_age (30 s) on a loaded machine, and a stale
+		// snapshot leaves the job untouched (CI at 8e1f7d4, 22.05 and
+		// 24.11): the lab publishes one here, as the daemon would
+		{cmd: "scontrol reconfigure", check: func(t *testing.T, _ string) {
+			must(t, lab.WaitNodesIdle(ctxT(t), time.Minute))
+			publish(t)
+		}},
 		{cmd: "sbatch --gpus=16 --gang-topology=leaf --wrap 'sleep 60'", extra: " -o /dev/null",
 			check: func(t *testing.T, out string) {
 				m := regexp.MustCompile(`Submitted batch job (\d+)`).FindStringSubmatch(out)
