@@ -107,7 +107,8 @@ build-packages:
 # host's 22.05 and on the newest series (sid); on trixie the subset
 # E2E_RUN_trixie (the tests that touch what differs per series: the JSON the
 # controller reads, the job fields the shim reads and writes, job_modify,
-# the SPANK remote side, deployment, a gang requeued after a node failure),
+# the SPANK remote side, deployment, a gang requeued after a node failure,
+# sdiag's text),
 # to keep make test within its time.
 E2E_UID ?= $(shell id -u)
 # (longest first: make test runs them E2E_JOBS at a time, each taking the
@@ -128,7 +129,7 @@ E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|DebianPackage
 # runs on the host's series only, for make test's time; make bench-scale
 # SLURM_SERIES=sid runs the harness there
 E2E_SKIP_sid   ?= TestE2E/slurm-.*/(ScaleSmoke128)$$
-E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|RequeuedGangRestartsInItsLeaf|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockGangRestartsInItsRack|SpareReplacesFailedNode)$$
+E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|RequeuedGangRestartsInItsLeaf|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockGangRestartsInItsRack|SpareReplacesFailedNode|ControllerHoldsItsRPCShare)$$
 e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
 	@$(STEPS) -title "make e2e" e2e-check packages e2e-prepare $(E2E_STEPS)
