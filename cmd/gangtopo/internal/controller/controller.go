@@ -153,9 +153,6 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	}
 	st, runs, err := c.poll.Poll(ctx)
 	c.m.observeRuns(runs)
-	if c.share != nil {
-		c.share.count(runs)
-	}
 	if err != nil {
 		var pe *slurmstate.PollError
 		if errors.As(err, &pe) {
@@ -229,11 +226,7 @@ func (c *Controller) newDuties(cfg Config, d *daemon.Daemon) error {
 	if cfg.Actions == nil {
 		return fmt.Errorf("controller: duties set without an ActionsSetup (how their changes reach Slurm)")
 	}
-	actions := *cfg.Actions
-	if c.share != nil {
-		actions.Run = c.share.counting(actions.Run)
-	}
-	c.duties = newDuties(path, gt, actions, c, d.Registry)
+	c.duties = newDuties(path, gt, *cfg.Actions, c, d.Registry)
 	// the defragmentation's re-check reads Slurm afresh: its polls wait
 	// for their own job listing
 	fresh := *cfg.Poll

@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 )
 
@@ -26,18 +25,13 @@ import (
 //     REQUEST_STATS_INFO) and subtracts the reading before: what
 //     slurmctld served in between, by message type.
 //  2. Its own RPC time in that window is estimated as its own RPCs of each
-//     type (counted from the commands it ran: sinfo and scontrol show
-//     nodes send REQUEST_NODE_INFO and REQUEST_PARTITION_INFO, squeue and
-//     scontrol show job REQUEST_JOB_INFO, sdiag REQUEST_STATS_INFO, as
-//     sdiag's counters around each command showed on 22.05 and 26.05)
-//     times that type's mean time in the window: sdiag
-//     counts by message type, not by client, and the controller's listings
-//     wait for the same locks as anyone's of their type. The share is that
-//     over all the RPC time slurmctld served in the window. The duties'
-//     changes through the door count alike (scontrol update of a job:
-//     REQUEST_UPDATE_JOB; requeue, reservations: theirs); what they read
-//     on their own (the defragmentation's re-check and reservation
-//     listings) is not counted.
+//     type times that type's mean time in the window: sdiag counts by
+//     message type, not by client, and the controller's requests wait for
+//     the same locks as anyone's of their type. Its own RPCs are counted
+//     from every Slurm command the process runs (slurmstate's
+//     ObserveCommands: the polls' listings, the duties' changes and reads,
+//     sdiag itself; commandTypes maps each to its RPCs). The share is that
+//     over all the RPC time slurmctld served in the window.
 //  3. The period between cycles is scaled by share / bound, at most
 //     doubled or halved at once, and kept between the interval and the
 //     longest the plugin allows: half its max_snapshot_age (past that age
@@ -69,14 +63,88 @@ const sdiagWindow = 6
 // period as it is.
 const shareDeadband = 0.1
 
-// messageTypes are the RPCs each command sends slurmctld.
-var messageTypes = map[slurmstate.Source][]string{
-	slurmstate.SinfoJSON:         {"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"},
-	slurmstate.ScontrolNodesJSON: {"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"},
-	slurmstate.ScontrolNodes:     {"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"},
-	slurmstate.SqueueJSON:        {"REQUEST_JOB_INFO"},
-	slurmstate.ScontrolJobs:      {"REQUEST_JOB_INFO"},
-	slurmstate.Sdiag:             {"REQUEST_STATS_INFO"},
+// commandTypes are the RPCs a Slurm command sends slurmctld, as sdiag's
+// counters around each command showed on 22.05.8 and 26.05.5 (sinfo,
+// scontrol show nodes, squeue, sdiag) or as the command's request says
+// (the rest); nil for one that sends slurmctld nothing the estimate knows
+// (sacctmgr talks to slurmdbd).
+func commandTypes(name string, args []string) []string {
+	switch name {
+	case "sinfo":
+		return []string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"}
+	case "squeue":
+		if oneJob(args) {
+			return []string{"REQUEST_JOB_INFO_SINGLE"}
+		}
+		return []string{"REQUEST_JOB_INFO"}
+	case "sdiag":
+		return []string{"REQUEST_STATS_INFO"}
+	case "scontrol":
+		return scontrolTypes(args)
+	}
+	return nil
+}
+
+// oneJob says whether squeue's arguments ask for one job (--jobs=ID):
+// squeue then loads that job alone.
+func oneJob(args []string) bool {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--jobs="); ok && !strings.ContainsAny(v, ",_+") {
+			return true
+		}
+	}
+	return false
+}
+
+// scontrolTypes are the RPCs of scontrol's words (options such as -a, -d,
+// -o and --json skipped).
+func scontrolTypes(args []string) []string {
+	var words []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, strings.ToLower(a))
+		}
+	}
+	if len(words) == 0 {
+		return nil
+	}
+	arg := func(i int) string {
+		if i < len(words) {
+			return words[i]
+		}
+		return ""
+	}
+	switch words[0] {
+	case "show":
+		switch what := arg(1); {
+		case strings.HasPrefix(what, "node"):
+			return []string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"}
+		case what == "job" && arg(2) != "":
+			return []string{"REQUEST_JOB_INFO_SINGLE"}
+		case what == "job":
+			return []string{"REQUEST_JOB_INFO"}
+		case strings.HasPrefix(what, "res"):
+			return []string{"REQUEST_RESERVATION_INFO"}
+		case what == "config":
+			return []string{"REQUEST_BUILD_INFO"}
+		}
+	case "ping":
+		return []string{"REQUEST_PING"}
+	case "update":
+		switch what := arg(1); {
+		case strings.HasPrefix(what, "jobid="):
+			return []string{"REQUEST_UPDATE_JOB"}
+		case strings.HasPrefix(what, "reservationname="):
+			return []string{"REQUEST_UPDATE_RESERVATION"}
+		}
+	case "requeue":
+		return []string{"REQUEST_JOB_REQUEUE"}
+	case "create":
+		return []string{"REQUEST_CREATE_RESERVATION"}
+	case "delete":
+		return []string{"REQUEST_DELETE_RESERVATION"}
+	}
+	return nil
 }
 
 // rpcShare is the bound's state; the cycle alone uses it.
@@ -104,55 +172,21 @@ func newRPCShare(cfg RPCShareSetup, log zerolog.Logger, space func(time.Duration
 			Help: "sdiag reads that failed (--max-rpc-share): the cycle period stayed as it was."}),
 	}
 	reg.MustRegister(r.share, r.errors)
+	slurmstate.ObserveCommands(r.observe)
 	return r
 }
 
-// count adds the RPCs of the commands a poll ran.
-func (r *rpcShare) count(runs []slurmstate.Run) {
+// observe counts a command the process runs (slurmstate.ObserveCommands).
+func (r *rpcShare) observe(name string, args []string) {
+	types := commandTypes(name, args)
+	if len(types) == 0 {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, run := range runs {
-		for _, t := range messageTypes[run.Source] {
-			r.own[t]++
-		}
+	for _, t := range types {
+		r.own[t]++
 	}
-}
-
-// counting wraps the door's runner: each change it runs counts as its
-// message type.
-func (r *rpcShare) counting(run actuate.Runner) actuate.Runner {
-	return func(ctx context.Context, timeout time.Duration, cmd string, args ...string) (string, error) {
-		if t := changeType(cmd, args); t != "" {
-			r.mu.Lock()
-			r.own[t]++
-			r.mu.Unlock()
-		}
-		return run(ctx, timeout, cmd, args...)
-	}
-}
-
-// changeType is the RPC a change's command sends ("" for one not known).
-func changeType(cmd string, args []string) string {
-	if cmd != "scontrol" || len(args) < 2 {
-		return ""
-	}
-	what := strings.ToUpper(args[1])
-	switch strings.ToLower(args[0]) {
-	case "update":
-		switch {
-		case strings.HasPrefix(what, "JOBID="):
-			return "REQUEST_UPDATE_JOB"
-		case strings.HasPrefix(what, "RESERVATIONNAME="):
-			return "REQUEST_UPDATE_RESERVATION"
-		}
-	case "requeue":
-		return "REQUEST_JOB_REQUEUE"
-	case "create":
-		return "REQUEST_CREATE_RESERVATION"
-	case "delete":
-		return "REQUEST_DELETE_RESERVATION"
-	}
-	return ""
 }
 
 // step reads sdiag when a window has passed since the last reading and
@@ -161,10 +195,21 @@ func (r *rpcShare) step(ctx context.Context, now time.Time, p *slurmstate.Poller
 	if !r.lastAt.IsZero() && now.Sub(r.lastAt) < sdiagWindow*r.cfg.Interval {
 		return
 	}
+	// the RPCs so far are this reading's; sdiag's own, counted as it
+	// runs, is in the next reading's counters
+	r.mu.Lock()
+	own := r.own
+	r.own = map[string]int64{}
+	r.mu.Unlock()
 	st, err := p.ReadRPCStats(ctx)
 	if err != nil {
 		// tried again a window later; the reading before stays to subtract
 		// from, and the own RPCs go on adding up
+		r.mu.Lock()
+		for t, n := range own {
+			r.own[t] += n
+		}
+		r.mu.Unlock()
 		r.lastAt = now
 		r.errors.Inc()
 		r.log.Warn().Err(err).Dur("period", r.period).Msg("sdiag failed: the controller's share of slurmctld's RPC time is not known; the cycle period stays")
@@ -172,17 +217,11 @@ func (r *rpcShare) step(ctx context.Context, now time.Time, p *slurmstate.Poller
 	}
 	delta, ok := st.Sub(r.last)
 	window := now.Sub(r.lastAt)
-	r.mu.Lock()
-	own := r.own
-	r.own = map[string]int64{}
-	r.mu.Unlock()
 	r.last, r.lastAt = st, now
-	// sdiag's own RPC is in the next reading's counters, not this one's
-	r.count([]slurmstate.Run{{Source: slurmstate.Sdiag}})
 	if !ok {
 		return // the first reading, or the counters were reset: a new window
 	}
-	share, ok := estimateShare(delta, own)
+	share, mineUs, totalUs, ok := estimateShare(delta, own)
 	if !ok {
 		return
 	}
@@ -198,6 +237,7 @@ func (r *rpcShare) step(ctx context.Context, now time.Time, p *slurmstate.Poller
 	}
 	r.capped = capped
 	ev.Float64("share_percent", round2(100*share)).Float64("max_percent", 100*r.cfg.Max).Dur("window", window.Round(time.Millisecond)).
+		Float64("own_ms", round2(mineUs/1000)).Float64("served_ms", round2(totalUs/1000)).Interface("own_rpcs", own).
 		Dur("period", r.period).Dur("next_period", next).Msg(shareMessage(share, next, r.cfg))
 	r.period = next
 	r.space(next)
@@ -218,19 +258,19 @@ func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
 
 // estimateShare is the controller's share of the RPC time in delta (what
 // slurmctld served in a window, by type), own being its RPCs there by type
-// (step 2); ok is false when slurmctld served nothing.
-func estimateShare(delta map[string]slurmstate.RPCCount, own map[string]int64) (float64, bool) {
-	var total, mine float64
+// (step 2), with the controller's estimated time and all the time served
+// (µs); ok is false when slurmctld served nothing.
+func estimateShare(delta map[string]slurmstate.RPCCount, own map[string]int64) (share, mineUs, totalUs float64, ok bool) {
 	for t, c := range delta {
-		total += float64(c.TotalUs)
+		totalUs += float64(c.TotalUs)
 		if n := min(own[t], c.Count); n > 0 {
-			mine += float64(c.TotalUs) * float64(n) / float64(c.Count)
+			mineUs += float64(c.TotalUs) * float64(n) / float64(c.Count)
 		}
 	}
-	if total <= 0 {
-		return 0, false
+	if totalUs <= 0 {
+		return 0, 0, 0, false
 	}
-	return mine / total, true
+	return mineUs / totalUs, mineUs, totalUs, true
 }
 
 // nextPeriod is the period after a window with share at period p (step 3).

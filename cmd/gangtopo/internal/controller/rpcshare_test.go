@@ -3,6 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 )
 
@@ -24,11 +29,11 @@ func TestEstimateShare(t *testing.T) {
 		"REQUEST_SUBMIT_BATCH_JOB": {Count: 100, TotalUs: 844000},
 	}
 	own := map[string]int64{"REQUEST_NODE_INFO": 6, "REQUEST_PARTITION_INFO": 6, "REQUEST_JOB_INFO": 3, "REQUEST_STATS_INFO": 1}
-	share, ok := estimateShare(delta, own)
-	if want := 96000.0 / 1000000; !ok || share != want {
-		t.Errorf("share %v (%v), want %v", share, ok, want)
+	share, mine, total, ok := estimateShare(delta, own)
+	if want := 96000.0 / 1000000; !ok || share != want || mine != 96000 || total != 1000000 {
+		t.Errorf("share %v of %v µs, %v µs ours (%v), want %v", share, total, mine, ok, want)
 	}
-	if _, ok := estimateShare(map[string]slurmstate.RPCCount{}, own); ok {
+	if _, _, _, ok := estimateShare(map[string]slurmstate.RPCCount{}, own); ok {
 		t.Error("a share of nothing served")
 	}
 }
@@ -80,6 +85,7 @@ func TestRPCShareSpacesCycles(t *testing.T) {
 	l := newLab(t)
 	l.c.cfg.Poll.Timeout = 10 * time.Second // 36 cycles of fake commands: no timeouts on a busy machine
 	l.c.share = newRPCShare(RPCShareSetup{Max: 0.05, Interval: time.Second, Longest: 3 * time.Second}, l.d.Log, l.d.Space, prometheus.NewRegistry())
+	t.Cleanup(func() { slurmstate.ObserveCommands(nil) })
 	clock := time.Unix(1796594000, 0)
 	l.c.now = func() time.Time { return clock }
 	// per window of six cycles: our 6 sinfo (NODE_INFO, PARTITION_INFO),
@@ -167,34 +173,62 @@ func TestRPCShareSpacesCycles(t *testing.T) {
 	}
 }
 
-// The door's changes count as the RPCs their commands send.
-func TestRPCShareCountsChanges(t *testing.T) {
+// Each Slurm command counts as the RPCs it sends slurmctld.
+func TestCommandTypes(t *testing.T) {
 	for _, tc := range []struct {
+		name string
 		args []string
-		want string
+		want []string
 	}{
-		{[]string{"update", "JobId=12", "ExcNodeList=node[01-04]"}, "REQUEST_UPDATE_JOB"},
-		{[]string{"update", "jobid=12", "QOS=gt-borrow"}, "REQUEST_UPDATE_JOB"},
-		{[]string{"update", "ReservationName=gangtopo_defrag_7", "EndTime=now"}, "REQUEST_UPDATE_RESERVATION"},
-		{[]string{"requeue", "12"}, "REQUEST_JOB_REQUEUE"},
-		{[]string{"create", "reservation", "ReservationName=gangtopo_defrag_7"}, "REQUEST_CREATE_RESERVATION"},
-		{[]string{"delete", "ReservationName=gangtopo_defrag_7"}, "REQUEST_DELETE_RESERVATION"},
-		{[]string{"show", "config"}, ""},
-		{[]string{"update"}, ""},
+		{"sinfo", []string{"--json"}, []string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"}},
+		{"scontrol", []string{"-a", "--json", "show", "nodes"}, []string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"}},
+		{"scontrol", []string{"-a", "-d", "-o", "show", "node"}, []string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"}},
+		{"squeue", []string{"--json"}, []string{"REQUEST_JOB_INFO"}},
+		{"squeue", []string{"--json", "--jobs=12", "--states=all"}, []string{"REQUEST_JOB_INFO_SINGLE"}},
+		{"squeue", []string{"--json", "--jobs=12,13"}, []string{"REQUEST_JOB_INFO"}},
+		{"scontrol", []string{"-a", "-d", "show", "job"}, []string{"REQUEST_JOB_INFO"}},
+		{"scontrol", []string{"show", "job", "12"}, []string{"REQUEST_JOB_INFO_SINGLE"}},
+		{"scontrol", []string{"show", "reservation"}, []string{"REQUEST_RESERVATION_INFO"}},
+		{"scontrol", []string{"-o", "show", "res"}, []string{"REQUEST_RESERVATION_INFO"}},
+		{"scontrol", []string{"show", "config"}, []string{"REQUEST_BUILD_INFO"}},
+		{"scontrol", []string{"ping"}, []string{"REQUEST_PING"}},
+		{"scontrol", []string{"update", "JobId=12", "ExcNodeList=node[01-04]"}, []string{"REQUEST_UPDATE_JOB"}},
+		{"scontrol", []string{"update", "jobid=12", "QOS=gt-borrow"}, []string{"REQUEST_UPDATE_JOB"}},
+		{"scontrol", []string{"update", "ReservationName=gangtopo_defrag_7", "EndTime=now"}, []string{"REQUEST_UPDATE_RESERVATION"}},
+		{"scontrol", []string{"requeue", "12"}, []string{"REQUEST_JOB_REQUEUE"}},
+		{"scontrol", []string{"create", "reservation", "ReservationName=gangtopo_defrag_7"}, []string{"REQUEST_CREATE_RESERVATION"}},
+		{"scontrol", []string{"delete", "ReservationName=gangtopo_defrag_7"}, []string{"REQUEST_DELETE_RESERVATION"}},
+		{"sdiag", nil, []string{"REQUEST_STATS_INFO"}},
+		{"sacctmgr", []string{"-i", "modify", "qos"}, nil},
+		{"scontrol", []string{"update"}, nil},
+		{"scontrol", []string{"--json"}, nil},
 	} {
-		if got := changeType("scontrol", tc.args); got != tc.want {
-			t.Errorf("changeType(scontrol %v) = %q, want %q", tc.args, got, tc.want)
+		if got := commandTypes(tc.name, tc.args); !slices.Equal(got, tc.want) {
+			t.Errorf("commandTypes(%s %v) = %v, want %v", tc.name, tc.args, got, tc.want)
 		}
 	}
-	if got := changeType("squeue", []string{"update", "JobId=1"}); got != "" {
-		t.Errorf("changeType(squeue ...) = %q, want none", got)
-	}
+}
+
+// The share counts every Slurm command the process runs, through
+// slurmstate's observer: the door's changes as well as the polls.
+func TestRPCShareCountsCommands(t *testing.T) {
 	r := newRPCShare(RPCShareSetup{Max: 0.05, Interval: time.Second}, zerolog.Nop(), func(time.Duration) {}, prometheus.NewRegistry())
-	ran := 0
-	run := r.counting(func(context.Context, time.Duration, string, ...string) (string, error) { ran++; return "", nil })
-	_, _ = run(context.Background(), time.Second, "scontrol", "update", "JobId=12", "StartTime=now")
-	_, _ = run(context.Background(), time.Second, "scontrol", "requeue", "12")
-	if ran != 2 || r.own["REQUEST_UPDATE_JOB"] != 1 || r.own["REQUEST_JOB_REQUEUE"] != 1 {
-		t.Errorf("ran %d, counted %v; want both run and counted", ran, r.own)
+	t.Cleanup(func() { slurmstate.ObserveCommands(nil) })
+	bin := t.TempDir()
+	for _, name := range []string{"scontrol", "squeue"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\necho '{}'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := actuate.SlurmRunner(bin)
+	if _, err := run(context.Background(), 5*time.Second, "scontrol", "update", "JobId=12", "StartTime=now"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slurmstate.RunSqueueJSON(context.Background(), bin, 5*time.Second, "--jobs=12", "--states=all"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"REQUEST_UPDATE_JOB": 1, "REQUEST_JOB_INFO_SINGLE": 1}
+	if !maps.Equal(r.own, want) {
+		t.Errorf("counted %v, want %v", r.own, want)
 	}
 }

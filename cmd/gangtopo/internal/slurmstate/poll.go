@@ -346,6 +346,7 @@ func runCommand(ctx context.Context, cfg *PollConfig, src Source, stdout *limite
 	if cfg.BinDir != "" {
 		bin = filepath.Join(cfg.BinDir, bin)
 	}
+	observeCommand(args[0], args[1:])
 	cmd := exec.CommandContext(ctx, bin, args[1:]...)
 	if src.IsJSON() {
 		cmd.Env = append(os.Environ(), compactJSON)

@@ -152,14 +152,16 @@ func RunSqueueJSON(ctx context.Context, binDir string, timeout time.Duration, ar
 	if binDir != "" {
 		bin = filepath.Join(binDir, bin)
 	}
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--json"}, args...)...)
+	args = append([]string{"--json"}, args...)
+	observeCommand("squeue", args)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	stdout, stderr := limitedBuffer{limit: MaxOutputBytes}, limitedBuffer{limit: 64 << 10}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	label := "squeue --json " + strings.Join(args, " ")
+	label := "squeue " + strings.Join(args, " ")
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return nil, fmt.Errorf("%s: %w within %s (slurmctld busy or down?); killed", label, ErrUpdateTimeout, timeout)

@@ -42,6 +42,7 @@ func Command(ctx context.Context, binDir string, timeout time.Duration, name str
 	if binDir != "" {
 		bin = filepath.Join(binDir, bin)
 	}
+	observeCommand(name, args)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
