@@ -89,7 +89,7 @@ func ids(jobs []submitted) []string {
 // send/recv operation", seen with three labs on 2 cores) while the rest go
 // through, so a call that timed out is made again, up to cancelTries times
 // (a job already cancelled is then an invalid or completing one, which is
-// fine).
+// fine). A call --ctld refuses otherwise is made again without it.
 func cancel(ctx context.Context, lab *slurmlab.Lab, jobIDs []string) error {
 	for len(jobIDs) > 0 {
 		n := min(500, len(jobIDs))
@@ -100,6 +100,14 @@ func cancel(ctx context.Context, lab *slurmlab.Lab, jobIDs []string) error {
 				break
 			}
 			time.Sleep(time.Duration(try) * 2 * time.Second)
+		}
+		if err != nil && !cancelled(err.Error()) {
+			// 26.05.5 refused a whole list at once ("slurm_kill_jobs:
+			// Unable to signal jobs: Operation not permitted", after a
+			// 180 s window in which many of the backlog's jobs started):
+			// each job on its own then, one RPC each, whose complaints
+			// name the jobs
+			_, err = lab.Run(ctx, cancelTimeout(n), "scancel", jobIDs[:n]...)
 		}
 		if err != nil && !cancelled(err.Error()) {
 			return err
