@@ -77,10 +77,10 @@ func sdiagText(since int64, counters map[string][2]int64) string {
 
 // The controller with --max-rpc-share over fake Slurm commands: it reads
 // sdiag once a window of six intervals, estimates its share from its own
-// listings, spaces the cycles out while it is above the bound (the
-// period at most doubled a window, never past the longest, which is
-// warned about once), starts a new window after a reset, and keeps the
-// period when sdiag fails.
+// listings over the last four windows, spaces the cycles out while it is
+// above the bound (the period at most doubled a window, never past the
+// longest, which is warned about once), starts a new window after a reset,
+// and keeps the period when sdiag fails.
 func TestRPCShareSpacesCycles(t *testing.T) {
 	l := newLab(t)
 	l.c.cfg.Poll.Timeout = 10 * time.Second // 36 cycles of fake commands: no timeouts on a busy machine
@@ -125,7 +125,8 @@ func TestRPCShareSpacesCycles(t *testing.T) {
 	if got := testutil.ToFloat64(l.c.share.share); got < 9.6 || got > 9.62 {
 		t.Errorf("gangtopo_slurmctld_rpc_share_percent %v, want 9.61", got)
 	}
-	// a heavier window: doubled, past the longest: 3 s, warned once
+	// a heavier window (16.1% over the two): doubled, past the longest:
+	// 3 s, warned once
 	window(100000)
 	writeSdiag()
 	cycles(6)
@@ -161,15 +162,16 @@ func TestRPCShareSpacesCycles(t *testing.T) {
 	if !strings.Contains(l.logs.String(), "sdiag failed: the controller's share of slurmctld's RPC time is not known") {
 		t.Errorf("a failed sdiag was not logged:\n%s", l.logs.String())
 	}
-	// a light window: halved back towards the interval
+	// a light window (1.1%): the share over the last four windows, 3.7%,
+	// shortens the period by 0.73 (one window alone would halve it)
 	served = map[string][2]int64{}
 	writeSdiag()
 	cycles(6) // read again a window after the failure
 	window(9000000)
 	writeSdiag()
 	cycles(6)
-	if got := l.c.share.period; got != 1500*time.Millisecond {
-		t.Errorf("period %v after a window at 1%%, want 1.5s (halved)", got)
+	if got := l.c.share.period; got != 2200*time.Millisecond {
+		t.Errorf("period %v after a window at 1.1%% (3.7%% over four), want 2.2s", got)
 	}
 }
 
