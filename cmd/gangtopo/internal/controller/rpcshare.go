@@ -33,12 +33,14 @@ import (
 //     sdiag itself; commandTypes maps each to its RPCs). The share is that
 //     over all the RPC time slurmctld served, summed over the last four
 //     windows (shareHorizon).
-//  3. The period between cycles is scaled by share / bound, at most
-//     doubled or halved at once, and kept between the interval and the
-//     longest the plugin allows: half its max_snapshot_age (past that age
-//     the plugin places nothing, so fresh snapshots come first and the
-//     share may then stay above the bound; the log and the gauge say so).
-//     Within a tenth of the bound the period stays.
+//  3. A window whose own share is above the bound lengthens the period
+//     between cycles at once, by share / bound (at most doubled); the
+//     period shortens only as the share over the four windows allows, by
+//     that share / bound (at most halved); within a tenth of the bound it
+//     stays. It is kept between the interval and the longest the plugin
+//     allows: half its max_snapshot_age (past that age the plugin places
+//     nothing, so fresh snapshots come first and the share may then stay
+//     above the bound; the log and the gauge say so).
 //
 // A reading after sdiag's counters were reset (sdiag --reset, slurmctld's
 // restart or its daily reset) starts a new window. A failed sdiag is
@@ -246,13 +248,13 @@ func (r *rpcShare) step(ctx context.Context, now time.Time, p *slurmstate.Poller
 	if !ok {
 		return // the first reading, or the counters were reset: a new window
 	}
-	_, mineUs, totalUs, ok := estimateShare(delta, own)
+	windowShare, mineUs, totalUs, ok := estimateShare(delta, own)
 	if !ok {
 		return
 	}
 	share := r.horizonShare(mineUs, totalUs)
 	r.share.Set(100 * share)
-	next := nextPeriod(r.period, share, r.cfg)
+	next := nextPeriod(r.period, windowShare, share, r.cfg)
 	capped := share > r.cfg.Max && next == r.cfg.Longest
 	ev := r.log.Debug()
 	switch {
@@ -262,7 +264,8 @@ func (r *rpcShare) step(ctx context.Context, now time.Time, p *slurmstate.Poller
 		ev = r.log.Info()
 	}
 	r.capped = capped
-	ev.Float64("share_percent", round2(100*share)).Float64("max_percent", 100*r.cfg.Max).Dur("window", window.Round(time.Millisecond)).
+	ev.Float64("share_percent", round2(100*share)).Float64("max_percent", 100*r.cfg.Max).
+		Float64("window_share_percent", round2(100*windowShare)).Dur("window", window.Round(time.Millisecond)).
 		Float64("window_own_ms", round2(mineUs/1000)).Float64("window_served_ms", round2(totalUs/1000)).Interface("own_rpcs", own).
 		Dur("period", r.period).Dur("next_period", next).Msg(shareMessage(share, next, r.cfg))
 	r.period = next
@@ -299,13 +302,21 @@ func estimateShare(delta map[string]slurmstate.RPCCount, own map[string]int64) (
 	return mineUs / totalUs, mineUs, totalUs, true
 }
 
-// nextPeriod is the period after a window with share at period p (step 3).
-func nextPeriod(p time.Duration, share float64, cfg RPCShareSetup) time.Duration {
-	f := share / cfg.Max
-	if f > 1-shareDeadband && f < 1+shareDeadband {
-		return p
+// nextPeriod is the period after a window whose own share was window, the
+// share over the horizon being horizon (step 3): a window above the bound
+// lengthens the period at once, by window / bound (at most doubled); it
+// shortens only as the horizon allows, by horizon / bound (at most
+// halved). Backing off at once and coming back as the longer record shows
+// room keeps one quiet window from undoing the spacing a busy one called
+// for (the scale lab's windows alternated).
+func nextPeriod(p time.Duration, window, horizon float64, cfg RPCShareSetup) time.Duration {
+	f := 1.0
+	switch {
+	case window > cfg.Max*(1+shareDeadband):
+		f = min(window/cfg.Max, 2)
+	case horizon < cfg.Max*(1-shareDeadband):
+		f = max(horizon/cfg.Max, 0.5)
 	}
-	f = min(max(f, 0.5), 2)
 	next := time.Duration(float64(p) * f).Round(100 * time.Millisecond)
 	return min(max(next, cfg.Interval), cfg.Longest)
 }

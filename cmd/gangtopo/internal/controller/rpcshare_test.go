@@ -38,26 +38,30 @@ func TestEstimateShare(t *testing.T) {
 	}
 }
 
-// The period follows share / bound, at most doubled or halved, within a
-// tenth of the bound unchanged, between the interval and the longest.
+// A window above the bound lengthens the period at once (at most
+// doubled); the share over the horizon shortens it (at most halved);
+// within a tenth of the bound nothing changes; between the interval and
+// the longest.
 func TestNextPeriod(t *testing.T) {
 	cfg := RPCShareSetup{Max: 0.05, Interval: 5 * time.Second, Longest: 30 * time.Second}
 	for _, tc := range []struct {
-		p     time.Duration
-		share float64
-		want  time.Duration
+		p               time.Duration
+		window, horizon float64
+		want            time.Duration
 	}{
-		{5 * time.Second, 0.02, 5 * time.Second},          // under the bound at the interval
-		{5 * time.Second, 0.075, 7500 * time.Millisecond}, // 1.5 x
-		{5 * time.Second, 0.40, 10 * time.Second},         // at most doubled
-		{20 * time.Second, 0.40, 30 * time.Second},        // at most the longest
-		{20 * time.Second, 0.053, 20 * time.Second},       // within a tenth: unchanged
-		{20 * time.Second, 0.047, 20 * time.Second},       // within a tenth: unchanged
-		{20 * time.Second, 0.01, 10 * time.Second},        // at most halved
-		{6 * time.Second, 0.01, 5 * time.Second},          // at least the interval
+		{5 * time.Second, 0.02, 0.02, 5 * time.Second},          // under the bound at the interval
+		{5 * time.Second, 0.075, 0.03, 7500 * time.Millisecond}, // a busy window: 1.5 x at once
+		{5 * time.Second, 0.40, 0.40, 10 * time.Second},         // at most doubled
+		{20 * time.Second, 0.40, 0.40, 30 * time.Second},        // at most the longest
+		{20 * time.Second, 0.053, 0.053, 20 * time.Second},      // within a tenth: unchanged
+		{20 * time.Second, 0.01, 0.047, 20 * time.Second},       // a quiet window, the horizon within a tenth: unchanged
+		{20 * time.Second, 0.001, 0.20, 20 * time.Second},       // a quiet window, a busy horizon: unchanged
+		{20 * time.Second, 0.01, 0.03, 12 * time.Second},        // quiet window and horizon: 0.6 x
+		{20 * time.Second, 0.001, 0.01, 10 * time.Second},       // at most halved
+		{6 * time.Second, 0.001, 0.01, 5 * time.Second},         // at least the interval
 	} {
-		if got := nextPeriod(tc.p, tc.share, cfg); got != tc.want {
-			t.Errorf("nextPeriod(%v, %v) = %v, want %v", tc.p, tc.share, got, tc.want)
+		if got := nextPeriod(tc.p, tc.window, tc.horizon, cfg); got != tc.want {
+			t.Errorf("nextPeriod(%v, %v, %v) = %v, want %v", tc.p, tc.window, tc.horizon, got, tc.want)
 		}
 	}
 }
