@@ -267,17 +267,19 @@ func (r *rpcShare) step(ctx context.Context, now time.Time, p *slurmstate.Poller
 	ev.Float64("share_percent", round2(100*share)).Float64("max_percent", 100*r.cfg.Max).
 		Float64("window_share_percent", round2(100*windowShare)).Dur("window", window.Round(time.Millisecond)).
 		Float64("window_own_ms", round2(mineUs/1000)).Float64("window_served_ms", round2(totalUs/1000)).Interface("own_rpcs", own).
-		Dur("period", r.period).Dur("next_period", next).Msg(shareMessage(share, next, r.cfg))
+		Dur("period", r.period).Dur("next_period", next).Msg(shareMessage(share, r.period, next, r.cfg))
 	r.period = next
 	r.space(next)
 }
 
-func shareMessage(share float64, next time.Duration, cfg RPCShareSetup) string {
+func shareMessage(share float64, period, next time.Duration, cfg RPCShareSetup) string {
 	switch {
 	case share > cfg.Max && next == cfg.Longest:
 		return "the controller's share of slurmctld's RPC time is above --max-rpc-share at the longest period the plugin's max_snapshot_age allows"
-	case share > cfg.Max:
-		return "the controller's share of slurmctld's RPC time is above --max-rpc-share: cycles spaced out"
+	case next > period:
+		return "the controller's share of slurmctld's RPC time in the last window is above --max-rpc-share: cycles spaced out"
+	case next < period:
+		return "the controller's share of slurmctld's RPC time is below --max-rpc-share: cycles closer together"
 	default:
 		return "the controller's share of slurmctld's RPC time"
 	}

@@ -177,6 +177,9 @@ func TestRPCShareSpacesCycles(t *testing.T) {
 	if got := l.c.share.period; got != 2200*time.Millisecond {
 		t.Errorf("period %v after a window at 1.1%% (3.7%% over four), want 2.2s", got)
 	}
+	if !strings.Contains(l.logs.String(), `"next_period":2200,"time"`) || !strings.Contains(l.logs.String(), "below --max-rpc-share: cycles closer together") {
+		t.Errorf("the way back was not logged:\n%s", l.logs.String())
+	}
 }
 
 // Each Slurm command counts as the RPCs it sends slurmctld.
