@@ -102,7 +102,7 @@ func Render(rs []*Result) string {
 			verdict(t.TookP99 < 1000), t.EngineP50, t.EngineP99, t.VerdictsOn.Engine, t.SubmitOn.Count, t.VerdictsOff.None, t.SubmitOff.Count, t.Load)
 	}
 	b.WriteString("\n### A backlog under the stream, plugins on and off\n\n" + renderWindowNote +
-		"\n| Slurm | nodes | backlog | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) / of the window's wall time | poll mean / max ms (squeue ms, MB; jobs' age max s) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | plugin failures (passed as submitted) | helpless re-bound | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		"\n| Slurm | nodes | backlog (window s) | plugins | sbatch wall s / µs per submission (sdiag) | pending / running at the end | backfill cycles, mean / max ms, jobs tested (mean) | main cycle mean ms | controller's RPCs a minute / share of slurmctld's RPC time (target < 5%) / of the window's wall time | poll mean / max ms (squeue ms, MB; jobs' age max s) | poll CPU ms own / commands | duty round mean / max ms | changes (audit) | plugin failures (passed as submitted) | helpless re-bound | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var missing []string
 	for _, r := range rs {
 		for i, w := range r.Windows {
@@ -164,8 +164,8 @@ func windowRow(r *Result, w Window) string {
 		rounds = fmt.Sprintf("%.0f / %.0f (%d) %s", c.Rounds.Mean, c.Rounds.Max, c.Rounds.N, verdict(c.Rounds.Max+c.Polls.Max < 5000))
 		changes = actionsText(c.Actions)
 	}
-	return fmt.Sprintf("| %s | %s | %d | %s | %.0f / %.0f | %d / %d | %d, %.0f / %.0f, %d | %.1f | %s | %s | %s | %s | %s | %s | %d | %.1f |\n",
-		r.Release, r.nodesCell(), w.Backlog, mode, w.SubmitWallS, w.SubmitAveUs, w.Pending, w.Running,
+	return fmt.Sprintf("| %s | %s | %d (%.0f) | %s | %.0f / %.0f | %d / %d | %d, %.0f / %.0f, %d | %.1f | %s | %s | %s | %s | %s | %s | %d | %.1f |\n",
+		r.Release, r.nodesCell(), w.Backlog, w.WindowS, mode, w.SubmitWallS, w.SubmitAveUs, w.Pending, w.Running,
 		d.Backfill.Cycles, float64(d.Backfill.MeanUs)/1000, float64(d.Backfill.MaxUs)/1000, d.Backfill.DepthMean,
 		float64(d.Main.MeanUs)/1000, share, ctl, cpu, rounds, changes, failuresText(w), w.HelplessRebound, w.Load)
 }
@@ -199,7 +199,9 @@ policy for gangs of 16 GPUs or more; quota needs slurmdbd and is off) beside it.
 run's: every ratio is read within one slurmctld. Plugins off = job_submit/gangtopo and the SPANK
 plugin out of slurm.conf (` + "`scontrol reconfigure`" + `) and the controller stopped: Slurm as a site
 without gangtopo runs it. Each size's run replaces its own file in ` + "`bench/scale/`" + `; the
-tables are rendered from every file there.
+tables are rendered from every file there. Rows whose nodes say ` + "`share <= N%`" + ` ran the controller with
+` + "`--max-rpc-share N`" + ` (` + "`make bench-scale SCALE_RPC_SHARE=N`" + `; [controller.md](controller.md#holding-the-controllers-share-of-slurmctlds-rpc-time)),
+in files and rows of their own.
 `
 
 const renderThroughputNote = `Held jobs (` + "`sbatch -H --gpus=G`" + `, G from the Philly mix) on the empty cluster, in four
