@@ -64,9 +64,9 @@ const sdiagWindow = 6
 
 // shareHorizon is how many windows the share is taken over. One window is
 // too short: a listing that arrives while backfill holds slurmctld's locks
-// waits for them, one that does not answers at once, so one window's share
-// swung between 0.5% and 38% from window to window at 2,000 pending jobs
-// on 26.05 in the scale lab (backfill's cycle ~4 s), and the period with it.
+// waits for them, one that does not answers at once, so in the scale lab
+// one window's share went from next to nothing to a large part of
+// slurmctld's RPC time and back, and the period with it.
 const shareHorizon = 4
 
 // horizonShare adds a window's own and served time (µs) and returns the
@@ -199,6 +199,8 @@ func newRPCShare(cfg RPCShareSetup, log zerolog.Logger, space func(time.Duration
 			Help: "sdiag reads that failed (--max-rpc-share): the cycle period stayed as it was."}),
 	}
 	reg.MustRegister(r.share, r.errors)
+	// every Slurm command of the process counts from now on (one
+	// controller a process)
 	slurmstate.ObserveCommands(r.observe)
 	return r
 }
@@ -222,26 +224,21 @@ func (r *rpcShare) step(ctx context.Context, now time.Time, p *slurmstate.Poller
 	if !r.lastAt.IsZero() && now.Sub(r.lastAt) < sdiagWindow*r.cfg.Interval {
 		return
 	}
-	// the RPCs so far are this reading's; sdiag's own, counted as it
-	// runs, is in the next reading's counters
-	r.mu.Lock()
-	own := r.own
-	r.own = map[string]int64{}
-	r.mu.Unlock()
 	st, err := p.ReadRPCStats(ctx)
 	if err != nil {
 		// tried again a window later; the reading before stays to subtract
 		// from, and the own RPCs go on adding up
-		r.mu.Lock()
-		for t, n := range own {
-			r.own[t] += n
-		}
-		r.mu.Unlock()
 		r.lastAt = now
 		r.errors.Inc()
 		r.log.Warn().Err(err).Dur("period", r.period).Msg("sdiag failed: the controller's share of slurmctld's RPC time is not known; the cycle period stays")
 		return
 	}
+	// own holds this reading's sdiag, whose RPC is in the next reading's
+	// counters, and the window's counters hold the one before: one each
+	r.mu.Lock()
+	own := r.own
+	r.own = map[string]int64{}
+	r.mu.Unlock()
 	delta, ok := st.Sub(r.last)
 	window := now.Sub(r.lastAt)
 	r.last, r.lastAt = st, now
