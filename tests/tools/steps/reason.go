@@ -84,29 +84,53 @@ var (
 	testMessage = regexp.MustCompile(`^\s+\w+_test\.go:\d+: `)
 )
 
-// firstMessage is what the failed test named said first: the line under
-// its --- FAIL line where go test repeats the test's output there, and
-// otherwise (go test -v printed it as it came, and the summary line is
-// followed by a sibling's) the first line of its own _test.go file in the
-// section under its === RUN line (the harness's progress lines come from
-// other files). "" when neither holds one.
+// firstMessage is what the failed test named said first and, where it
+// said more, what it said last (a t.Logf line and a t.Fatalf look alike in
+// go test's output; the last is most often the assertion that ended it):
+// the lines under its --- FAIL line where go test repeats the test's
+// output there, and otherwise (go test -v printed it as it came, and the
+// summary line is followed by a sibling's) the lines of its own _test.go
+// files in the sections under its === RUN and === CONT lines (the
+// harness's progress lines come from other files). "" when neither holds
+// one.
 func firstMessage(lines []string, name string) string {
+	var said []string
 	for i, l := range lines {
-		if m := failLine.FindStringSubmatch(l); m != nil && m[1] == name && i+1 < len(lines) && !statusLine.MatchString(lines[i+1]) {
-			return strings.TrimSpace(lines[i+1])
+		if m := failLine.FindStringSubmatch(l); m != nil && m[1] == name {
+			for _, next := range lines[i+1:] {
+				if statusLine.MatchString(next) || goTestNoise.MatchString(next) {
+					break
+				}
+				if testMessage.MatchString(next) {
+					said = append(said, strings.TrimSpace(next))
+				}
+			}
+			if len(said) == 0 && i+1 < len(lines) && !statusLine.MatchString(lines[i+1]) {
+				said = append(said, strings.TrimSpace(lines[i+1]))
+			}
+			break
 		}
 	}
-	in := false
-	for _, l := range lines {
-		if statusLine.MatchString(l) {
-			in = strings.TrimSpace(l) == "=== RUN   "+name
-			continue
-		}
-		if in && testMessage.MatchString(l) {
-			return strings.TrimSpace(l)
+	if len(said) == 0 {
+		in := false
+		for _, l := range lines {
+			if statusLine.MatchString(l) {
+				t := strings.TrimSpace(l)
+				in = t == "=== RUN   "+name || t == "=== CONT  "+name
+				continue
+			}
+			if in && testMessage.MatchString(l) {
+				said = append(said, strings.TrimSpace(l))
+			}
 		}
 	}
-	return ""
+	switch len(said) {
+	case 0:
+		return ""
+	case 1:
+		return said[0]
+	}
+	return said[0] + " ... last: " + said[len(said)-1]
 }
 
 // failedPackage is why a test binary failed without a failed test (its

@@ -42,6 +42,24 @@ make: *** [Makefile:88: e2e-sid] Error 1`,
         --- PASS: TestE2E/slurm-22.05.8/DefaultPartitionInScope (6.31s)
 FAIL`,
 			"--- FAIL: TestE2E/slurm-22.05.8/ScaleSmoke128: scale_test.go:31: slurmscale: 128 nodes: fill: squeue --json: exit status 1"},
+		// a test's t.Logf lines look like its t.Errorf lines: the first
+		// and the last are named, the last most often the one that ended it
+		{"a streamed test that logged before it failed", `=== RUN   TestE2E/slurm-26.05.5/DebianPackageUpgradeAsDocumented
+    package_upgrade_test.go:49: $ dpkg -i gangtopo_0.673_amd64.deb  (exit: <nil>)
+    lab.go:309: slurmlab: restarted
+    package_upgrade_test.go:80: the controller (PID 12): restarted
+=== RUN   TestE2E/slurm-26.05.5/OtherTest
+=== CONT  TestE2E/slurm-26.05.5/DebianPackageUpgradeAsDocumented
+    package_upgrade_test.go:93: the gang after the reconfigure: PENDING on []
+        continued on a second line
+--- FAIL: TestE2E (998.08s)
+    --- FAIL: TestE2E/slurm-26.05.5 (998.05s)
+        --- FAIL: TestE2E/slurm-26.05.5/DebianPackageUpgradeAsDocumented (42.44s)
+        --- PASS: TestE2E/slurm-26.05.5/OtherTest (6.31s)
+FAIL`,
+			"--- FAIL: TestE2E/slurm-26.05.5/DebianPackageUpgradeAsDocumented: package_upgrade_test.go:49: $ dpkg -i gangtopo_0.673_amd64.deb  (exit: <nil>) ... last: package_upgrade_test.go:93: the gang after the reconfigure: PENDING on []"},
+		{"a repeated output with several messages", "--- FAIL: TestX (0.10s)\n    x_test.go:3: got 1\n        more of it\n    x_test.go:9: want 2\nFAIL\n",
+			"--- FAIL: TestX: x_test.go:3: got 1 ... last: x_test.go:9: want 2"},
 		{"several tests, three named", "--- FAIL: TestA (0.00s)\n--- FAIL: TestB (0.00s)\n--- FAIL: TestC (0.00s)\n--- FAIL: TestD (0.00s)\nFAIL\n",
 			"--- FAIL: TestA, TestB, TestC, and 1 more"},
 		{"a panic", "ok  \tpkg/a\t0.1s\npanic: test timed out after 15m0s\n\trunning tests:\nFAIL\tpkg/b\t900.1s\n",
