@@ -64,6 +64,7 @@ func testDebianPackageUpgradeAsDocumented(t *testing.T) {
 
 	nextVersion := debVersion(next)
 	ctldLog := ctldLogSize()
+	var answered map[string]bool
 	steps := []deployStep{
 		{cmd: "dpkg -i gangtopo_VERSION+slurmRELEASE_amd64.deb", check: func(t *testing.T, out string) {
 			for _, want := range []string{"Unpacking gangtopo (" + nextVersion + ") over (" + debVersion(own) + ")",
@@ -81,8 +82,18 @@ func testDebianPackageUpgradeAsDocumented(t *testing.T) {
 				t.Errorf("gangtopo version after the upgrade: %q, want %q", got, oldVersion+"-next")
 			}
 		}},
-		{cmd: "scontrol reconfigure", check: func(t *testing.T, _ string) {
+		// 26.05 re-executes slurmctld, which knows the nodes as unknown
+		// until their slurmd registers again: a snapshot the controller
+		// takes then holds no usable node, and the gang below was told
+		// to wait (bound to the leaves, it started in one 2 s later) on
+		// a loaded machine (CI at e7d8779 and here): the gang is
+		// submitted once every node answers and the controller has
+		// published since, as an admin submits once sinfo shows the
+		// nodes back
+		{cmd: "scontrol reconfigure", before: func(t *testing.T) { answered = lab.AnsweringNodes(ctxT(t)) }, check: func(t *testing.T, _ string) {
 			waitCtldLogLine(t, ctldLog, "job_submit/gangtopo: loaded, built for Slurm "+release)
+			must(t, lab.WaitAnswering(ctxT(t), answered))
+			waitPublished(t, log, 30*time.Second)
 			g2 := settle(t, submit(t, "--gpus=16", "--cpus-per-gpu=1", "--gang-topology=leaf"))
 			if g2.State != "RUNNING" || !strings.HasPrefix(g2.AdminComment, "gangtopo v1 placed") || len(leavesOf(t, g2)) != 1 {
 				t.Errorf("the gang after the reconfigure: %s on %v, decision %q; want it placed in one leaf", g2.State, g2.Nodes, g2.AdminComment)
@@ -156,6 +167,23 @@ func runDocumented(t *testing.T, a *adminHost, heading string, steps []deploySte
 		}
 		if t.Failed() {
 			t.Fatalf("after %q:\n%s", s.cmd, out)
+		}
+	}
+}
+
+// waitPublished waits until the controller whose log is at path logs a
+// snapshot published after this call.
+func waitPublished(t *testing.T, path string, limit time.Duration) {
+	t.Helper()
+	const published = `"message":"snapshot published"`
+	count := func() int {
+		data, _ := os.ReadFile(path)
+		return strings.Count(string(data), published)
+	}
+	for before, deadline := count(), time.Now().Add(limit); count() <= before; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			data, _ := os.ReadFile(path)
+			t.Fatalf("%s: no snapshot published within %v:\n%s", path, limit, tail(string(data), 20))
 		}
 	}
 }

@@ -260,18 +260,19 @@ func (l *Lab) Reconfigure(ctx context.Context, plugins Plugins) error {
 		return err
 	}
 	before := l.pidFileTime()
-	answered := l.answeringNodes(ctx)
+	answered := l.AnsweringNodes(ctx)
 	if _, err := l.Run(ctx, DefaultTimeout, "scontrol", "reconfigure"); err != nil {
 		return err
 	}
 	if err := l.followCtld(ctx, before); err != nil {
 		return err
 	}
-	return l.waitAnswering(ctx, answered)
+	return l.WaitAnswering(ctx, answered)
 }
 
-// answeringNodes are the nodes whose slurmd slurmctld hears from.
-func (l *Lab) answeringNodes(ctx context.Context) map[string]bool {
+// AnsweringNodes are the nodes whose slurmd slurmctld hears from (none
+// when sinfo fails).
+func (l *Lab) AnsweringNodes(ctx context.Context) map[string]bool {
 	state, _, err := l.nodeStates(ctx, 5*time.Second)
 	if err != nil {
 		return nil
@@ -285,11 +286,11 @@ func (l *Lab) answeringNodes(ctx context.Context) map[string]bool {
 	return nodes
 }
 
-// waitAnswering waits, from 23.11 on, until every node of want answers
+// WaitAnswering waits, from 23.11 on, until every node of want answers
 // the reconfigured slurmctld again. Its new process knows the nodes as
 // unknown until their slurmd registers (for about half a second on
 // 26.05.5): a job asked about then is told it starts later, or refused.
-func (l *Lab) waitAnswering(ctx context.Context, want map[string]bool) error {
+func (l *Lab) WaitAnswering(ctx context.Context, want map[string]bool) error {
 	if !l.Release.AtLeast(23, 11) || len(want) == 0 {
 		return nil
 	}
@@ -297,7 +298,7 @@ func (l *Lab) waitAnswering(ctx context.Context, want map[string]bool) error {
 	// wait grows with the nodes, as their registration does
 	limit := 30*time.Second + time.Duration(len(want))*100*time.Millisecond
 	return waitFor(ctx, limit, "the nodes to register with the reconfigured slurmctld", func() bool {
-		now := l.answeringNodes(ctx)
+		now := l.AnsweringNodes(ctx)
 		for n := range want {
 			if !now[n] {
 				return false
