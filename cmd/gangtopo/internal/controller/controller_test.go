@@ -53,7 +53,7 @@ func newLab(t *testing.T) *lab {
 		t.Fatal(err)
 	}
 	l.c, err = New(Config{Topology: l.topo, Output: l.out, Workload: frag.PhillyPrior(1),
-		Poll: &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: 500 * time.Millisecond}}, l.d)
+		Poll: &slurmstate.PollConfig{NodesFrom: slurmstate.SinfoJSON, JobsFrom: slurmstate.SqueueJSON, BinDir: l.bin, Timeout: 2 * time.Second}}, l.d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestFailuresKeepLastSnapshot(t *testing.T) {
 		name, cmd, body, stage, log string
 	}{
 		{"sinfo fails", "sinfo", "echo 'sinfo: error: Unable to contact slurm controller (connect failure)' >&2; exit 1", "sinfo", "exit status 1: sinfo: error: Unable to contact slurm controller"},
-		{"squeue hangs", "squeue", "sleep 30", "squeue", "squeue --json: no answer within "}, // 500ms, or 3x the last good run
+		{"squeue hangs", "squeue", "sleep 30", "squeue", "squeue --json: no answer within "}, // 2s, or 3x the last good run
 		{"sinfo garbled", "sinfo", "echo '{\"meta\": {\"plugin\": {\"type\": \"openapi/v0.0.38\"}}, \"nodes\": [{\"name\": \"node01\"'", "sinfo", "want ',' or '}' in object, found end of output (truncated?)"},
 		{"squeue from another Slurm", "squeue", "echo '{\"meta\": {\"plugin\": {\"type\": \"openapi/v0.0.39\"}}, \"jobs\": []}'", "squeue", `prints plugin.type "openapi/v0.0.39"`},
 	}
