@@ -135,7 +135,8 @@ func writeQuotaTable(w io.Writer, r *quotaReport) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nNO-BORROW: GPUs of waiting jobs beyond the share that Slurm may not requeue (salloc, srun, --no-requeue):")
-	fmt.Fprintln(w, "preempting them would cancel them, so they never borrow and wait for the account's own share.")
+	fmt.Fprintln(w, "preempting them would cancel them, so they never borrow and wait for the account's own share; so do those whose")
+	fmt.Fprintln(w, "GPUs x time limit exceed quota.borrow_max_gpu_hours (a reclaim of them could lose more than that).")
 	fmt.Fprintln(w, "FRAG: free GPUs stranded on nodes the account's jobs broke; CHARGE = FRAG x weight, counted against the share.")
 	for _, m := range r.Moves {
 		fmt.Fprintf(w, "the controller would move job %s from QOS %s to %s\n", m.Job, m.From, m.To)

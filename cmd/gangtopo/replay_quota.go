@@ -54,7 +54,7 @@ type replayQuota struct {
 	desc  string // how a history's accounts got their shares (--sacct)
 }
 
-const replayQuotaKeys = "accounts, shares, idle, interval, requeue_delay, max_per_cycle, lend"
+const replayQuotaKeys = "accounts, shares, idle, interval, requeue_delay, max_per_cycle, lend, borrow_max_gpu_hours"
 
 // parseReplayQuota reads --quota: KEY=VALUE,... over the defaults (four
 // accounts, none idle; the controller's cycle and gangtopo.yaml's
@@ -118,6 +118,12 @@ func (q *replayQuota) set(k, v string) error {
 			return fmt.Errorf("want pack (borrowing jobs packed into the domains already lent, the default) or anywhere (placed as any other job: before issue 26)")
 		}
 		q.sim.LendAnywhere = v == "anywhere"
+	case "borrow_max_gpu_hours":
+		f, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || f < 0 || math.IsInf(f, 0) {
+			return fmt.Errorf("want GPU-hours, 0 or more (0: no bound; gangtopo.yaml's quota.borrow_max_gpu_hours)")
+		}
+		q.sim.BorrowMaxGPUHours = f
 	default:
 		return fmt.Errorf("unknown key %q", k)
 	}
@@ -270,6 +276,9 @@ func describeQuota(q *replayQuota) string {
 	lend := "borrowing jobs packed into the domains already lent"
 	if q.sim.LendAnywhere {
 		lend = "borrowing jobs placed as any other"
+	}
+	if b := q.sim.BorrowMaxGPUHours; b > 0 {
+		lend += fmt.Sprintf(", no job borrows whose GPUs x time limit exceed %s GPU-h", strconv.FormatFloat(b, 'f', -1, 64))
 	}
 	if q.desc != "" {
 		return fmt.Sprintf("%s; +hard = GrpTRES at the share, +quota = dynamic quotas, controller cycle %s, requeue %s, at most %d reclaims a cycle, %s",

@@ -21,6 +21,10 @@ type Job struct {
 	// allocation, --no-requeue). Preempting it under PreemptMode=REQUEUE
 	// cancels it, so it never borrows (Admit: CannotBorrow).
 	NoRequeue bool
+	// OverBorrowBound: a reclaim of it could lose more than a borrowing
+	// job may put at risk (OverBorrowBound, the site's
+	// quota.borrow_max_gpu_hours), so it never borrows either.
+	OverBorrowBound bool
 }
 
 // Usage is one account's line of the ledger (the package comment says
@@ -273,15 +277,18 @@ const (
 	// Borrows: beyond its share, on lent GPUs (MayBorrow): preemptible.
 	Borrows
 	// CannotBorrow: beyond its share, and it may not be requeued
-	// (Job.NoRequeue): preempting it would cancel it, so it waits for its
-	// account's own share, whatever the pool.
+	// (Job.NoRequeue): preempting it would cancel it; or taking it back
+	// could lose more work than the site lets a borrowing job put at risk
+	// (Job.OverBorrowBound). It waits for its account's own share,
+	// whatever the pool.
 	CannotBorrow
 )
 
 // Admit says how each waiting job (Account, GPUs; highest priority first)
 // would start, counting each as started, one after another, on a copy of
 // the ledger: a later job of an account is within its share only if the
-// earlier ones leave room. A job that may not be requeued never borrows.
+// earlier ones leave room. A job that may not be requeued, or over the
+// borrow bound, never borrows.
 // The ledger itself is not changed.
 func (l Ledger) Admit(jobs []Job) []Admission {
 	out, _ := l.AdmitOwn(jobs)
@@ -298,7 +305,7 @@ func (l Ledger) AdmitOwn(jobs []Job) ([]Admission, []int) {
 		case l.Entitled(j.Account, j.GPUs):
 			out[i] = Within
 			l.Start(j.Account, j.GPUs, false)
-		case j.NoRequeue && l.find(j.Account) != nil:
+		case (j.NoRequeue || j.OverBorrowBound) && l.find(j.Account) != nil:
 			out[i] = CannotBorrow
 		case l.MayBorrow(j.Account, j.GPUs):
 			out[i], own[i] = Borrows, min(j.GPUs, l.Remainder(j.Account))

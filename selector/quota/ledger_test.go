@@ -3,6 +3,7 @@ package quota
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -259,14 +260,16 @@ func TestAdmit(t *testing.T) {
 		{Account: "b", GPUs: 8}, // 16 borrowed + 8 > 16: waits
 		// beyond c's share now, and it may not be requeued
 		{Account: "c", GPUs: 8, NoRequeue: true},
-		{Account: "zz", GPUs: 1, NoRequeue: true}, // no share: waits
+		{Account: "zz", GPUs: 1, NoRequeue: true},       // no share: waits
+		{Account: "b", GPUs: 8, OverBorrowBound: true},  // beyond b's share: does not borrow
+		{Account: "zz", GPUs: 1, OverBorrowBound: true}, // no share: waits
 	})
-	want := []Admission{Within, Borrows, Within, Borrows, Waits, CannotBorrow, Waits, CannotBorrow, Waits}
+	want := []Admission{Within, Borrows, Within, Borrows, Waits, CannotBorrow, Waits, CannotBorrow, Waits, CannotBorrow, Waits}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	// a's second job finds a's share full (own 0); c's takes c's 32
-	if diff := cmp.Diff([]int{0, 0, 0, 32, 0, 0, 0, 0, 0}, own); diff != "" {
+	if diff := cmp.Diff([]int{0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0}, own); diff != "" {
 		t.Errorf("own parts (-want +got):\n%s", diff)
 	}
 	if l.Accounts[0].InUse != 40 || l.Accounts[0].Waiting != 0 {
@@ -315,5 +318,29 @@ func TestMayBorrowAgreesWithStart(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no case")
+	}
+}
+
+func TestOverBorrowBound(t *testing.T) {
+	tests := []struct {
+		name  string
+		max   float64
+		gpus  int
+		limit time.Duration
+		want  bool
+	}{
+		{"no bound", 0, 64, 0, false},
+		{"within", 256, 8, 31 * time.Hour, false},
+		{"at the bound", 256, 8, 32 * time.Hour, false},
+		{"over", 256, 64, 8 * time.Hour, true},
+		{"no time limit", 256, 1, 0, true},
+		{"a minute over", 256, 8, 32*time.Hour + time.Minute, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := OverBorrowBound(tt.max, tt.gpus, tt.limit); got != tt.want {
+				t.Errorf("OverBorrowBound(%v, %d, %v) = %v, want %v", tt.max, tt.gpus, tt.limit, got, tt.want)
+			}
+		})
 	}
 }

@@ -178,13 +178,16 @@ func (p *configParser) number(v *yaml.Node, key string, lo, hi float64, dst *flo
 	f, err := strconv.ParseFloat(v.Value, 64)
 	switch {
 	case v.Kind != yaml.ScalarNode || err != nil || math.IsNaN(f) || math.IsInf(f, 0):
-		p.errorf(v, key, "%q is not a number (want %g..%g)", v.Value, lo, hi)
+		p.errorf(v, key, "%q is not a number (want %s..%s)", v.Value, plain(lo), plain(hi))
 	case f < lo || f > hi:
-		p.errorf(v, key, "%g out of range (want %g..%g)", f, lo, hi)
+		p.errorf(v, key, "%s out of range (want %s..%s)", plain(f), plain(lo), plain(hi))
 	default:
 		*dst = f
 	}
 }
+
+// plain writes a number as typed: 1000000, not 1e+06.
+func plain(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // percent reads a percentage 0..100 into a fraction.
 func (p *configParser) percent(v *yaml.Node, key string, dst *float64) {

@@ -31,6 +31,11 @@ type QuotaConfig struct {
 	// FragWeight charges an account weight x the free GPUs stranded on
 	// nodes its jobs broke (0: shown, not counted).
 	FragWeight float64
+	// BorrowMaxGPUHours bounds what a borrowing job may put at risk: a
+	// job whose GPUs x time limit exceeds it (or that has no time limit)
+	// never borrows and waits for its account's own share
+	// (quota.OverBorrowBound). 0: no bound.
+	BorrowMaxGPUHours float64
 	// RaiseInterval: a QOS limit is raised at most this often (lowering,
 	// which protects an owner, is done at once).
 	RaiseInterval time.Duration
@@ -73,16 +78,17 @@ const maxShareGPUs = 1 << 24
 func (p *configParser) quota(v *yaml.Node, key string) {
 	c := &p.c.Quota
 	p.section(v, key, map[string]func(*yaml.Node, string){
-		"enabled":        func(v *yaml.Node, k string) { p.boolean(v, k, &c.Enabled) },
-		"shares":         p.shares,
-		"borrow_qos":     func(v *yaml.Node, k string) { p.slurmName(v, k, "QOS", &c.BorrowQOS) },
-		"reclaim_qos":    func(v *yaml.Node, k string) { p.slurmName(v, k, "QOS", &c.ReclaimQOS) },
-		"frag_weight":    func(v *yaml.Node, k string) { p.number(v, k, 0, 10, &c.FragWeight) },
-		"raise_interval": func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.RaiseInterval) },
-		"max_per_cycle":  func(v *yaml.Node, k string) { p.count(v, k, 1, 1000, &c.MaxPerCycle) },
-		"job_interval":   func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.JobInterval) },
-		"pin_timeout":    func(v *yaml.Node, k string) { p.duration(v, k, 10*time.Second, 24*time.Hour, &c.PinTimeout) },
-		"timeout":        func(v *yaml.Node, k string) { p.duration(v, k, 100*time.Millisecond, time.Minute, &c.Timeout) },
+		"enabled":              func(v *yaml.Node, k string) { p.boolean(v, k, &c.Enabled) },
+		"shares":               p.shares,
+		"borrow_qos":           func(v *yaml.Node, k string) { p.slurmName(v, k, "QOS", &c.BorrowQOS) },
+		"reclaim_qos":          func(v *yaml.Node, k string) { p.slurmName(v, k, "QOS", &c.ReclaimQOS) },
+		"frag_weight":          func(v *yaml.Node, k string) { p.number(v, k, 0, 10, &c.FragWeight) },
+		"borrow_max_gpu_hours": func(v *yaml.Node, k string) { p.number(v, k, 0, 1e9, &c.BorrowMaxGPUHours) },
+		"raise_interval":       func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.RaiseInterval) },
+		"max_per_cycle":        func(v *yaml.Node, k string) { p.count(v, k, 1, 1000, &c.MaxPerCycle) },
+		"job_interval":         func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.JobInterval) },
+		"pin_timeout":          func(v *yaml.Node, k string) { p.duration(v, k, 10*time.Second, 24*time.Hour, &c.PinTimeout) },
+		"timeout":              func(v *yaml.Node, k string) { p.duration(v, k, 100*time.Millisecond, time.Minute, &c.Timeout) },
 	})
 	p.checkQuota(v, key)
 }

@@ -25,6 +25,7 @@ quota:
   borrow_qos: lend
   reclaim_qos: take
   frag_weight: 0.5
+  borrow_max_gpu_hours: 1024
   raise_interval: 2m
   max_per_cycle: 5
   job_interval: 1m
@@ -39,7 +40,7 @@ quota:
 		// account names are Slurm's: lower case
 		Shares:    quota.Shares{{Account: "teama", GPUs: 64, Cap: 96, Lend: true}, {Account: "teamb", GPUs: 32}},
 		OwnerQOS:  map[string]string{"teamb": "b-own"},
-		BorrowQOS: "lend", ReclaimQOS: "take", FragWeight: 0.5, RaiseInterval: 2 * time.Minute, MaxPerCycle: 5,
+		BorrowQOS: "lend", ReclaimQOS: "take", FragWeight: 0.5, BorrowMaxGPUHours: 1024, RaiseInterval: 2 * time.Minute, MaxPerCycle: 5,
 		JobInterval: time.Minute, PinTimeout: 5 * time.Minute, Timeout: 3 * time.Second}
 	if diff := cmp.Diff(want, got.Quota); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -63,6 +64,7 @@ func TestParseQuotaErrors(t *testing.T) {
 		{"enabled without shares", base + "  enabled: true\n", "quota.shares: missing: quota is enabled but names no account"},
 		{"same QOS twice", base + "  shares: [{account: a, gpus: 8, qos: gt-borrow}]\n", `borrow_qos and the QOS of account a are the same QOS "gt-borrow"`},
 		{"weight out of range", base + "  frag_weight: 11\n", "quota.frag_weight: 11 out of range (want 0..10)"},
+		{"negative borrow bound", base + "  borrow_max_gpu_hours: -1\n", "quota.borrow_max_gpu_hours: -1 out of range (want 0..1000000000)"},
 		{"shares not a list", base + "  shares: {a: 8}\n", "quota.shares: want a list of shares"},
 	}
 	for _, tc := range tests {

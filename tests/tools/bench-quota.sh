@@ -7,8 +7,9 @@
 #
 # The section "quota-lend" (issue 26) follows: what a reclaim costs with
 # borrowing jobs placed anywhere (--quota lend=anywhere, as before) and
-# packed into the domains already lent (the default), at the central band
-# of the slowdown only. PART "lend" writes that section alone (it takes a
+# packed into the domains already lent (the default), then packed with a
+# borrow bound (quota.borrow_max_gpu_hours) of 1024 and of 256 GPU-hours,
+# at the central band of the slowdown only. PART "lend" writes that section alone (it takes a
 # fraction of the whole), "all" (the default) both.
 #
 # usage: tests/tools/bench-quota.sh GANGTOPO_BINARY [DOC [PART]]
@@ -39,7 +40,9 @@ lend_section() {
 		echo 'takes its account'"'"'s remainder first and borrows the rest, in both runs ([quota.md](quota.md)). One team idle'
 		echo 'half the time, the busiest week at 1.4 of capacity, the central band of the grounded slowdown only.'
 		echo '"requeues / reclaim" and "GPU-h lost / reclaim" are what one reclaim costs (target of issue 26: at most half of'
-		echo 'those with borrowing jobs placed anywhere).'
+		echo 'those with borrowing jobs placed anywhere). The last two runs add a borrow bound (`quota.borrow_max_gpu_hours`,'
+		echo '`--quota borrow_max_gpu_hours=N`): a job whose GPUs x time limit exceed it never borrows and waits for its own'
+		echo 'share, as the controller never moves it to the borrow QOS; what a reclaim can lose per victim is then bounded.'
 		echo
 		echo '### Borrowing jobs placed anywhere (before issue 26)'
 	} >>"$out"
@@ -49,6 +52,13 @@ lend_section() {
 		echo '### Borrowing jobs packed into the domains already lent'
 	} >>"$out"
 	timed_run replay --topology docs/examples/dgx-h100-256.yaml --policies $lpols --quota idle=168h --peak-load 1.4 --slowdown grounded:central
+	for bound in 1024 256; do
+		{
+			echo
+			echo "### Packed, and no job borrows whose GPUs x time limit exceed $bound GPU-hours"
+		} >>"$out"
+		timed_run replay --topology docs/examples/dgx-h100-256.yaml --policies $lpols --quota idle=168h,borrow_max_gpu_hours=$bound --peak-load 1.4 --slowdown grounded:central
+	done
 	go run ./tests/tools/benchdoc -file "$doc" -section quota-lend -raw <"$out"
 	echo "bench-quota: wrote the quota-lend section of $doc"
 }

@@ -42,7 +42,10 @@ const (
 //     (Slurm's scheduler passes over a job its QOS limit holds). The
 //     replay decides this at every scheduling pass on the live ledger;
 //     the controller moves jobs between QOS once a cycle, so a job may
-//     wait up to one cycle more there than here.
+//     wait up to one cycle more there than here. Under BorrowMaxGPUHours
+//     a job whose GPUs x time limit exceeds it never borrows
+//     (quota.OverBorrowBound), as the controller never moves it to the
+//     borrow QOS.
 //   - Every Interval seconds, while some account waits below its share
 //     and others borrow, the waiting jobs within their share, oldest
 //     first, counted as if they started one after another (the
@@ -76,6 +79,9 @@ type Quota struct {
 	// LendAnywhere places borrowing jobs as any other (before issue 26):
 	// the baseline the lending placement is measured against.
 	LendAnywhere bool
+	// BorrowMaxGPUHours is gangtopo.yaml's quota.borrow_max_gpu_hours: a
+	// job whose GPUs x time limit exceeds it never borrows (0: no bound).
+	BorrowMaxGPUHours float64
 }
 
 // OwnerBound is how long a job within its account's share may wait
@@ -215,7 +221,13 @@ func (q *quotaSim) allows(g *gangSim, j int32) bool {
 		u, _ := q.ledger.Usage(name)
 		return u.InUse+gpus <= q.share(j)
 	case QuotaDynamic:
-		return q.ledger.Entitled(name, gpus) || q.ledger.MayBorrow(name, gpus)
+		if q.ledger.Entitled(name, gpus) {
+			return true
+		}
+		// the time limit the job asked for (the replay's: its run time
+		// times the limit factor, its own where the trace gives one)
+		limit := time.Duration(g.limitWith(j, 1) * float64(time.Second))
+		return !quota.OverBorrowBound(q.cfg.BorrowMaxGPUHours, gpus, limit) && q.ledger.MayBorrow(name, gpus)
 	}
 	return true
 }

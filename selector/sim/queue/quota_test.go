@@ -243,3 +243,32 @@ func TestQuotaBorrowedJobsPack(t *testing.T) {
 		}
 	}
 }
+
+// Under quota.borrow_max_gpu_hours a job whose GPUs x time limit exceeds
+// the bound never borrows: teamb's 8-GPU jobs of 10,000 s are 22.2 GPU-h
+// each; beyond its share of 64 (the last eight) they borrow teama's idle
+// GPUs at 0 under a bound of 30 GPU-h, and wait for teamb's own jobs to end
+// (at 10,000 s) under 20.
+func TestQuotaBorrowBound(t *testing.T) {
+	c := topotest.Lab16()
+	for _, tc := range []struct {
+		bound float64
+		want  float64 // the start of teamb's last eight jobs
+	}{{0, 0}, {30, 0}, {20, 10000}} {
+		cfg := Config{Slowdown: mustSlowdown(t, "none"), Quota: &Quota{Mode: QuotaDynamic, Shares: quotaShares, BorrowMaxGPUHours: tc.bound}}
+		r, err := Replay(c, quotaJobs()[:16], NewGangTopo(c, place.Options{}), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := starts(r)
+		for i := range 16 {
+			want := 0.0
+			if i >= 8 {
+				want = tc.want
+			}
+			if got[i] != want {
+				t.Errorf("bound %v GPU-h: job %d started at %v, want %v", tc.bound, i, got[i], want)
+			}
+		}
+	}
+}

@@ -197,3 +197,60 @@ func trimJSON(line string) string {
 	}
 	return strings.Join(parts, ": ")
 }
+
+// TestJobOverBorrowBoundDoesNotBorrow: under quota.borrow_max_gpu_hours
+// of 100, teamb runs its share while teama lends; of its two more 8-GPU
+// jobs the one with a day's time limit (192 GPU-hours, more than a reclaim
+// may lose) stays in teamb's own QOS and is counted as waiting that cannot
+// borrow; the one of an hour (8 GPU-hours) borrows. The time limits are
+// read from squeue --json on this series.
+func TestJobOverBorrowBoundDoesNotBorrow(t *testing.T) {
+	good, err := os.ReadFile(configFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(configFile, good, 0o644)
+	bounded := strings.Replace(string(good), "  job_interval: 0s\n", "  job_interval: 0s\n  borrow_max_gpu_hours: 100\n", 1)
+	if bounded == string(good) {
+		t.Fatal("the lab's gangtopo.yaml has no job_interval line to add the bound after")
+	}
+	if err := os.WriteFile(configFile, []byte(bounded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syncQuota(t)
+	clean(t)
+	fillOwn(t)
+	sub := func(limit string) string {
+		id, err := lab.Submit(context.Background(), nil, "-o", "/dev/null", "-A", "teamb", "--qos", "gt-teamb", "-N", "1",
+			"--gpus-per-node", "8", "--exclusive", "--time", limit, "--wrap", "sleep 100000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	long, short := sub("1-00:00:00"), sub("60")
+	time.Sleep(2 * time.Second)
+	out := cycle(t)
+	waitFor(t, short, 60*time.Second, "running in gt-borrow", func(j *slurmlab.Job) bool {
+		return j.State == "RUNNING" && j.Fields["QOS"] == "gt-borrow"
+	})
+	j := job(t, long)
+	table := gangtopo(t, "quota", "--config", configFile, "--topology", clusterFile)
+	line := ""
+	for _, l := range strings.Split(table, "\n") {
+		if f := strings.Fields(l); len(f) > 7 && f[0] == "teamb" {
+			line = l
+			if f[7] != "8" {
+				t.Errorf("teamb's NO-BORROW is %s, want 8:\n%s", f[7], table)
+			}
+		}
+	}
+	if strings.Contains(out, `"job":"`+long+`"`) {
+		t.Errorf("the controller changed job %s:\n%s", long, out)
+	}
+	faults.Record(faults.Row{Fault: "quota: a job over quota.borrow_max_gpu_hours (8 GPUs for a day, bound 100 GPU-h) waits beyond its share",
+		NoJobLost:          faults.Check(j.State == "PENDING" && j.Fields["QOS"] == "gt-teamb", "job %s: %s in %s", long, j.State, j.Fields["QOS"]),
+		NothingHeldForEver: faults.NA, NoDoubleRequeue: faults.NA, NothingLeft: faults.NA, SnapshotFresh: faults.NA,
+		LogLine: "gangtopo quota: " + strings.Join(strings.Fields(line), " ") + " (NO-BORROW)"})
+	t.Logf("gangtopo quota:\n%s", table)
+}

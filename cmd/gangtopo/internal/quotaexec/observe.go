@@ -29,7 +29,8 @@ type Observed struct {
 // A waiting job that Slurm may not requeue (requeue false: --no-requeue,
 // or JobRequeue=0 without --requeue; batch_flag false: an salloc or srun
 // allocation, which Slurm never requeues) is marked NoRequeue: preempting
-// it under PreemptMode=REQUEUE would cancel it.
+// it under PreemptMode=REQUEUE would cancel it. Its time limit comes
+// along for the borrow bound.
 func Observe(s *occupancy.Snapshot, st *slurmstate.State, m *frag.Meter) Observed {
 	facts := make(map[string]slurmstate.JobFacts, len(st.Jobs))
 	for i := range st.Jobs {
@@ -53,7 +54,7 @@ func Observe(s *occupancy.Snapshot, st *slurmstate.State, m *frag.Meter) Observe
 		}
 		if g > 0 {
 			o.Wait = append(o.Wait, WaitJob{Target: pj.Target, Account: strings.ToLower(pj.Facts.Account), QOS: pj.Facts.QOS, GPUs: g,
-				NoRequeue: !pj.Facts.Requeue || !pj.Facts.Batch})
+				NoRequeue: !pj.Facts.Requeue || !pj.Facts.Batch, TimeLimit: pj.Facts.TimeLimit})
 		}
 	}
 	if m != nil {

@@ -1,6 +1,8 @@
 package quotaexec
 
 import (
+	"time"
+
 	"github.com/gangtopo/gangtopo/selector/quota"
 	"github.com/gangtopo/gangtopo/spank/ctld"
 )
@@ -18,8 +20,11 @@ import (
 //     QOS, where it runs preemptible. A job beyond its share that may not
 //     borrow now stays where it is (the QOS limits keep it waiting); one
 //     that may not be requeued never borrows (preempting it would cancel
-//     it): it goes back to its own QOS if it sits in the borrow QOS, and
-//     is counted (Cycle.CannotBorrow). Only
+//     it), nor one whose GPUs x time limit exceed
+//     quota.borrow_max_gpu_hours (a reclaim of it could lose more than
+//     the site lets borrowed work put at risk): it goes back to its own
+//     QOS if it sits in the borrow QOS, and is counted
+//     (Cycle.CannotBorrow). Only
 //     jobs in the account's own QOS or the borrow QOS are moved: a job in
 //     any other QOS is the site's.
 
@@ -35,6 +40,9 @@ type WaitJob struct {
 	GPUs                 int
 	// NoRequeue: Slurm may not requeue it (Observe).
 	NoRequeue bool
+	// TimeLimit is its time limit (0: none): with its GPUs, what a
+	// reclaim of it could lose (quota.borrow_max_gpu_hours).
+	TimeLimit time.Duration
 }
 
 // Move puts a waiting job into another QOS.
@@ -55,8 +63,9 @@ type Cycle struct {
 	// what others borrowed (the controller's reclaim).
 	Entitled []WaitJob
 	// CannotBorrow is, by account, the GPUs of its waiting jobs beyond its
-	// share that may not be requeued, so never borrow: they wait for the
-	// account's own share (quota.CannotBorrow).
+	// share that may not be requeued, or are over the borrow bound, so
+	// never borrow: they wait for the account's own share
+	// (quota.CannotBorrow).
 	CannotBorrow map[string]int
 }
 
@@ -104,7 +113,8 @@ func moves(cfg ctld.QuotaConfig, l quota.Ledger, wait []WaitJob) (out []Move, en
 			continue
 		}
 		ours = append(ours, j)
-		jobs = append(jobs, quota.Job{Account: j.Account, GPUs: j.GPUs, NoRequeue: j.NoRequeue})
+		jobs = append(jobs, quota.Job{Account: j.Account, GPUs: j.GPUs, NoRequeue: j.NoRequeue,
+			OverBorrowBound: quota.OverBorrowBound(cfg.BorrowMaxGPUHours, j.GPUs, j.TimeLimit)})
 	}
 	cannot = map[string]int{}
 	adm, parts := l.AdmitOwn(jobs)

@@ -2,6 +2,7 @@ package quotaexec
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -30,7 +31,9 @@ func TestPlanMoves(t *testing.T) {
 		name string
 		run  []RunJob
 		wait []WaitJob
-		want want
+		// bound is quota.borrow_max_gpu_hours (0: none)
+		bound float64
+		want  want
 	}{{
 		// a is quiet: pool = a's 16 idle + b's 8 - b's 8 in use... b uses 8
 		// (its share), so b's 8-GPU job is beyond it and borrows from a's 16.
@@ -69,6 +72,17 @@ func TestPlanMoves(t *testing.T) {
 		want: want{moves: []string{"3:gt-b>gt-borrow", "4:gt-borrow>gt-b", "5:gt-b>gt-borrow"}, cannot: map[string]int{"b": 16},
 			limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 16, "gt-reclaim": 0}},
 	}, {
+		// the same with a borrow bound of 64 GPU-hours: job 2 (8 GPUs x 12
+		// h = 96) and job 4 (no time limit) would put more at risk, so they
+		// do not borrow; 3 (8 x 8 h = 64) and 5 (8 x 1 h) do
+		name: "jobs over the borrow bound do not borrow",
+		run:  []RunJob{{ID: "1", Account: "b", QOS: "gt-b", GPUs: 8}},
+		wait: []WaitJob{{Target: "2", Account: "b", QOS: "gt-b", GPUs: 8, TimeLimit: 12 * time.Hour}, {Target: "3", Account: "b", QOS: "gt-b", GPUs: 8, TimeLimit: 8 * time.Hour},
+			{Target: "4", Account: "b", QOS: "gt-borrow", GPUs: 8}, {Target: "5", Account: "b", QOS: "gt-b", GPUs: 8, TimeLimit: time.Hour}},
+		bound: 64,
+		want: want{moves: []string{"3:gt-b>gt-borrow", "4:gt-borrow>gt-b", "5:gt-b>gt-borrow"}, cannot: map[string]int{"b": 16},
+			limits: Limits{"gt-a": 16, "gt-b": 8, "gt-c": 8, "gt-borrow": 16, "gt-reclaim": 0}},
+	}, {
 		// The rule that tells lending apart from "a team with waiting jobs
 		// lends nothing" (which docs stated): a runs 4 of its 16 and waits
 		// for a 4-GPU job; it keeps those 4 back and lends the other 8
@@ -101,7 +115,9 @@ func TestPlanMoves(t *testing.T) {
 		wait: []WaitJob{{Target: "7", Account: "a", QOS: "normal", GPUs: 8}, {Target: "8", Account: "zz", QOS: "gt-borrow", GPUs: 8}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Plan(planConfig(), 32, tc.run, tc.wait, nil)
+			cfg := planConfig()
+			cfg.BorrowMaxGPUHours = tc.bound
+			c := Plan(cfg, 32, tc.run, tc.wait, nil)
 			var got []string
 			for _, m := range c.Moves {
 				got = append(got, m.Job.Target+":"+m.From+">"+m.To)

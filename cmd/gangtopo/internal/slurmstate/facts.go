@@ -26,8 +26,11 @@ type JobFacts struct {
 	Reservation string
 	Start       time.Time // start_time: when it started (last)
 	Restarts    int       // restart_cnt
-	Priority    uint32
-	UserID      uint32
+	// TimeLimit is the job's time limit (time_limit, minutes); 0 when it
+	// has none (INFINITE) or it is not set.
+	TimeLimit time.Duration
+	Priority  uint32
+	UserID    uint32
 	// AdminComment is the job's AdminComment as Slurm holds it: where
 	// gangtopo's decision and its pin mark live (users cannot write it).
 	AdminComment string
@@ -56,6 +59,14 @@ func (s *jsonScanner) factField(key []byte, f *JobFacts) (handled bool, err erro
 		var v int64
 		if v, err = s.wrappedInt(); v > 0 {
 			f.Start = time.Unix(v, 0).UTC()
+		}
+	case "time_limit":
+		var v int64
+		v, err = s.wrappedInt()
+		// 22.05 writes minutes plainly, INFINITE and NO_VAL as such (or
+		// null); later series wrap them, infinite read as 0
+		if v > 0 && v < 0xfffffffe {
+			f.TimeLimit = time.Duration(v) * time.Minute
 		}
 	case "restart_cnt":
 		var v int64
