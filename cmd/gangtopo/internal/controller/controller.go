@@ -183,6 +183,7 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	}
 	ev.Bool("jobs_fresh", st.JobsFresh).Dur("jobs_age", st.JobsAge).Dur("took", c.now().Sub(start)).Msg("snapshot published")
 	if c.share != nil {
+		c.share.setRelease(st.Version)
 		c.share.step(ctx, start, c.poll)
 	}
 	// after publishing: the plugin never waits for the duties; and only

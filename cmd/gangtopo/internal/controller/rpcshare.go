@@ -87,18 +87,23 @@ func (r *rpcShare) horizonShare(ownUs, servedUs float64) float64 {
 // period as it is.
 const shareDeadband = 0.1
 
-// commandTypes are the RPCs a Slurm command sends slurmctld, as sdiag's
-// counters around each command showed on 22.05.8 and 26.05.5 (sinfo,
-// scontrol show nodes, squeue, sdiag) or as the command's request says
-// (the rest); nil for one that sends slurmctld nothing the estimate knows
-// (sacctmgr talks to slurmdbd).
-func commandTypes(name string, args []string) []string {
+// commandTypes are the RPCs a Slurm command sends slurmctld, release
+// being the Slurm release the polls report ("" before the first), as
+// sdiag's counters around each command showed on 22.05.8 and 26.05.5
+// (sinfo, scontrol show nodes, squeue, sdiag; squeue --json for one job on
+// 24.11.5 too) or as the command's request says (the rest); nil for one
+// that sends slurmctld nothing the estimate knows (sacctmgr talks to
+// slurmdbd).
+func commandTypes(name string, args []string, release string) []string {
 	switch name {
 	case "sinfo":
 		return []string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"}
 	case "squeue":
-		if oneJob(args) {
-			return []string{"REQUEST_JOB_INFO_SINGLE"}
+		// squeue --json for one job: 22.05 loads every job and prints
+		// the one asked for; 24.11 and 26.05 ask for the federation and
+		// that job alone
+		if oneJob(args) && !strings.HasPrefix(release, "22.") {
+			return []string{"REQUEST_FED_INFO", "REQUEST_JOB_INFO_SINGLE"}
 		}
 		return []string{"REQUEST_JOB_INFO"}
 	case "sdiag":
@@ -180,8 +185,10 @@ type rpcShare struct {
 	lastAt time.Time
 	mu     sync.Mutex       // own: the duty loop's changes count from its goroutine
 	own    map[string]int64 // the controller's RPCs since the last reading, by type
-	period time.Duration
-	capped bool // the last window's share was above the bound at the longest period
+	// release is the Slurm release the polls report (commandTypes)
+	release string
+	period  time.Duration
+	capped  bool // the last window's share was above the bound at the longest period
 	// recent are the last windows' own and served RPC time, µs, oldest
 	// first (at most shareHorizon)
 	recent [][2]float64
@@ -207,15 +214,22 @@ func newRPCShare(cfg RPCShareSetup, log zerolog.Logger, space func(time.Duration
 
 // observe counts a command the process runs (slurmstate.ObserveCommands).
 func (r *rpcShare) observe(name string, args []string) {
-	types := commandTypes(name, args)
-	if len(types) == 0 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range commandTypes(name, args, r.release) {
+		r.own[t]++
+	}
+}
+
+// setRelease records the Slurm release a poll reported ("" changes
+// nothing).
+func (r *rpcShare) setRelease(v string) {
+	if v == "" {
 		return
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, t := range types {
-		r.own[t]++
-	}
+	r.release = v
+	r.mu.Unlock()
 }
 
 // step reads sdiag when a window has passed since the last reading and

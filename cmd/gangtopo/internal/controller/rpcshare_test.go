@@ -193,7 +193,7 @@ func TestCommandTypes(t *testing.T) {
 		{"scontrol", []string{"-a", "--json", "show", "nodes"}, []string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"}},
 		{"scontrol", []string{"-a", "-d", "-o", "show", "node"}, []string{"REQUEST_NODE_INFO", "REQUEST_PARTITION_INFO"}},
 		{"squeue", []string{"--json"}, []string{"REQUEST_JOB_INFO"}},
-		{"squeue", []string{"--json", "--jobs=12", "--states=all"}, []string{"REQUEST_JOB_INFO_SINGLE"}},
+		{"squeue", []string{"--json", "--jobs=12", "--states=all"}, []string{"REQUEST_FED_INFO", "REQUEST_JOB_INFO_SINGLE"}},
 		{"squeue", []string{"--json", "--jobs=12,13"}, []string{"REQUEST_JOB_INFO"}},
 		{"scontrol", []string{"-a", "-d", "show", "job"}, []string{"REQUEST_JOB_INFO"}},
 		{"scontrol", []string{"show", "job", "12"}, []string{"REQUEST_JOB_INFO_SINGLE"}},
@@ -212,8 +212,16 @@ func TestCommandTypes(t *testing.T) {
 		{"scontrol", []string{"update"}, nil},
 		{"scontrol", []string{"--json"}, nil},
 	} {
-		if got := commandTypes(tc.name, tc.args); !slices.Equal(got, tc.want) {
+		if got := commandTypes(tc.name, tc.args, "26.05.5"); !slices.Equal(got, tc.want) {
 			t.Errorf("commandTypes(%s %v) = %v, want %v", tc.name, tc.args, got, tc.want)
+		}
+	}
+	// 22.05 loads every job for squeue --json --jobs=ID (sdiag's counters
+	// around it on 22.05.8); a release not known yet counts as a later one
+	for release, want := range map[string][]string{"22.05.8": {"REQUEST_JOB_INFO"}, "24.11.5": {"REQUEST_FED_INFO", "REQUEST_JOB_INFO_SINGLE"},
+		"": {"REQUEST_FED_INFO", "REQUEST_JOB_INFO_SINGLE"}} {
+		if got := commandTypes("squeue", []string{"--json", "--jobs=12", "--states=all"}, release); !slices.Equal(got, want) {
+			t.Errorf("squeue --json --jobs=12 on %q: %v, want %v", release, got, want)
 		}
 	}
 }
@@ -236,8 +244,18 @@ func TestRPCShareCountsCommands(t *testing.T) {
 	if _, err := slurmstate.RunSqueueJSON(context.Background(), bin, 5*time.Second, "--jobs=12", "--states=all"); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"REQUEST_UPDATE_JOB": 1, "REQUEST_JOB_INFO_SINGLE": 1}
+	want := map[string]int64{"REQUEST_UPDATE_JOB": 1, "REQUEST_FED_INFO": 1, "REQUEST_JOB_INFO_SINGLE": 1}
 	if !maps.Equal(r.own, want) {
 		t.Errorf("counted %v, want %v", r.own, want)
+	}
+	// once a poll said the release is 22.05, the one-job listing is a
+	// listing of every job
+	r.setRelease("22.05.8")
+	if _, err := slurmstate.RunSqueueJSON(context.Background(), bin, 5*time.Second, "--jobs=12", "--states=all"); err != nil {
+		t.Fatal(err)
+	}
+	want["REQUEST_JOB_INFO"] = 1
+	if !maps.Equal(r.own, want) {
+		t.Errorf("on 22.05 counted %v, want %v", r.own, want)
 	}
 }
