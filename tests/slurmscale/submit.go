@@ -93,28 +93,57 @@ func ids(jobs []submitted) []string {
 func cancel(ctx context.Context, lab *slurmlab.Lab, jobIDs []string) error {
 	for len(jobIDs) > 0 {
 		n := min(500, len(jobIDs))
-		var err error
-		for try := 1; try <= cancelTries; try++ {
-			_, err = lab.Run(ctx, cancelTimeout(n), "scancel", append([]string{"--ctld"}, jobIDs[:n]...)...)
-			if err == nil || !strings.Contains(err.Error(), "Socket timed out") {
-				break
-			}
-			time.Sleep(time.Duration(try) * 2 * time.Second)
-		}
-		if err != nil && !cancelled(err.Error()) {
-			// 26.05.5 refused a whole list at once ("slurm_kill_jobs:
-			// Unable to signal jobs: Operation not permitted", after a
-			// 180 s window in which many of the backlog's jobs started):
-			// each job on its own then, one RPC each, whose complaints
-			// name the jobs
-			_, err = lab.Run(ctx, cancelTimeout(n), "scancel", jobIDs[:n]...)
-		}
-		if err != nil && !cancelled(err.Error()) {
+		if err := cancelBatch(ctx, lab, jobIDs[:n]); err != nil {
 			return err
 		}
 		jobIDs = jobIDs[n:]
 	}
 	return nil
+}
+
+// cancelBatch cancels up to 500 jobs: the list in one `scancel --ctld`,
+// each job on its own when slurmctld refuses the list as a whole, and
+// what is left again, a few times with pauses between, while slurmctld
+// is too busy to answer (Socket timed out).
+func cancelBatch(ctx context.Context, lab *slurmlab.Lab, ids []string) error {
+	var err error
+	for try := 1; ; try++ {
+		_, err = lab.Run(ctx, cancelTimeout(len(ids)), "scancel", append([]string{"--ctld"}, ids...)...)
+		if err != nil && !cancelled(err.Error()) && !strings.Contains(err.Error(), "Socket timed out") {
+			// 26.05.5 refused a whole list at once ("slurm_kill_jobs:
+			// Unable to signal jobs: Operation not permitted", after a
+			// 180 s window in which many of the backlog's jobs started):
+			// each job on its own then, one RPC each, whose complaints
+			// name the jobs
+			_, err = lab.Run(ctx, cancelTimeout(len(ids)), "scancel", ids...)
+		}
+		if err == nil || cancelled(err.Error()) {
+			return nil
+		}
+		if try == cancelTries || !strings.Contains(err.Error(), "Socket timed out") {
+			return err
+		}
+		// 26.05.5 at 512 nodes: the per-job scancel of 500 jobs timed
+		// out on some while slurmctld paced its RPCs; the rest is
+		// cancelled again once it has caught up
+		time.Sleep(time.Duration(try) * 5 * time.Second)
+		if left, lerr := alive(ctx, lab, ids); lerr == nil {
+			if len(left) == 0 {
+				return nil
+			}
+			ids = left
+		}
+	}
+}
+
+// alive are the jobs of ids Slurm still has pending or running.
+func alive(ctx context.Context, lab *slurmlab.Lab, ids []string) ([]string, error) {
+	out, err := lab.Run(ctx, cancelTimeout(len(ids)), "squeue", "-h", "-o", "%i", "--states=PENDING,RUNNING,CONFIGURING,SUSPENDED",
+		"--jobs="+strings.Join(ids, ","))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
 }
 
 const cancelTries = 3
