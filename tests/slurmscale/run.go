@@ -317,14 +317,24 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// sdiag resets slurmctld's counters (reset) or reads them.
+// sdiag resets slurmctld's counters (reset) or reads them. A slurmctld
+// too busy to answer (Socket timed out: 26.05.5 at 512 nodes, right after
+// the harness cancelled a window's 2,000 jobs) is asked again, three times
+// with pauses.
 func (s *scaleLab) sdiag(ctx context.Context, reset bool) (*Sdiag, error) {
+	args := []string{}
 	if reset {
-		_, err := s.lab.Run(ctx, time.Minute, "sdiag", "--reset")
-		return nil, err
+		args = append(args, "--reset")
 	}
-	out, err := s.lab.Run(ctx, time.Minute, "sdiag")
-	if err != nil {
+	var out string
+	var err error
+	for try := 1; try <= 3; try++ {
+		if out, err = s.lab.Run(ctx, time.Minute, "sdiag", args...); err == nil || !strings.Contains(err.Error(), "Socket timed out") {
+			break
+		}
+		time.Sleep(time.Duration(try) * 10 * time.Second)
+	}
+	if err != nil || reset {
 		return nil, err
 	}
 	return ParseSdiag(out)
