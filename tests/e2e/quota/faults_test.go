@@ -107,18 +107,36 @@ func TestNoRequeueJobDoesNotBorrow(t *testing.T) {
 	syncQuota(t)
 	clean(t)
 	fillOwn(t)
-	noRequeue, err := lab.Submit(context.Background(), nil, "-o", "/dev/null", "-A", "teamb", "--qos", "gt-teamb", "-N", "1",
-		"--gpus-per-node", "8", "--exclusive", "--no-requeue", "--wrap", "sleep 100000")
+	noRequeue := teambJob(t, "--no-requeue")
+	other := submit(t, "teamb", "gt-teamb", 1)
+	staysOwnOtherBorrows(t, noRequeue, other, "quota: a job Slurm may not requeue (--no-requeue) waits beyond its share")
+}
+
+// teambJob submits a whole-node job of teamb's in its own QOS, with extra
+// sbatch options.
+func teambJob(t *testing.T, extra ...string) string {
+	t.Helper()
+	args := append([]string{"-o", "/dev/null", "-A", "teamb", "--qos", "gt-teamb", "-N", "1", "--gpus-per-node", "8", "--exclusive"}, extra...)
+	id, err := lab.Submit(context.Background(), nil, append(args, "--wrap", "sleep 100000")...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := submit(t, "teamb", "gt-teamb", 1)
+	return id
+}
+
+// staysOwnOtherBorrows runs a quota cycle with teamb at its share and two
+// 8-GPU jobs beyond it waiting: held, which may not borrow, and other,
+// which may. other must run in gt-borrow, held wait in gt-teamb untouched
+// by the controller, counted as NO-BORROW 8 in `gangtopo quota`; fault
+// names the faults table's row.
+func staysOwnOtherBorrows(t *testing.T, held, other, fault string) {
+	t.Helper()
 	time.Sleep(2 * time.Second)
 	out := cycle(t)
 	waitFor(t, other, 60*time.Second, "running in gt-borrow", func(j *slurmlab.Job) bool {
 		return j.State == "RUNNING" && j.Fields["QOS"] == "gt-borrow"
 	})
-	j := job(t, noRequeue)
+	j := job(t, held)
 	table := gangtopo(t, "quota", "--config", configFile, "--topology", clusterFile)
 	line := ""
 	for _, l := range strings.Split(table, "\n") {
@@ -129,11 +147,11 @@ func TestNoRequeueJobDoesNotBorrow(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(out, `"job":"`+noRequeue+`"`) {
-		t.Errorf("the controller changed job %s:\n%s", noRequeue, out)
+	if strings.Contains(out, `"job":"`+held+`"`) {
+		t.Errorf("the controller changed job %s:\n%s", held, out)
 	}
-	faults.Record(faults.Row{Fault: "quota: a job Slurm may not requeue (--no-requeue) waits beyond its share",
-		NoJobLost:          faults.Check(j.State == "PENDING" && j.Fields["QOS"] == "gt-teamb", "job %s: %s in %s", noRequeue, j.State, j.Fields["QOS"]),
+	faults.Record(faults.Row{Fault: fault,
+		NoJobLost:          faults.Check(j.State == "PENDING" && j.Fields["QOS"] == "gt-teamb", "job %s: %s in %s", held, j.State, j.Fields["QOS"]),
 		NothingHeldForEver: faults.NA, NoDoubleRequeue: faults.NA, NothingLeft: faults.NA, SnapshotFresh: faults.NA,
 		LogLine: "gangtopo quota: " + strings.Join(strings.Fields(line), " ") + " (NO-BORROW)"})
 	t.Logf("gangtopo quota:\n%s", table)
@@ -220,37 +238,6 @@ func TestJobOverBorrowBoundDoesNotBorrow(t *testing.T) {
 	syncQuota(t)
 	clean(t)
 	fillOwn(t)
-	sub := func(limit string) string {
-		id, err := lab.Submit(context.Background(), nil, "-o", "/dev/null", "-A", "teamb", "--qos", "gt-teamb", "-N", "1",
-			"--gpus-per-node", "8", "--exclusive", "--time", limit, "--wrap", "sleep 100000")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	long, short := sub("1-00:00:00"), sub("60")
-	time.Sleep(2 * time.Second)
-	out := cycle(t)
-	waitFor(t, short, 60*time.Second, "running in gt-borrow", func(j *slurmlab.Job) bool {
-		return j.State == "RUNNING" && j.Fields["QOS"] == "gt-borrow"
-	})
-	j := job(t, long)
-	table := gangtopo(t, "quota", "--config", configFile, "--topology", clusterFile)
-	line := ""
-	for _, l := range strings.Split(table, "\n") {
-		if f := strings.Fields(l); len(f) > 7 && f[0] == "teamb" {
-			line = l
-			if f[7] != "8" {
-				t.Errorf("teamb's NO-BORROW is %s, want 8:\n%s", f[7], table)
-			}
-		}
-	}
-	if strings.Contains(out, `"job":"`+long+`"`) {
-		t.Errorf("the controller changed job %s:\n%s", long, out)
-	}
-	faults.Record(faults.Row{Fault: "quota: a job over quota.borrow_max_gpu_hours (8 GPUs for a day, bound 100 GPU-h) waits beyond its share",
-		NoJobLost:          faults.Check(j.State == "PENDING" && j.Fields["QOS"] == "gt-teamb", "job %s: %s in %s", long, j.State, j.Fields["QOS"]),
-		NothingHeldForEver: faults.NA, NoDoubleRequeue: faults.NA, NothingLeft: faults.NA, SnapshotFresh: faults.NA,
-		LogLine: "gangtopo quota: " + strings.Join(strings.Fields(line), " ") + " (NO-BORROW)"})
-	t.Logf("gangtopo quota:\n%s", table)
+	long, short := teambJob(t, "--time", "1-00:00:00"), teambJob(t, "--time", "60")
+	staysOwnOtherBorrows(t, long, short, "quota: a job over quota.borrow_max_gpu_hours (8 GPUs for a day, bound 100 GPU-h) waits beyond its share")
 }
