@@ -8,7 +8,7 @@ import (
 
 // Reason finds in a failed step's output the line that says why, for the
 // one line `make test` ends with. In order: the tests that failed (go
-// test's --- FAIL lines, the innermost ones, with the first message of the
+// test's --- FAIL lines, the innermost ones, with the first and last messages of the
 // first), a panic (a test binary's timeout is one), a Go or C compile
 // error, and otherwise the last line the step printed before make's own
 // "*** [...] Error" lines (the Makefile's and the scripts' messages are
@@ -45,7 +45,7 @@ var (
 )
 
 // failedTests names the innermost failed tests (a parent fails when a
-// subtest does), at most three, with the first message of the first.
+// subtest does), at most three, with the first and last messages of the first.
 func failedTests(lines []string) string {
 	var names []string
 	for _, l := range lines {
@@ -73,7 +73,7 @@ func failedTests(lines []string) string {
 	if len(inner) > 3 {
 		s += ", and " + strconv.Itoa(len(inner)-3) + " more"
 	}
-	if msg := firstMessage(lines, inner[0]); msg != "" && !goTestNoise.MatchString(msg) {
+	if msg := firstAndLast(lines, inner[0]); msg != "" && !goTestNoise.MatchString(msg) {
 		s += ": " + msg
 	}
 	return s
@@ -84,45 +84,14 @@ var (
 	testMessage = regexp.MustCompile(`^\s+\w+_test\.go:\d+: `)
 )
 
-// firstMessage is what the failed test named said first and, where it
+// firstAndLast is what the failed test named said first and, where it
 // said more, what it said last (a t.Logf line and a t.Fatalf look alike in
-// go test's output; the last is most often the assertion that ended it):
-// the lines under its --- FAIL line where go test repeats the test's
-// output there, and otherwise (go test -v printed it as it came, and the
-// summary line is followed by a sibling's) the lines of its own _test.go
-// files in the sections under its === RUN and === CONT lines (the
-// harness's progress lines come from other files). "" when neither holds
-// one.
-func firstMessage(lines []string, name string) string {
-	var said []string
-	for i, l := range lines {
-		if m := failLine.FindStringSubmatch(l); m != nil && m[1] == name {
-			for _, next := range lines[i+1:] {
-				if statusLine.MatchString(next) || goTestNoise.MatchString(next) {
-					break
-				}
-				if testMessage.MatchString(next) {
-					said = append(said, strings.TrimSpace(next))
-				}
-			}
-			if len(said) == 0 && i+1 < len(lines) && !statusLine.MatchString(lines[i+1]) {
-				said = append(said, strings.TrimSpace(lines[i+1]))
-			}
-			break
-		}
-	}
+// go test's output; the last is most often the assertion that ended it);
+// "" when it said nothing.
+func firstAndLast(lines []string, name string) string {
+	said := repeated(lines, name)
 	if len(said) == 0 {
-		in := false
-		for _, l := range lines {
-			if statusLine.MatchString(l) {
-				t := strings.TrimSpace(l)
-				in = t == "=== RUN   "+name || t == "=== CONT  "+name
-				continue
-			}
-			if in && testMessage.MatchString(l) {
-				said = append(said, strings.TrimSpace(l))
-			}
-		}
+		said = streamed(lines, name)
 	}
 	switch len(said) {
 	case 0:
@@ -131,6 +100,51 @@ func firstMessage(lines []string, name string) string {
 		return said[0]
 	}
 	return said[0] + " ... last: " + said[len(said)-1]
+}
+
+// repeated are the lines under the test's --- FAIL line, where go test
+// repeats its output: its _test.go files' messages, or else the one line
+// under it that is not a status line.
+func repeated(lines []string, name string) []string {
+	for i, l := range lines {
+		if m := failLine.FindStringSubmatch(l); m == nil || m[1] != name {
+			continue
+		}
+		var said []string
+		for _, next := range lines[i+1:] {
+			if statusLine.MatchString(next) || goTestNoise.MatchString(next) {
+				break
+			}
+			if testMessage.MatchString(next) {
+				said = append(said, strings.TrimSpace(next))
+			}
+		}
+		if len(said) == 0 && i+1 < len(lines) && !statusLine.MatchString(lines[i+1]) {
+			said = append(said, strings.TrimSpace(lines[i+1]))
+		}
+		return said
+	}
+	return nil
+}
+
+// streamed are the lines of the test's own _test.go files in the
+// sections under its === RUN and === CONT lines, where go test -v printed
+// them as they came (the summary's --- FAIL line is then followed by a
+// sibling's; the harness's progress lines come from other files).
+func streamed(lines []string, name string) []string {
+	var said []string
+	in := false
+	for _, l := range lines {
+		if statusLine.MatchString(l) {
+			t := strings.TrimSpace(l)
+			in = t == "=== RUN   "+name || t == "=== CONT  "+name
+			continue
+		}
+		if in && testMessage.MatchString(l) {
+			said = append(said, strings.TrimSpace(l))
+		}
+	}
+	return said
 }
 
 // failedPackage is why a test binary failed without a failed test (its
