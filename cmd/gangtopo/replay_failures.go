@@ -22,13 +22,16 @@ import (
 // servers of 8: 419 / (2,048 x 54 x 24) per node and hour.
 const llama3PerNodeHour = 419.0 / (2048 * 54 * 24)
 
-// failureFlags are --node-failures, --repair, --failure-seed and
-// --requeue.
+// failureFlags are --node-failures, --repair, --failure-seed, --requeue
+// and --restart-hook.
 type failureFlags struct {
 	rate    string
 	repair  time.Duration
 	seed    uint64
 	requeue string
+	// hook: the controller re-binds a requeued gang at the requeue (Slurm's
+	// EpilogSlurmctld runs gangtopo wake), not at its next cycle
+	hook bool
 }
 
 // expedite reads --requeue.
@@ -65,8 +68,14 @@ func (f failureFlags) perNodeHour() (float64, error) {
 // span (its time scale differs by load), one seed.
 func (f failureFlags) drawFailures(set *replaySetup) error {
 	rate, err := f.perNodeHour()
-	if err != nil || rate == 0 {
+	if err != nil {
 		return err
+	}
+	if rate == 0 {
+		if f.hook {
+			return usagef("--restart-hook: needs --node-failures (it says when the controller re-binds a gang requeued after a node failure)")
+		}
+		return nil
 	}
 	expedite, err := f.expedite()
 	if err != nil {
@@ -81,11 +90,14 @@ func (f failureFlags) drawFailures(set *replaySetup) error {
 		for _, j := range run.jobs {
 			horizon = max(horizon, j.Submit+j.Duration)
 		}
-		set.failures[i] = &queue.Failures{Events: queue.DrawFailures(set.cluster, rate, 2*horizon, f.seed), Repair: f.repair.Seconds(), Expedite: expedite}
+		set.failures[i] = &queue.Failures{Events: queue.DrawFailures(set.cluster, rate, 2*horizon, f.seed), Repair: f.repair.Seconds(), Expedite: expedite, AtRequeue: f.hook}
 	}
 	requeue := fmt.Sprintf("requeued jobs eligible %d s after their failure", queue.DefaultRequeueDelay)
 	if expedite {
 		requeue = "requeued jobs eligible at once, at the top of the queue (Slurm's expedited requeue)"
+	}
+	if f.hook {
+		requeue += ", re-bound by the controller at the requeue (EpilogSlurmctld runs gangtopo wake)"
 	}
 	set.info.Failures = fmt.Sprintf("%s failures per node-hour (%.3g), each node repaired %s later, %s (seed %d)",
 		f.rate, rate, f.repair, requeue, f.seed)

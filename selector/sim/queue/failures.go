@@ -29,7 +29,10 @@ import (
 // A Restarting policy (the deployed path) is also told about the requeued
 // job at the controller's first cycle after the failure (or when the job
 // may start, if that comes first), with the nodes it ran on: the
-// controller's re-binding of a gang requeued after a node failure.
+// controller's re-binding of a gang requeued after a node failure. With
+// AtRequeue the controller is told at the failure itself, before Slurm may
+// start the job: the hook Slurm runs when the job ends (EpilogSlurmctld =
+// gangtopo wake) holds the requeue until the controller has re-bound it.
 //
 // What is measured (Result.Restarts): for each requeued job, the time
 // from the failure to its restart, and the tier it reached against the
@@ -48,6 +51,9 @@ type Failures struct {
 	// Expedite requeues as Slurm's expedited requeue does: no delay, the
 	// job at the top of the queue.
 	Expedite bool
+	// AtRequeue re-binds a requeued job (Restarting) at its failure, before
+	// it may start, instead of at the controller's next cycle.
+	AtRequeue bool
 }
 
 // NodeFailure is one node failing at a time (replay seconds).
@@ -232,7 +238,10 @@ func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) bool {
 			// sooner; an expedited job may start before the controller
 			// sees it
 			next := math.Floor(t/f.every)*f.every + f.every
-			if !f.cfg.Expedite {
+			switch {
+			case f.cfg.AtRequeue:
+				next = t
+			case !f.cfg.Expedite:
 				next = min(next, t+f.delay)
 			}
 			heap.Push(&f.tell, endEvent{next, j})

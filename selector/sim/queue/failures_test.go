@@ -5,7 +5,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gangtopo/gangtopo/selector/occupancy"
 	"github.com/gangtopo/gangtopo/selector/place"
+	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 	"github.com/gangtopo/gangtopo/selector/topology/topotest"
 )
@@ -137,5 +139,64 @@ func TestEnqueueExpedited(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int32{5, 9, 0, 1, 3, 4, 7}, g.queue); diff != "" {
 		t.Errorf("queue (-want +got):\n%s", diff)
+	}
+}
+
+// spareKeeper is first fit that keeps node04 (a spare) for the jobs it
+// re-bound after a node failure, the controller's cycle every 5 s.
+type spareKeeper struct {
+	firstFit
+	restarted map[string]bool
+}
+
+func (p *spareKeeper) Place(s *occupancy.Snapshot, r *request.Request) (occupancy.Allocation, bool) {
+	if p.restarted[r.JobID] {
+		return p.firstFit.Place(s, r)
+	}
+	spare, _ := s.Cluster.NodeByName("node04")
+	saved := s.State[spare]
+	s.State[spare] = occupancy.StateDown
+	defer func() { s.State[spare] = saved }()
+	return p.firstFit.Place(s, r)
+}
+
+func (p *spareKeeper) Submit(*occupancy.Snapshot, *request.Request)     {}
+func (p *spareKeeper) Stale(*occupancy.Snapshot, *request.Request) bool { return false }
+func (p *spareKeeper) Rebind(*occupancy.Snapshot, *request.Request) bool {
+	return false
+}
+func (p *spareKeeper) RebindInterval() float64 { return 5 }
+func (p *spareKeeper) Restart(_ *occupancy.Snapshot, r *request.Request, _ []topology.NodeID) bool {
+	p.restarted[r.JobID] = true
+	return true
+}
+
+// Re-bound at the requeue (AtRequeue, the EpilogSlurmctld hook) or at the
+// controller's next cycle, under Slurm's expedited requeue. Lab16, node04
+// a spare: job 0 (24 GPUs) runs on node01-03, job 1 on node05-16 until
+// 5001, job 2 (8 GPUs, 50 s) waits. node02 fails at 100. At the next
+// cycle: job 0, still without the spare, cannot start; backfill gives
+// node01 to job 2, and job 0, re-bound at 105, restarts when job 2 ends
+// (150). At the requeue: job 0 restarts at once on node01, node03 and the
+// spare.
+func TestFailureReboundAtRequeue(t *testing.T) {
+	c := topotest.Lab16()
+	node02, _ := c.NodeByName("node02")
+	jobs := []Job{{Name: "gang", Submit: 0, Duration: 1000, GPUs: 24}, {Name: "rest", Submit: 1, Duration: 5000, GPUs: 96},
+		{Name: "short", Submit: 20, Duration: 50, GPUs: 8}}
+	for _, tt := range []struct {
+		atRequeue     bool
+		restart, job2 float64
+	}{{false, 150, 100}, {true, 100, 1100}} {
+		cfg := Config{Slowdown: NoSlowdown(), Failures: &Failures{Events: []NodeFailure{{At: 100, Node: node02}}, Repair: 1e6,
+			Expedite: true, AtRequeue: tt.atRequeue}}
+		res, err := Replay(c, jobs, &spareKeeper{restarted: map[string]bool{}}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Restarts) != 1 || res.Restarts[0].Start != tt.restart || res.Outcomes[2].Start != tt.job2 {
+			t.Errorf("at requeue %v: restarts %+v, job 2 started at %v; want job 0 again at %v, job 2 at %v",
+				tt.atRequeue, res.Restarts, res.Outcomes[2].Start, tt.restart, tt.job2)
+		}
 	}
 }
