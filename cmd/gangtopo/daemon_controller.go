@@ -27,6 +27,7 @@ func controllerRole(shared *daemonFlags) daemonRole {
 		output, config string
 		slurm          slurmFlags
 		maxRPCShare    float64
+		wakeSocket     string
 	)
 	return daemonRole{
 		interval: 5 * time.Second,
@@ -35,6 +36,7 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			fs.StringVarP(&output, "output", "o", "", "controller: snapshot `file` to publish")
 			fs.StringVar(&config, "config", "", "controller: the plugin's gangtopo.yaml, whose policy and rebind: section the re-binding of stale pending jobs follows (default: $GANGTOPO_CONFIG, else "+ctld.DefaultConfigPath+" when it exists; without one, no re-binding)")
 			fs.Float64Var(&maxRPCShare, "max-rpc-share", 0, "controller: space the cycles out (up to half the plugin's max_snapshot_age) to keep the controller's share of slurmctld's RPC time, read from sdiag, under this `percent` (0: off; see docs/controller.md)")
+			fs.StringVar(&wakeSocket, "wake-socket", "", "controller: serve wakes on this Unix `socket` (mode 0600): gangtopo wake, run by slurm.conf's EpilogSlurmctld, asks for a cycle at once when a gang ends, so that one requeued after a node failure is re-bound before Slurm may start it (needs --config; docs/admin.md)")
 			slurm.register(fs)
 		},
 		start: func(d *daemon.Daemon) (roleRun, error) {
@@ -74,6 +76,7 @@ func controllerRole(shared *daemonFlags) daemonRole {
 				Publish:  publish.Options{AllowInsecureDir: shared.insecureDir},
 				Workload: frag.PhillyPrior(1), Rebind: rebind, Defrag: defragSetup(rebind, slurm),
 				Quota: quotaSetup(rebind, slurm), Actions: actionsSetup(slurm), RPCShare: share, AsyncDuties: !d.Once(),
+				Wake: wakeSetup(wakeSocket, d),
 			}, d)
 			if err != nil {
 				return roleRun{}, err
@@ -81,6 +84,16 @@ func controllerRole(shared *daemonFlags) daemonRole {
 			return roleRun{cycle: c.Cycle, withdraw: c.Withdraw}, nil
 		},
 	}
+}
+
+// wakeSetup is --wake-socket: nil when off, or with --once (one cycle,
+// nothing to wake). A woken cycle's duties are waited for up to three
+// intervals, at least 10 s.
+func wakeSetup(path string, d *daemon.Daemon) *controller.WakeSetup {
+	if path == "" || d.Once() {
+		return nil
+	}
+	return &controller.WakeSetup{Path: path, Wake: d.Wake, Timeout: max(3*d.Interval(), 10*time.Second)}
 }
 
 // rebindSetup reads gangtopo.yaml for the re-binding: the file --config

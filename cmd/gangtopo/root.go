@@ -33,6 +33,7 @@ func newRootCmd() *cobra.Command {
 		newWhyCmd(),
 		newUnbindCmd(),
 		newQuotaCmd(),
+		newWakeCmd(),
 	)
 	return root
 }

@@ -53,6 +53,9 @@ type Config struct {
 	// the first cycle (the daemon's loop); without it each cycle runs them
 	// itself after publishing (--once, tests).
 	AsyncDuties bool
+	// Wake, when set, serves the wake socket (wake.go); it needs duties
+	// and AsyncDuties.
+	Wake *WakeSetup
 }
 
 // Controller polls and publishes; it is not safe for concurrent cycles
@@ -79,7 +82,11 @@ type Controller struct {
 	uncovered     bool               // most decided jobs were not covered by the cluster file
 	mix           *mixLearner
 	share         *rpcShare // Config.RPCShare's state; nil without
-	now           func() time.Time
+	// decidedRunning: the jobs that ran with a gangtopo decision at the
+	// last poll (the wakes' filter, read from their goroutines)
+	decidedRunning decidedRunning
+	wake           *wakeServer // Config.Wake's server; nil without
+	now            func() time.Time
 }
 
 // New loads the topology, checks the output directory, clears what a
@@ -120,8 +127,29 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 		return nil, err
 	}
 	c.rememberRuns(cfg.Output)
+	if cfg.Wake != nil {
+		if c.duties == nil || !cfg.AsyncDuties {
+			return nil, fmt.Errorf("--wake-socket: a wake asks for the duties of a cycle: give --config, and no --once")
+		}
+		if c.wake, err = listenWake(c, *cfg.Wake); err != nil {
+			return nil, err
+		}
+		c.log.Info().Str("socket", cfg.Wake.Path).Msg("wakes served: gangtopo wake (slurm.conf EpilogSlurmctld) asks for a cycle at once")
+	}
 	c.log.Info().Str("topology", topo.Cluster.String()).Str("output", cfg.Output).Uint64("generation", h.Generation).Msg("controller ready")
 	return c, nil
+}
+
+// noteDecidedRunning records the jobs that run with a gangtopo decision
+// in st (ranDecided, the wakes' filter).
+func (c *Controller) noteDecidedRunning(st *slurmstate.State) {
+	m := map[string]bool{}
+	for _, j := range st.Jobs {
+		if runs[strings.ToUpper(j.State)] && decided(j.Facts.AdminComment) {
+			m[j.ID] = true
+		}
+	}
+	c.decidedRunning.Store(&m)
 }
 
 func (c *Controller) age() float64 {
@@ -166,6 +194,7 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	}
 	c.logProblems(&rep)
 	c.learnMix(s)
+	c.noteDecidedRunning(st)
 	c.m.observeDecisions(st.Decisions)
 	c.logCoverage(st.Decisions)
 	s.Generation = publish.NextGeneration(c.generation, start)

@@ -95,7 +95,9 @@ type duties struct {
 	// before it may not show that round's changes yet, and acting on it
 	// could make a change twice.
 	lastEnd time.Time
-	m       *dutyMetrics
+	// rounds tells the wakes (wake.go) when a round ends
+	rounds rounds
+	m      *dutyMetrics
 }
 
 // pluginEvery is how often slurm.conf's JobSubmitPlugins is read again.
@@ -188,6 +190,7 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 	start := c.now()
 	t := roundTimes{start: start, now: c.now}
 	defer func() {
+		d.rounds.finished(s.at)
 		d.lastEnd = c.now()
 		d.m.round.Observe(d.lastEnd.Sub(start).Seconds())
 		t.log(c, d.door.Made(), d.lastEnd)
@@ -225,7 +228,7 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 		return
 	}
 	if c.rebind != nil {
-		c.rebind.cycle(ctx, cfg, s.cluster, s.s, s.st.Pending)
+		c.rebind.cycle(ctx, cfg, s.cluster, s.s, s.st.Pending, s.st.Requeuing)
 		t.lap("rebind")
 	}
 	if c.defrag != nil {

@@ -222,17 +222,29 @@ func decided(adminComment string) bool {
 }
 
 // restarts re-binds the gangs requeued after a node failure among
+// requeuing (Slurm still finishing their requeue: State.Requeuing) and
 // pending (rebind.go's cycle calls it first, with its working snapshot).
 // It returns the jobs it looked at, which the plain re-binding leaves
 // alone this cycle, and the updates it made.
-func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pending []slurmstate.PendingJob) (seen map[string]bool, updated int, stop bool) {
+//
+// A gang still being requeued holds its old nodes in s and work; Slurm
+// gives them back when the requeue ends, to it first under an expedited
+// requeue (it is at the top of the queue). So its restart is decided on
+// work without it: the nodes it ran on count as free, as they will be
+// when it may start. It is caught there when slurm.conf's EpilogSlurmctld
+// runs `gangtopo wake` (wake.go), which holds the requeue until a cycle has
+// seen it: the restart is then decided before Slurm may start the gang.
+func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pending, requeuing []slurmstate.PendingJob) (seen map[string]bool, updated int, stop bool) {
 	seen = map[string]bool{}
 	if !r.cfg.Rebind.AfterFailure {
 		return seen, 0, false
 	}
 	w := r.failures
 	now := r.door.Now()
-	for _, pj := range pending {
+	for i, pj := range slices.Concat(requeuing, pending) {
+		if seen[pj.ID] {
+			continue
+		}
 		ran, ok, why := w.requeued(pj, s)
 		if !ok {
 			if why != "" {
@@ -246,10 +258,15 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 		if err != nil {
 			continue
 		}
+		var own []occupancy.Job // a requeuing gang's old allocation, off work while it is decided
+		if i < len(requeuing) {
+			own = takeOff(work, []string{pj.ID})
+		}
 		rs := r.dec.Restart(pj.Job, d, ran, work, r.eng, s.Generation)
 		log := r.log.Info().Str("job", pj.ID).Int("restarts", pj.Facts.Restarts).Strs("ran_on", ran).Strs("failed", failed(s, ran)).
 			Str("old_domain", rs.Old).Bool("in_old_domain", rs.InOld).Str("why", rs.Why)
 		if !rs.Stale {
+			putBack(work, own)
 			w.done[pj.ID] = pj.Facts.Restarts
 			w.m.restarts.WithLabelValues("unchanged").Inc()
 			log.Msg("a gang requeued after a node failure keeps its binding")
@@ -257,6 +274,7 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 		}
 		if updated >= r.cfg.Rebind.MaxPerCycle {
 			r.m.skipped.WithLabelValues("max_per_cycle").Inc()
+			putBack(work, own)
 			continue
 		}
 		updated++
@@ -269,9 +287,8 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 		}
 		err = r.apply(ctx, pj, rs.Rebinding, work, now)
 		if err != nil {
-			for _, j := range lent {
-				_ = work.AddJob(j)
-			}
+			putBack(work, lent)
+			putBack(work, own)
 		}
 		switch {
 		case err == nil:
@@ -289,6 +306,13 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 		}
 	}
 	return seen, updated, false
+}
+
+// putBack adds jobs taken off s (takeOff) again.
+func putBack(s *occupancy.Snapshot, jobs []occupancy.Job) {
+	for _, j := range jobs {
+		_ = s.AddJob(j)
+	}
 }
 
 // takeOff removes the named running jobs from s and returns them.

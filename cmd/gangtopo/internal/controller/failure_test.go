@@ -32,6 +32,9 @@ type failureLab struct {
 	cfg                ctld.Config
 	actions            *ActionsSetup
 	gang               jobsubmit.Job // job 2 as the plugin rewrote it
+	// requeuing: a running poll shows job 2 as Slurm lists it while it
+	// requeues it (pending and completing, its nodes still its own)
+	requeuing bool
 }
 
 // start starts a controller (again: a restart, its memory gone, its
@@ -122,6 +125,9 @@ func (l *failureLab) poll(running bool, restarts int, reason string, states map[
 			job["features"], job["admin_comment"], job["required_nodes"] = l.gang.Features, l.gang.AdminComment, ""
 			job["tres_per_node"], job["tres_per_job"] = strings.Replace(l.gang.TresPerNode, "gres:", "gres/", 1), l.gang.TresPerJob
 			job["restart_cnt"] = restarts
+			if running && l.requeuing {
+				job["job_state"] = []string{"PENDING", "COMPLETING", "EXPEDITING"} // as 26.05.5 lists it during EpilogSlurmctld
+			}
 			if !running {
 				job["job_state"], job["nodes"], job["state_reason"] = []string{"PENDING"}, "", reason
 				job["job_resources"], job["gres_detail"] = nil, []string{}
@@ -204,6 +210,34 @@ func TestRequeuedGangBackInItsLeaf(t *testing.T) {
 	l.cycle()
 	if len(l.updates()) != 1 {
 		t.Errorf("updated again: %q", l.updates())
+	}
+}
+
+// The same caught while Slurm requeues the gang (woken by EpilogSlurmctld:
+// wake.go): listed pending and completing, still on node[05-06], its
+// restart count raised. It is re-bound there and then, with leaf2 first:
+// its own nodes count as free for its restart.
+func TestRequeuingGangBackInItsLeaf(t *testing.T) {
+	l := newFailureLab(t)
+	l.poll(true, 0, "", nil)
+	l.cycle()
+	l.requeuing = true
+	l.poll(true, 1, "None", map[string][]string{"node06": {"DOWN"}})
+	l.cycle()
+	got := l.updates()
+	if len(got) != 1 || !strings.HasPrefix(got[0], "scontrol update JobId=2 Features=[gt_leaf2|gt_leaf3|gt_leaf1|gt_leaf4] ") {
+		t.Fatalf("updates %q; want job 2 bound to leaf2 first while Slurm requeues it\n%s", got, l.logs.String())
+	}
+	if l.restarts("old_domain") != 1 {
+		t.Errorf("gangtopo_failure_restarts_total{old_domain} = %v, want 1", l.restarts("old_domain"))
+	}
+	// the requeue done, it pends: handled already, not updated again
+	l.requeuing = false
+	l.c.now = func() time.Time { return time.Now().Add(time.Second) }
+	l.poll(false, 1, "None", map[string][]string{"node06": {"DOWN"}})
+	l.cycle()
+	if len(l.updates()) != 1 {
+		t.Errorf("updated again after the requeue: %q", l.updates())
 	}
 }
 

@@ -85,7 +85,7 @@ func newRebinder(setup RebindSetup, door *actuate.Door, log zerolog.Logger, reg 
 
 // cycle re-binds the stale jobs among pending on snapshot s (of cluster
 // c), under gangtopo.yaml cfg.
-func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Cluster, s *occupancy.Snapshot, pending []slurmstate.PendingJob) {
+func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Cluster, s *occupancy.Snapshot, pending, requeuing []slurmstate.PendingJob) {
 	r.cfg = cfg
 	if !r.cfg.Rebind.Enabled {
 		r.m.stale.Set(0)
@@ -98,7 +98,7 @@ func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Clust
 	jobs := bound(pending)
 	work := s.Clone()
 	now := r.door.Now()
-	restarted, updated, stop := r.restarts(ctx, s, work, pending)
+	restarted, updated, stop := r.restarts(ctx, s, work, pending, requeuing)
 	stale := 0
 	for _, pj := range jobs {
 		if stop {

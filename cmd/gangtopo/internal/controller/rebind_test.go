@@ -66,7 +66,7 @@ func newRebindLab(t *testing.T, edit func(*ctld.RebindConfig)) *rebindLab {
 // cycle is one duty round of the re-binding alone.
 func (l *rebindLab) cycle(s *occupancy.Snapshot, pending []slurmstate.PendingJob) {
 	l.door.Begin(context.Background())
-	l.r.cycle(context.Background(), l.cfg, l.c, s, pending)
+	l.r.cycle(context.Background(), l.cfg, l.c, s, pending, nil)
 }
 
 // snapshot has busy in use (node -> GPUs) and every node carrying the

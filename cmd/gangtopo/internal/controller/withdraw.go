@@ -42,6 +42,9 @@ func (c *Controller) Withdraw(ctx context.Context, why string) (left []string) {
 	if d == nil {
 		return nil
 	}
+	if c.wake != nil {
+		c.wake.close()
+	}
 	c.stopDutyLoop(ctx)
 	cfg := d.conf.cfg
 	off := doorConfig(cfg.Actions, true)

@@ -64,6 +64,31 @@ type Daemon struct {
 	freshFor time.Duration
 	// spacing: the period the role asks for (Space; 0: none), ns
 	spacing atomic.Int64
+	// wake: a cycle asked for now (Wake); backingOff: the last cycle
+	// failed, so wakes are refused
+	wake       chan struct{}
+	backingOff atomic.Bool
+}
+
+// MinWakeGap is the least time from the start of one cycle to the start
+// of a cycle asked for by Wake: however many ask, the cycles come at most
+// this often.
+const MinWakeGap = time.Second
+
+// Wake asks for a cycle now rather than at the next interval: it starts
+// once the one running (if any) ends, at least MinWakeGap after the last
+// one started. Wakes asked for before it starts make one cycle. While
+// cycles back off after a failure Wake asks for nothing and returns
+// false: slurmctld is not asked sooner than the back-off allows.
+func (d *Daemon) Wake() bool {
+	if d.backingOff.Load() {
+		return false
+	}
+	select {
+	case d.wake <- struct{}{}:
+	default: // one is asked for already
+	}
+	return true
 }
 
 // Space asks for successful cycles to start at least period apart from
@@ -92,6 +117,7 @@ func New(opts Options, logOut io.Writer) (*Daemon, error) {
 		Log:      zerolog.New(logOut).Level(level).With().Timestamp().Str("role", opts.Role).Logger(),
 		Registry: prometheus.NewRegistry(),
 		opts:     opts,
+		wake:     make(chan struct{}, 1),
 	}
 	d.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -163,17 +189,51 @@ func (d *Daemon) Run(ctx context.Context, cycle func(context.Context) error) err
 			spaced = false
 			d.Log.Info().Dur("took", took).Dur("interval", d.opts.Interval).Msg("cycles back to the interval")
 		}
-		timer := time.NewTimer(max(next-took, 0))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		d.backingOff.Store(failures > 0)
+		if failures > 0 {
+			d.drainWake() // asked for while failing: the back-off decides
+		}
+		if !d.wait(ctx, start, next) {
 			d.Log.Info().Msg("daemon stopping")
 			if gone := d.binaryGone(); gone != nil && !gone.Replaced {
 				return gone
 			}
 			return nil
-		case <-timer.C:
 		}
+	}
+}
+
+// wait waits until the next cycle is due: next after start, or sooner
+// when Wake asks (no sooner than MinWakeGap after start). It returns
+// false when ctx ends first.
+func (d *Daemon) wait(ctx context.Context, start time.Time, next time.Duration) bool {
+	timer := time.NewTimer(max(next-time.Since(start), 0))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		d.drainWake() // the cycle due now serves it
+		return true
+	case <-d.wake:
+	}
+	if gap := MinWakeGap - time.Since(start); gap > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(gap):
+		}
+	}
+	d.drainWake() // asked for since: this cycle serves it too
+	d.Log.Debug().Msg("a cycle now, asked for by a wake")
+	return true
+}
+
+// drainWake drops a wake asked for already.
+func (d *Daemon) drainWake() {
+	select {
+	case <-d.wake:
+	default:
 	}
 }
 

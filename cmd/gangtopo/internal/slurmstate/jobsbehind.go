@@ -95,7 +95,7 @@ func (p *Poller) pollBehind(ctx context.Context) (*State, []Run, error) {
 	}
 	j := &p.lastJobs.st
 	st.Jobs, st.Unreadable, st.Decisions = j.Jobs, j.Unreadable, j.Decisions
-	st.Pending, st.Queued, st.PendingListed = j.Pending, j.Queued, j.PendingListed
+	st.Pending, st.Queued, st.Requeuing, st.PendingListed = j.Pending, j.Queued, j.Requeuing, j.PendingListed
 	st.JobsAge = max(0, start.Sub(p.lastJobs.started))
 	return st, runs, nil
 }

@@ -99,6 +99,13 @@ type State struct {
 	// Queued lists every pending job, with a decision or not (squeue
 	// --json only).
 	Queued []PendingJob
+	// Requeuing lists the jobs with a gangtopo decision that Slurm is
+	// requeueing: pending with the COMPLETING flag (23.02 and later list
+	// it; squeue --json only). Their nodes are still theirs (they are in
+	// Jobs too) until Slurm finishes the requeue; under an expedited
+	// requeue, or while slurm.conf's EpilogSlurmctld runs, Slurm waits with
+	// it, and a change made now is the one the job starts with.
+	Requeuing []PendingJob
 	// PendingListed says the jobs were read from squeue --json, so Pending
 	// lists every pending job with a decision (scontrol's text does not).
 	PendingListed bool

@@ -97,7 +97,7 @@ func TestBindingsOfPendingJobs(t *testing.T) {
 // Every pending job is queued, with a decision or not: the quota's demand.
 func TestQueuedJobs(t *testing.T) {
 	var pend, all []PendingJob
-	if _, _, err := parseSqueueJSON(readTestdata(t, "quota_squeue.json"), "squeue --json", nil, pendingLists{&pend, &all}); err != nil {
+	if _, _, err := parseSqueueJSON(readTestdata(t, "quota_squeue.json"), "squeue --json", nil, pendingLists{decided: &pend, all: &all}); err != nil {
 		t.Fatal(err)
 	}
 	type q struct{ ID, Account, QOS, Reason, TresPerJob string }
@@ -118,7 +118,7 @@ func TestQueuedJobs(t *testing.T) {
 // lists them (the controller re-binds neither, whatever the reason).
 func TestPendingDependencyAndHeld(t *testing.T) {
 	var pend, all []PendingJob
-	if _, _, err := parseSqueueJSON(readTestdata(t, "dependency_squeue.json"), "squeue --json", nil, pendingLists{&pend, &all}); err != nil {
+	if _, _, err := parseSqueueJSON(readTestdata(t, "dependency_squeue.json"), "squeue --json", nil, pendingLists{decided: &pend, all: &all}); err != nil {
 		t.Fatal(err)
 	}
 	type q struct {

@@ -226,7 +226,7 @@ func parseNodes(cfg *PollConfig, src Source, out []byte, st *State) (err error) 
 func parseJobs(cfg *PollConfig, out []byte, st *State) (err error) {
 	if cfg.JobsFrom == SqueueJSON {
 		st.Decisions = Decisions{}
-		st.Jobs, _, err = parseSqueueJSON(out, label(cfg, SqueueJSON), st.Decisions, pendingLists{&st.Pending, &st.Queued})
+		st.Jobs, _, err = parseSqueueJSON(out, label(cfg, SqueueJSON), st.Decisions, pendingLists{&st.Pending, &st.Queued, &st.Requeuing})
 		st.PendingListed = err == nil
 	} else {
 		st.Decisions = Decisions{}

@@ -2,6 +2,7 @@ package slurmstate
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,7 +77,8 @@ const (
 var squeueFieldNames = []string{"job_id", "job_state", "gres_detail"}
 
 // pendingLists are where a poll collects pending jobs.
-type pendingLists struct{ decided, all *[]PendingJob }
+// requeuing: the decided jobs being requeued (State.Requeuing).
+type pendingLists struct{ decided, all, requeuing *[]PendingJob }
 
 func (s *jsonScanner) squeueJob(dec Decisions, q pendingLists) (Job, bool, error) {
 	var j Job
@@ -119,6 +121,11 @@ func (s *jsonScanner) squeueJob(dec Decisions, q pendingLists) (Job, bool, error
 			}
 		}
 		return j, false, nil
+	}
+	if q.requeuing != nil && strings.EqualFold(j.State, "PENDING") && slices.Contains(raw.stateFlags, "COMPLETING") {
+		if pj, decided := raw.pending.pendingJob(&j, raw.adminComment); decided {
+			*q.requeuing = append(*q.requeuing, pj)
+		}
 	}
 	j.GangTopology, j.Models = requestFrom(raw.adminComment)
 	return j, true, j.attachResources(raw, s.memo)

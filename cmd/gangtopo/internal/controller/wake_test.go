@@ -1,0 +1,147 @@
+package controller
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// wakeLab is a wake server over a controller whose only state is what the
+// wakes read: the jobs that ran decided and the duty rounds. Its Wake
+// ends a round 50 ms later, on jobs read then, as the daemon's woken cycle
+// would; refuse makes it refuse (backing off), stall makes it run none.
+type wakeLab struct {
+	c             *Controller
+	w             *wakeServer
+	path          string
+	refuse, stall bool
+	wakes         int
+}
+
+func newWakeLab(t *testing.T, timeout time.Duration) *wakeLab {
+	t.Helper()
+	l := &wakeLab{path: filepath.Join(t.TempDir(), "controller.sock")}
+	l.c = &Controller{log: zerolog.Nop(), now: time.Now, duties: &duties{}}
+	l.c.decidedRunning.Store(&map[string]bool{"42": true})
+	wake := func() bool {
+		if l.refuse {
+			return false
+		}
+		l.wakes++
+		if !l.stall {
+			go func() { time.Sleep(50 * time.Millisecond); l.c.duties.rounds.finished(time.Now()) }()
+		}
+		return true
+	}
+	var err error
+	if l.w, err = listenWake(l.c, WakeSetup{Path: l.path, Wake: wake, Timeout: timeout}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.w.close)
+	return l
+}
+
+// ask sends one line and returns the answer.
+func (l *wakeLab) ask(t *testing.T, line string) string {
+	t.Helper()
+	conn, err := net.Dial("unix", l.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, line)
+	_ = conn.(*net.UnixConn).CloseWrite()
+	answer, _ := bufio.NewReader(conn).ReadString('\n')
+	return strings.TrimSpace(answer)
+}
+
+func TestWakeAnswers(t *testing.T) {
+	l := newWakeLab(t, time.Second)
+	if fi, err := os.Stat(l.path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %v mode %v; want 0600", err, fi.Mode())
+	}
+	for _, tt := range []struct {
+		line, want    string
+		refuse, stall bool
+		wakes         int
+	}{
+		{"wake 42\n", "ok:", false, false, 1},
+		{"wake\n", "ok:", false, false, 1},
+		{"wake 7\n", "skipped: job 7 did not run with a gangtopo decision", false, false, 0},
+		{"wake 42\n", "skipped: the controller backs off", true, false, 0},
+		{"wake 42\n", "timeout:", false, true, 1},
+		{"wake 4x2\n", "error:", false, false, 0},
+		{"sleep 42\n", "error:", false, false, 0},
+		{"wake 42 43\n", "error:", false, false, 0},
+		{"wake 42", "error:", false, false, 0}, // no end of line
+		{strings.Repeat("x", 4096) + "\n", "error:", false, false, 0},
+	} {
+		l.refuse, l.stall, l.wakes = tt.refuse, tt.stall, 0
+		if got := l.ask(t, tt.line); !strings.HasPrefix(got, tt.want) || l.wakes != tt.wakes {
+			t.Errorf("%.20q (refuse %v, stall %v): answer %q, %d wakes; want %q..., %d", tt.line, tt.refuse, tt.stall, got, l.wakes, tt.want, tt.wakes)
+		}
+	}
+}
+
+// A round on jobs read before the wake does not answer it: only one on a
+// poll after it.
+func TestWakeWaitsForALaterPoll(t *testing.T) {
+	l := newWakeLab(t, 2*time.Second)
+	l.stall = true
+	before := time.Now()
+	done := make(chan string)
+	go func() { done <- l.ask(t, "wake 42\n") }()
+	time.Sleep(100 * time.Millisecond)
+	l.c.duties.rounds.finished(before) // a round on an older poll ends
+	select {
+	case got := <-done:
+		t.Fatalf("answered %q after a round on a poll before the wake", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+	l.c.duties.rounds.finished(time.Now())
+	if got := <-done; !strings.HasPrefix(got, "ok:") {
+		t.Errorf("answer %q after a later round; want ok", got)
+	}
+}
+
+// The socket: a stale one is replaced, a live one or a file that is not a
+// socket is not.
+func TestListenWake(t *testing.T) {
+	l := newWakeLab(t, time.Second)
+	c := &Controller{log: zerolog.Nop(), now: time.Now, duties: &duties{}}
+	if _, err := listenWake(c, WakeSetup{Path: l.path, Wake: func() bool { return true }}); err == nil || !strings.Contains(err.Error(), "another controller answers") {
+		t.Errorf("a second server on a live socket: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "not-a-socket")
+	if err := os.WriteFile(file, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := listenWake(c, WakeSetup{Path: file, Wake: func() bool { return true }}); err == nil || !strings.Contains(err.Error(), "is not a socket") {
+		t.Errorf("a regular file: %v", err)
+	}
+	if data, _ := os.ReadFile(file); string(data) != "keep me" {
+		t.Errorf("the regular file was changed: %q", data)
+	}
+	stale := filepath.Join(t.TempDir(), "stale.sock")
+	ln, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close() // a controller that died: its socket file stays
+	w, err := listenWake(c, WakeSetup{Path: stale, Wake: func() bool { return true }})
+	if err != nil {
+		t.Fatalf("a stale socket: %v", err)
+	}
+	w.close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("socket left after close: %v", err)
+	}
+}
