@@ -170,3 +170,23 @@ func TestBuildSnapshotPendingHolds(t *testing.T) {
 		}
 	}
 }
+
+// A decided job Slurm is requeueing, as 26.05.5 lists it while
+// EpilogSlurmctld runs: it still holds its nodes (a job of the snapshot)
+// and is listed among the jobs being requeued, not among the pending ones.
+func TestRequeuingJob(t *testing.T) {
+	var pend, all, requeuing []PendingJob
+	jobs, _, err := parseSqueueJSON(readTestdata(t, "slurm-26.05.5/squeue_requeuing.json"), "squeue --json", nil, pendingLists{&pend, &all, &requeuing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 1 || jobs[0].ID != "1" || jobs[0].NodeList != "node[05-06]" {
+		t.Errorf("jobs holding nodes: %+v; want job 1 on node[05-06]", jobs)
+	}
+	if len(pend) != 0 || len(all) != 0 {
+		t.Errorf("pending %v, queued %v; want none (it is not pending until the requeue ends)", pend, all)
+	}
+	if len(requeuing) != 1 || requeuing[0].ID != "1" || requeuing[0].Facts.Restarts != 1 || requeuing[0].Decision == "" {
+		t.Errorf("requeuing %+v; want job 1, restart count 1, with its decision", requeuing)
+	}
+}
