@@ -6,10 +6,21 @@
 # Every figure in the section is printed by the gangtopo replay commands
 # quoted above it.
 #
-# usage: tests/tools/bench-failures.sh GANGTOPO_BINARY [DOC]
+# The restarts with slurm.conf's EpilogSlurmctld running gangtopo wake
+# (--restart-hook) go between <!-- BEGIN failures-hook --> and <!-- END
+# failures-hook -->; PART=hook runs that part alone, PART=main the rest
+# (default: both).
+#
+# usage: [PART=main|hook] tests/tools/bench-failures.sh GANGTOPO_BINARY [DOC]
 set -eu
 bin=$1
 doc=${2:-docs/benchmarks.md}
+part=${PART:-all}
+case $part in all | main | hook) ;; *)
+	echo "bench-failures.sh: PART=$part: want main, hook or nothing (both)" >&2
+	exit 2
+	;;
+esac
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -20,6 +31,8 @@ run() {
 
 # ten times the Llama 3 rate, for more requeued gangs per replay
 rate10=$(awk 'BEGIN { printf "%.6g", 10 * 419 / (2048 * 54 * 24) }')
+
+if [ "$part" != hook ]; then
 
 {
 	echo '## Node failures: where a requeued gang restarts'
@@ -67,3 +80,28 @@ run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:centra
 
 go run ./tests/tools/benchdoc -file "$doc" -section failures -raw <"$out"
 echo "bench-failures: wrote the failures section of $doc"
+fi
+[ "$part" != main ] || exit 0
+
+{
+	echo '### Re-bound at the requeue: EpilogSlurmctld runs gangtopo wake'
+	echo
+	echo "Measured $(date -u +%Y-%m-%d) with $(go version 2>/dev/null | cut -d' ' -f3-) on $(nproc) CPUs. The expedited"
+	echo 'requeue above, with slurm.conf'"'"'s `EpilogSlurmctld` running `gangtopo wake`'
+	echo '([controller.md](controller.md#at-the-requeue-itself-epilogslurmctld-and-gangtopo-wake)): the'
+	echo 'controller re-binds a requeued gang at the failure, before Slurm may start it, instead of at its'
+	echo 'next cycle (`--restart-hook`), with spares: against `gangtopo-slurm+spares` in the table above (the same'
+	echo 'failures and seed).'
+} >"$out"
+run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:central --policies gangtopo-slurm+spares \
+	--peak-load 1.2 --gang-topology leaf:required --node-failures "$rate10" --repair 24h --spares leaf:1 --requeue expedite --restart-hook
+{
+	echo
+	echo 'The same with two spares a leaf (`--spares leaf:2`, gangtopo.yaml `per_domain: 2`): at ten times the Llama 3'
+	echo 'rate with 24 h repairs, a leaf often has lost a node in the last day already, and its one spare is then taken'
+	echo 'by the gang that restarted on it.'
+} >>"$out"
+run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:central --policies gangtopo-slurm+spares \
+	--peak-load 1.2 --gang-topology leaf:required --node-failures "$rate10" --repair 24h --spares leaf:2 --requeue expedite --restart-hook
+go run ./tests/tools/benchdoc -file "$doc" -section failures-hook -raw <"$out"
+echo "bench-failures: wrote the failures-hook section of $doc"
