@@ -8,7 +8,7 @@
 # The section "quota-lend" (issue 26) follows: what a reclaim costs with
 # borrowing jobs placed anywhere (--quota lend=anywhere, as before) and
 # packed into the domains already lent (the default), then packed with a
-# borrow bound (quota.borrow_max_gpu_hours) of 1024 and of 256 GPU-hours,
+# borrow bound (quota.borrow_max_gpu_hours) of 1024, 512 and 256 GPU-hours,
 # at the central band of the slowdown only. PART "lend" writes that section alone (it takes a
 # fraction of the whole), "all" (the default) both.
 #
@@ -40,7 +40,7 @@ lend_section() {
 		echo 'takes its account'"'"'s remainder first and borrows the rest, in both runs ([quota.md](quota.md)). One team idle'
 		echo 'half the time, the busiest week at 1.4 of capacity, the central band of the grounded slowdown only.'
 		echo '"requeues / reclaim" and "GPU-h lost / reclaim" are what one reclaim costs (target of issue 26: at most half of'
-		echo 'those with borrowing jobs placed anywhere). The last two runs add a borrow bound (`quota.borrow_max_gpu_hours`,'
+		echo 'those with borrowing jobs placed anywhere). The last three runs add a borrow bound (`quota.borrow_max_gpu_hours`,'
 		echo '`--quota borrow_max_gpu_hours=N`): a job whose GPUs x time limit exceed it never borrows and waits for its own'
 		echo 'share, as the controller never moves it to the borrow QOS; what a reclaim can lose per victim is then bounded.'
 		echo
@@ -52,7 +52,7 @@ lend_section() {
 		echo '### Borrowing jobs packed into the domains already lent'
 	} >>"$out"
 	timed_run replay --topology docs/examples/dgx-h100-256.yaml --policies $lpols --quota idle=168h --peak-load 1.4 --slowdown grounded:central
-	for bound in 1024 256; do
+	for bound in 1024 512 256; do
 		{
 			echo
 			echo "### Packed, and no job borrows whose GPUs x time limit exceed $bound GPU-hours"

@@ -84,7 +84,7 @@ type Controller struct {
 	share         *rpcShare // Config.RPCShare's state; nil without
 	// decidedRunning: the jobs that ran with a gangtopo decision at the
 	// last poll (the wakes' filter, read from their goroutines)
-	decidedRunning decidedRunning
+	decidedRunning atomic.Pointer[map[string]bool]
 	wake           *wakeServer // Config.Wake's server; nil without
 	now            func() time.Time
 }

@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +56,9 @@ type WakeSetup struct {
 
 // wakeReadTimeout bounds the wait for a wake's request line.
 const wakeReadTimeout = 2 * time.Second
+
+// maxWakeLine bounds a wake's request line.
+const maxWakeLine = 256
 
 // maxWakeConns bounds the wakes served at once: more are answered busy.
 const maxWakeConns = 64
@@ -144,7 +147,7 @@ func (w *wakeServer) handle(conn net.Conn) {
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(wakeReadTimeout))
 	_ = conn.SetWriteDeadline(time.Now().Add(wakeReadTimeout + w.setup.Timeout + time.Second))
-	line, err := bufio.NewReader(&limitedReader{r: conn, n: 256}).ReadString('\n')
+	line, err := bufio.NewReader(io.LimitReader(conn, maxWakeLine)).ReadString('\n')
 	if err != nil {
 		fmt.Fprintln(conn, "error: want one line: wake [JOBID]")
 		return
@@ -176,24 +179,6 @@ func (w *wakeServer) handle(conn net.Conn) {
 		return
 	}
 	fmt.Fprintln(conn, "ok: a cycle polled after the wake has run its duties")
-}
-
-// limitedReader reads at most n bytes.
-type limitedReader struct {
-	r interface{ Read([]byte) (int, error) }
-	n int
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errors.New("request too long")
-	}
-	if len(p) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= n
-	return n, err
 }
 
 // ranDecided says whether job id ran with a gangtopo decision at the last
@@ -246,7 +231,3 @@ func (d *duties) roundsAfter(ctx context.Context, t time.Time) error {
 		}
 	}
 }
-
-// decidedRunning is the set of jobs that ran with a gangtopo decision at
-// a poll.
-type decidedRunning = atomic.Pointer[map[string]bool]
