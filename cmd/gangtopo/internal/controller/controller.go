@@ -140,12 +140,12 @@ func New(cfg Config, d *daemon.Daemon) (*Controller, error) {
 	return c, nil
 }
 
-// noteDecidedRunning records the jobs that run with a gangtopo decision
-// in st (ranDecided, the wakes' filter).
+// noteDecidedRunning records the gangs that run with a gangtopo decision
+// in st, on two nodes or more (ranDecided, the wakes' filter).
 func (c *Controller) noteDecidedRunning(st *slurmstate.State) {
 	m := map[string]bool{}
 	for _, j := range st.Jobs {
-		if runs[strings.ToUpper(j.State)] && decided(j.Facts.AdminComment) {
+		if runs[strings.ToUpper(j.State)] && len(j.Nodes) > 1 && decided(j.Facts.AdminComment) {
 			m[j.ID] = true
 		}
 	}

@@ -35,22 +35,26 @@ import (
 // finishes the requeue and the gang starts with its new binding.
 //
 // What a wake may do: ask for one cycle sooner, nothing else. The job it
-// names (EpilogSlurmctld's SLURM_JOB_ID) only filters: a cycle is asked
-// for when that job ran at the last poll with a gangtopo decision, since
-// every job's end runs the hook; the cycle itself acts on what Slurm's
-// JSON says. Cycles stay at most one a second (daemon.MinWakeGap), and
-// none is asked for while the cycles back off after a failure. A wake
+// names (EpilogSlurmctld's SLURM_JOB_ID) only filters: every job's end
+// runs the hook, and a cycle costs slurmctld a node and a job listing, so
+// one is asked for only when that job ran at the last poll on two nodes
+// or more with a gangtopo decision (a gang: a one-node job restarts on any
+// node, and the next ordinary cycle re-binds it); the cycle itself acts on
+// what Slurm's JSON says. Cycles stay at most one a second
+// (daemon.MinWakeGap), and none is asked for while the cycles back off
+// after a failure or are spaced out to hold the controller's share of
+// slurmctld's RPC time (--max-rpc-share). A wake
 // with no job asks for a cycle whatever ran (an administrator's "poll
 // now"). Every wake waits at most WakeSetup.Timeout; the hook itself gives
 // up sooner if told (gangtopo wake --timeout), so a slow controller holds
 // a requeue that long at most, and the job's end no longer.
 
 // WakeSetup turns the wake socket on: Path is the Unix socket; Wake asks
-// the daemon loop for a cycle (daemon.Daemon.Wake); Timeout bounds the
-// wait for the duties of that cycle.
+// the daemon loop for a cycle (daemon.Daemon.Wake: why it would not, or
+// ""); Timeout bounds the wait for the duties of that cycle.
 type WakeSetup struct {
 	Path    string
-	Wake    func() bool
+	Wake    func() (refused string)
 	Timeout time.Duration
 }
 
@@ -161,14 +165,14 @@ func (w *wakeServer) handle(conn net.Conn) {
 	if len(fields) == 2 {
 		job = fields[1]
 		if !w.c.ranDecided(job) {
-			fmt.Fprintf(conn, "skipped: job %s did not run with a gangtopo decision at the last poll\n", job)
+			fmt.Fprintf(conn, "skipped: job %s did not run on two nodes or more with a gangtopo decision at the last poll\n", job)
 			return
 		}
 	}
 	asked := w.c.now()
-	if !w.setup.Wake() {
-		w.c.log.Info().Str("job", job).Msg("wake refused: cycles back off after a failure")
-		fmt.Fprintln(conn, "skipped: the controller backs off after a failed cycle")
+	if why := w.setup.Wake(); why != "" {
+		w.c.log.Info().Str("job", job).Str("why", why).Msg("wake refused: no cycle sooner")
+		fmt.Fprintf(conn, "skipped: %s\n", why)
 		return
 	}
 	w.c.log.Info().Str("job", job).Msg("woken (EpilogSlurmctld or gangtopo wake): a cycle now")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 )
 
 // wakeLab is a wake server over a controller whose only state is what the
@@ -30,15 +32,15 @@ func newWakeLab(t *testing.T, timeout time.Duration) *wakeLab {
 	l := &wakeLab{path: filepath.Join(t.TempDir(), "controller.sock")}
 	l.c = &Controller{log: zerolog.Nop(), now: time.Now, duties: &duties{}}
 	l.c.decidedRunning.Store(&map[string]bool{"42": true})
-	wake := func() bool {
+	wake := func() string {
 		if l.refuse {
-			return false
+			return "the cycles back off after a failed one"
 		}
 		l.wakes++
 		if !l.stall {
 			go func() { time.Sleep(50 * time.Millisecond); l.c.duties.rounds.finished(time.Now()) }()
 		}
-		return true
+		return ""
 	}
 	var err error
 	if l.w, err = listenWake(l.c, WakeSetup{Path: l.path, Wake: wake, Timeout: timeout}); err != nil {
@@ -74,8 +76,8 @@ func TestWakeAnswers(t *testing.T) {
 	}{
 		{"wake 42\n", "ok:", false, false, 1},
 		{"wake\n", "ok:", false, false, 1},
-		{"wake 7\n", "skipped: job 7 did not run with a gangtopo decision", false, false, 0},
-		{"wake 42\n", "skipped: the controller backs off", true, false, 0},
+		{"wake 7\n", "skipped: job 7 did not run on two nodes or more with a gangtopo decision", false, false, 0},
+		{"wake 42\n", "skipped: the cycles back off", true, false, 0},
 		{"wake 42\n", "timeout:", false, true, 1},
 		{"wake 4x2\n", "error:", false, false, 0},
 		{"sleep 42\n", "error:", false, false, 0},
@@ -116,14 +118,14 @@ func TestWakeWaitsForALaterPoll(t *testing.T) {
 func TestListenWake(t *testing.T) {
 	l := newWakeLab(t, time.Second)
 	c := &Controller{log: zerolog.Nop(), now: time.Now, duties: &duties{}}
-	if _, err := listenWake(c, WakeSetup{Path: l.path, Wake: func() bool { return true }}); err == nil || !strings.Contains(err.Error(), "another controller answers") {
+	if _, err := listenWake(c, WakeSetup{Path: l.path, Wake: func() string { return "" }}); err == nil || !strings.Contains(err.Error(), "another controller answers") {
 		t.Errorf("a second server on a live socket: %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "not-a-socket")
 	if err := os.WriteFile(file, []byte("keep me"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := listenWake(c, WakeSetup{Path: file, Wake: func() bool { return true }}); err == nil || !strings.Contains(err.Error(), "is not a socket") {
+	if _, err := listenWake(c, WakeSetup{Path: file, Wake: func() string { return "" }}); err == nil || !strings.Contains(err.Error(), "is not a socket") {
 		t.Errorf("a regular file: %v", err)
 	}
 	if data, _ := os.ReadFile(file); string(data) != "keep me" {
@@ -136,12 +138,37 @@ func TestListenWake(t *testing.T) {
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close() // a controller that died: its socket file stays
-	w, err := listenWake(c, WakeSetup{Path: stale, Wake: func() bool { return true }})
+	w, err := listenWake(c, WakeSetup{Path: stale, Wake: func() string { return "" }})
 	if err != nil {
 		t.Fatalf("a stale socket: %v", err)
 	}
 	w.close()
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("socket left after close: %v", err)
+	}
+}
+
+// The wakes' filter: gangs that run on two nodes or more with a gangtopo
+// decision; not a one-node job, a job without a decision, nor one pending.
+func TestNoteDecidedRunning(t *testing.T) {
+	decision := "gangtopo v1 placed request=leaf:required gpus=16 shape=2x8 domain=leaf2 tier=leaf bound=leaf2 snapshot=1: placed in leaf leaf2 on node05:0-7,node06:0-7"
+	two := []slurmstate.JobNode{{Name: "node05"}, {Name: "node06"}}
+	job := func(id, state, comment string, nodes []slurmstate.JobNode) slurmstate.Job {
+		j := slurmstate.Job{ID: id, State: state, Nodes: nodes}
+		j.Facts.AdminComment = comment
+		return j
+	}
+	st := &slurmstate.State{Jobs: []slurmstate.Job{
+		job("1", "RUNNING", decision, two),
+		job("2", "RUNNING", decision, two[:1]),
+		job("3", "RUNNING", "", two),
+		job("4", "COMPLETING", decision, two),
+	}}
+	c := &Controller{}
+	c.noteDecidedRunning(st)
+	for id, want := range map[string]bool{"1": true, "2": false, "3": false, "4": false, "5": false} {
+		if got := c.ranDecided(id); got != want {
+			t.Errorf("job %s: %v, want %v", id, got, want)
+		}
 	}
 }

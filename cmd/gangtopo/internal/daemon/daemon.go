@@ -78,17 +78,21 @@ const MinWakeGap = time.Second
 // Wake asks for a cycle now rather than at the next interval: it starts
 // once the one running (if any) ends, at least MinWakeGap after the last
 // one started. Wakes asked for before it starts make one cycle. While
-// cycles back off after a failure Wake asks for nothing and returns
-// false: slurmctld is not asked sooner than the back-off allows.
-func (d *Daemon) Wake() bool {
-	if d.backingOff.Load() {
-		return false
+// cycles back off after a failure, or are spaced out beyond the interval
+// by the role (Space: the controller's RPC share), Wake asks for nothing
+// and says why: slurmctld is not asked sooner than they allow.
+func (d *Daemon) Wake() (refused string) {
+	switch {
+	case d.backingOff.Load():
+		return "the cycles back off after a failed one"
+	case time.Duration(d.spacing.Load()) > d.opts.Interval:
+		return "the cycles are spaced out to hold the controller's share of slurmctld's RPC time (--max-rpc-share)"
 	}
 	select {
 	case d.wake <- struct{}{}:
 	default: // one is asked for already
 	}
-	return true
+	return ""
 }
 
 // Space asks for successful cycles to start at least period apart from

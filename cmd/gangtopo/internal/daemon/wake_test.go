@@ -29,8 +29,8 @@ func TestWake(t *testing.T) {
 	}
 	go func() { _ = d.Run(ctx, cycle) }()
 	first := <-starts
-	if !d.Wake() || !d.Wake() {
-		t.Fatal("Wake refused with cycles succeeding")
+	if why, again := d.Wake(), d.Wake(); why != "" || again != "" {
+		t.Fatalf("Wake refused with cycles succeeding: %q, %q", why, again)
 	}
 	second := <-starts
 	if gap := second.Sub(first); gap < MinWakeGap || gap > MinWakeGap+5*time.Second {
@@ -48,12 +48,29 @@ func TestWake(t *testing.T) {
 	for !d.backingOff.Load() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if d.Wake() {
+	if why := d.Wake(); why == "" {
 		t.Error("Wake accepted while cycles back off")
 	}
 	select {
 	case s := <-starts:
 		t.Errorf("a cycle %v after a failed one, during the back-off", s.Sub(second))
 	case <-time.After(1500 * time.Millisecond):
+	}
+}
+
+// Cycles spaced out beyond the interval (the controller's RPC share)
+// refuse wakes too.
+func TestWakeWhileSpaced(t *testing.T) {
+	d, err := New(Options{Role: "test", Interval: time.Second, LogFormat: "json", LogLevel: "info"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Space(3 * time.Second)
+	if why := d.Wake(); why == "" {
+		t.Error("Wake accepted while the cycles are spaced out")
+	}
+	d.Space(0)
+	if why := d.Wake(); why != "" {
+		t.Errorf("Wake refused without spacing: %s", why)
 	}
 }
