@@ -43,11 +43,11 @@ import (
 // what Slurm's JSON says. Cycles stay at most one a second
 // (daemon.MinWakeGap), and none is asked for while the cycles back off
 // after a failure or are spaced out to hold the controller's share of
-// slurmctld's RPC time (--max-rpc-share). A wake
-// with no job asks for a cycle whatever ran (an administrator's "poll
-// now"). Every wake waits at most WakeSetup.Timeout; the hook itself gives
-// up sooner if told (gangtopo wake --timeout), so a slow controller holds
-// a requeue that long at most, and the job's end no longer.
+// slurmctld's RPC time (--max-rpc-share). A wake with no job asks for a
+// cycle whatever ran (an administrator's "poll now"). Every wake waits at
+// most WakeSetup.Timeout; the hook itself gives up sooner if told
+// (gangtopo wake --timeout), so a slow controller holds a requeue that
+// long at most, and the job's end no longer.
 
 // WakeSetup turns the wake socket on: Path is the Unix socket; Wake asks
 // the daemon loop for a cycle (daemon.Daemon.Wake: why it would not, or
