@@ -20,6 +20,42 @@ func init() {
 	register("StoppedControllerDoesNotHoldRequeue", testStoppedControllerDoesNotHoldRequeue)
 }
 
+// wakeRig is a lab whose EpilogSlurmctld runs gangtopo wake (wakeLab,
+// wakeHook) with its controller serving wakes on sock: bin is the gangtopo
+// the hook runs, log where the hook's answers go.
+type wakeRig struct {
+	l              *slurmlab.Lab
+	c              *process
+	bin, sock, log string
+}
+
+// startWakeRig skips below Slurm 25.11 (no expedited requeue), else
+// starts a wake lab whose hook waits hookTimeout at most, with
+// gangtopo.yaml's more, and its controller at interval, acting; the lab
+// stops (its slurmctld log shown on failure) when the test ends.
+func startWakeRig(t *testing.T, hookTimeout time.Duration, interval, more string) *wakeRig {
+	t.Helper()
+	if !lab.Release.AtLeast(25, 11) {
+		t.Skipf("Slurm's expedited requeue is 25.11 and later (this lab: %s)", lab.Release)
+	}
+	dir := t.TempDir()
+	r := &wakeRig{sock: filepath.Join(dir, "controller.sock")}
+	var hook string
+	r.bin, hook, r.log = wakeHook(t, dir, r.sock, hookTimeout)
+	var snap string
+	r.l, snap = wakeLab(t, dir, hook, more)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("slurmctld's log:\n%s", r.l.LogTail("slurmctld.log", 60))
+		}
+		r.l.Stop()
+	})
+	r.c = startGangtopoIn(t, r.l, dir, "controller", "daemon", "--role", "controller", "--interval", interval, "--log-format", "json", "--log-level", "debug",
+		"--topology", filepath.Join(dir, "cluster.yaml"), "-o", snap, "--config", filepath.Join(dir, "gangtopo.yaml"), "--wake-socket", r.sock)
+	r.c.waitLogged(t, "\"state\":\"acting\"", 40*time.Second)
+	return r
+}
+
 // wakeHook writes, in dir, the gangtopo binary where the chrooted hook
 // sees it and an EpilogSlurmctld script running gangtopo wake on sock
 // with timeout, its answer appended to wake.log; it returns the binary,
@@ -47,23 +83,8 @@ func wakeHook(t *testing.T, dir, sock string, timeout time.Duration) (bin, hook,
 // node01, node03 and node04 as soon as the requeue ends, before the job
 // waiting for node01 can take it, and long before the next 30 s cycle.
 func testExpeditedGangRestartsOnSpareAtOnce(t *testing.T) {
-	if !lab.Release.AtLeast(25, 11) {
-		t.Skipf("Slurm's expedited requeue is 25.11 and later (this lab: %s)", lab.Release)
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "controller.sock")
-	bin, hook, wakeLog := wakeHook(t, dir, sock, 20*time.Second)
-
-	l, snap := wakeLab(t, dir, hook, "spares:\n  tier: leaf\n  per_domain: 1\n")
-	defer func() {
-		if t.Failed() {
-			t.Logf("slurmctld's log:\n%s", l.LogTail("slurmctld.log", 60))
-		}
-		l.Stop()
-	}()
-	c := startGangtopoIn(t, l, dir, "controller", "daemon", "--role", "controller", "--interval", "30s", "--log-format", "json", "--log-level", "debug",
-		"--topology", filepath.Join(dir, "cluster.yaml"), "-o", snap, "--config", filepath.Join(dir, "gangtopo.yaml"), "--wake-socket", sock)
-	c.waitLogged(t, "\"state\":\"acting\"", 40*time.Second)
+	r := startWakeRig(t, 20*time.Second, "30s", "spares:\n  tier: leaf\n  per_domain: 1\n")
+	l, c, bin, sock, wakeLog := r.l, r.c, r.bin, r.sock, r.log
 	// a cycle now and its duties, by hand (no job: whatever ran)
 	pollNow := func() {
 		t.Helper()
@@ -133,22 +154,8 @@ func testExpeditedGangRestartsOnSpareAtOnce(t *testing.T) {
 // Slurm finishes the requeue then, once: the hook holds a requeue that
 // long at most, and never fails or loses the job.
 func testStoppedControllerDoesNotHoldRequeue(t *testing.T) {
-	if !lab.Release.AtLeast(25, 11) {
-		t.Skipf("Slurm's expedited requeue is 25.11 and later (this lab: %s)", lab.Release)
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "controller.sock")
-	_, hook, wakeLog := wakeHook(t, dir, sock, 3*time.Second)
-	l, snap := wakeLab(t, dir, hook, "")
-	defer func() {
-		if t.Failed() {
-			t.Logf("slurmctld's log:\n%s", l.LogTail("slurmctld.log", 40))
-		}
-		l.Stop()
-	}()
-	c := startGangtopoIn(t, l, dir, "controller", "daemon", "--role", "controller", "--interval", "1s", "--log-format", "json",
-		"--topology", filepath.Join(dir, "cluster.yaml"), "-o", snap, "--config", filepath.Join(dir, "gangtopo.yaml"), "--wake-socket", sock)
-	c.waitLogged(t, "\"state\":\"acting\"", 40*time.Second)
+	r := startWakeRig(t, 3*time.Second, "1s", "")
+	l, c, wakeLog := r.l, r.c, r.log
 	gang, err := l.Submit(context.Background(), nil, "-o", "/dev/null", "--gpus=16", "--cpus-per-gpu=1", "--gang-topology=leaf", "--requeue=expedite", "--wrap", "sleep 100000")
 	must(t, err)
 	ran := waitRunningIn(t, l, gang)
