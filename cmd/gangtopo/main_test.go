@@ -79,6 +79,10 @@ func TestGolden(t *testing.T) {
 		{"replay-help", []string{"replay", "--help"}},
 		{"snapshot-help", []string{"snapshot", "--help"}},
 		{"daemon-help", []string{"daemon", "--help"}},
+		// EpilogSlurmctld's hook: bad input is refused; no controller is no failure
+		{"wake-bad-job", []string{"wake", "--job", "12x", "--socket", "testdata/nonexistent.sock"}},
+		{"wake-no-controller", []string{"wake", "--job", "12", "--socket", "testdata/nonexistent.sock"}},
+		{"wake-no-controller-strict", []string{"wake", "--strict", "--job", "12", "--socket", "testdata/nonexistent.sock"}},
 		{"gen-features-help", []string{"gen", "features", "--help"}},
 		{"place-help", []string{"place", "--help"}},
 		{"gen-unknown", []string{"gen", "bogus"}},

@@ -79,10 +79,10 @@ func runWake(o wakeOptions, w io.Writer) error {
 	}
 	answer, err := askWake(o)
 	if err != nil {
-		fmt.Fprintf(w, "gangtopo wake: %v\n", err)
 		if o.strict {
 			return err
 		}
+		fmt.Fprintf(w, "gangtopo wake: %v\n", err)
 		return nil
 	}
 	fmt.Fprintf(w, "gangtopo wake: %s\n", answer)
