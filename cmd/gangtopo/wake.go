@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/controller"
 )
 
 // wake asks the controller for a cycle now over its wake socket (the
@@ -31,8 +30,6 @@ type wakeOptions struct {
 // DefaultWakeSocket is where the controller's --wake-socket and gangtopo
 // wake meet unless told otherwise (docs/admin.md).
 const DefaultWakeSocket = "/run/gangtopo/controller.sock"
-
-var wakeJobID = regexp.MustCompile(`^[0-9]{1,10}$`)
 
 func newWakeCmd() *cobra.Command {
 	o := wakeOptions{}
@@ -71,13 +68,13 @@ most: that long at most Slurm's requeue waits for it.`,
 
 // runWake sends the wake and reports the answer on w.
 func runWake(o wakeOptions, w io.Writer) error {
-	if o.job != "" && !wakeJobID.MatchString(o.job) {
+	if o.job != "" && !controller.WakeJobID(o.job) {
 		return usagef("--job %q: want a Slurm job ID (digits)", o.job)
 	}
 	if o.timeout <= 0 {
 		return usagef("--timeout %s: want a duration above 0", o.timeout)
 	}
-	answer, err := askWake(o)
+	answer, err := controller.AskWake(o.socket, o.job, o.timeout)
 	if err != nil {
 		if o.strict {
 			return err
@@ -90,26 +87,4 @@ func runWake(o wakeOptions, w io.Writer) error {
 		return fmt.Errorf("the controller answered %q", answer)
 	}
 	return nil
-}
-
-// askWake sends one request line and reads the one-line answer.
-func askWake(o wakeOptions) (string, error) {
-	conn, err := net.DialTimeout("unix", o.socket, o.timeout)
-	if err != nil {
-		return "", fmt.Errorf("no controller answers on %s (is it running with --wake-socket %s, on this host?): %v", o.socket, o.socket, err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(o.timeout))
-	req := "wake"
-	if o.job != "" {
-		req += " " + o.job
-	}
-	if _, err := fmt.Fprintln(conn, req); err != nil {
-		return "", fmt.Errorf("writing to %s: %v", o.socket, err)
-	}
-	line, err := bufio.NewReader(io.LimitReader(conn, 1024)).ReadString('\n')
-	if err != nil {
-		return "", fmt.Errorf("no answer from the controller within %s: %v", o.timeout, err)
-	}
-	return strings.TrimSpace(line), nil
 }

@@ -82,8 +82,9 @@ type Controller struct {
 	uncovered     bool               // most decided jobs were not covered by the cluster file
 	mix           *mixLearner
 	share         *rpcShare // Config.RPCShare's state; nil without
-	// decidedRunning: the jobs that ran with a gangtopo decision at the
-	// last poll (the wakes' filter, read from their goroutines)
+	// decidedRunning: the gangs that ran with a gangtopo decision at the
+	// last poll (the wakes' filter, read from their goroutines; kept only
+	// while wakes are served)
 	decidedRunning atomic.Pointer[map[string]bool]
 	wake           *wakeServer // Config.Wake's server; nil without
 	now            func() time.Time
@@ -194,7 +195,9 @@ func (c *Controller) cycle(ctx context.Context, start time.Time) (string, error)
 	}
 	c.logProblems(&rep)
 	c.learnMix(s)
-	c.noteDecidedRunning(st)
+	if c.wake != nil {
+		c.noteDecidedRunning(st)
+	}
 	c.m.observeDecisions(st.Decisions)
 	c.logCoverage(st.Decisions)
 	s.Generation = publish.NextGeneration(c.generation, start)

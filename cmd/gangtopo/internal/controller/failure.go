@@ -241,10 +241,7 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 	}
 	w := r.failures
 	now := r.door.Now()
-	for i, pj := range slices.Concat(requeuing, pending) {
-		if seen[pj.ID] {
-			continue
-		}
+	for _, pj := range slices.Concat(requeuing, pending) {
 		ran, ok, why := w.requeued(pj, s)
 		if !ok {
 			if why != "" {
@@ -258,10 +255,9 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 		if err != nil {
 			continue
 		}
-		var own []occupancy.Job // a requeuing gang's old allocation, off work while it is decided
-		if i < len(requeuing) {
-			own = takeOff(work, []string{pj.ID})
-		}
+		// a requeuing gang's old allocation, off work while it is decided
+		// (none for a pending one)
+		own := takeOff(work, []string{pj.ID})
 		rs := r.dec.Restart(pj.Job, d, ran, work, r.eng, s.Generation)
 		log := r.log.Info().Str("job", pj.ID).Int("restarts", pj.Facts.Restarts).Strs("ran_on", ran).Strs("failed", failed(s, ran)).
 			Str("old_domain", rs.Old).Bool("in_old_domain", rs.InOld).Str("why", rs.Why)

@@ -70,6 +70,33 @@ const maxWakeConns = 64
 // jobIDPattern is what a wake may name: a Slurm job ID.
 var jobIDPattern = regexp.MustCompile(`^[0-9]{1,10}$`)
 
+// WakeJobID says whether id is a job a wake may name.
+func WakeJobID(id string) bool { return jobIDPattern.MatchString(id) }
+
+// AskWake is the other end of the socket (gangtopo wake): it sends one
+// request line, for job (empty: none), and returns the controller's
+// one-line answer, waiting timeout at most.
+func AskWake(path, job string, timeout time.Duration) (string, error) {
+	conn, err := net.DialTimeout("unix", path, timeout)
+	if err != nil {
+		return "", fmt.Errorf("no controller answers on %s (is it running with --wake-socket %s, on this host?): %v", path, path, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	req := "wake"
+	if job != "" {
+		req += " " + job
+	}
+	if _, err := fmt.Fprintln(conn, req); err != nil {
+		return "", fmt.Errorf("writing to %s: %v", path, err)
+	}
+	line, err := bufio.NewReader(io.LimitReader(conn, 1024)).ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("no answer from the controller within %s: %v", timeout, err)
+	}
+	return strings.TrimSpace(line), nil
+}
+
 // wakeServer serves the wake socket.
 type wakeServer struct {
 	c     *Controller
@@ -157,7 +184,7 @@ func (w *wakeServer) handle(conn net.Conn) {
 		return
 	}
 	fields := strings.Fields(line)
-	if len(fields) == 0 || fields[0] != "wake" || len(fields) > 2 || len(fields) == 2 && !jobIDPattern.MatchString(fields[1]) {
+	if len(fields) == 0 || fields[0] != "wake" || len(fields) > 2 || len(fields) == 2 && !WakeJobID(fields[1]) {
 		fmt.Fprintf(conn, "error: %q: want one line: wake [JOBID] (a Slurm job ID, digits)\n", strings.TrimSpace(line))
 		return
 	}

@@ -99,7 +99,13 @@ func TestWakeWaitsForALaterPoll(t *testing.T) {
 	l.stall = true
 	before := time.Now()
 	done := make(chan string)
-	go func() { done <- l.ask(t, "wake 42\n") }()
+	go func() {
+		answer, err := AskWake(l.path, "42", 2*time.Second)
+		if err != nil {
+			answer = err.Error()
+		}
+		done <- answer
+	}()
 	time.Sleep(100 * time.Millisecond)
 	l.c.duties.rounds.finished(before) // a round on an older poll ends
 	select {
