@@ -128,10 +128,17 @@ func teambJob(t *testing.T, extra ...string) string {
 // 8-GPU jobs beyond it waiting: held, which may not borrow, and other,
 // which may. other must run in gt-borrow, held wait in gt-teamb untouched
 // by the controller, counted as NO-BORROW 8 in `gangtopo quota`; fault
-// names the faults table's row.
+// names the faults table's row. The cycle runs once Slurm says both wait
+// for their QOS's limit: before its first scheduling pass over them
+// Slurm may still say Resources, and the controller's re-binding, which
+// leaves jobs held by a limit alone, cannot tell yet.
 func staysOwnOtherBorrows(t *testing.T, held, other, fault string) {
 	t.Helper()
-	time.Sleep(2 * time.Second)
+	for _, id := range []string{held, other} {
+		waitFor(t, id, 30*time.Second, "waiting for its QOS's limit", func(j *slurmlab.Job) bool {
+			return j.State == "PENDING" && strings.HasPrefix(j.Reason, "QOS")
+		})
+	}
 	out := cycle(t)
 	waitFor(t, other, 60*time.Second, "running in gt-borrow", func(j *slurmlab.Job) bool {
 		return j.State == "RUNNING" && j.Fields["QOS"] == "gt-borrow"

@@ -181,12 +181,43 @@ var notYet = map[string]bool{"JobHeldUser": true, "JobHeldAdmin": true, "Depende
 	"DependencyNeverSatisfied": true, "BeginTime": true, "JobArrayTaskLimit": true}
 
 // mayNotStart says a pending job may not start now whatever the nodes:
-// Slurm's reason says so (notYet), or its facts do, whatever the reason
-// says at the moment of the poll (a job just submitted, or whose
-// dependency was just tested, may show another one for a scheduling
-// pass): it is held (priority 0), or it still waits on a dependency.
+// Slurm's reason says so (notYet, or a limit), or its facts do, whatever
+// the reason says at the moment of the poll (a job just submitted, or
+// whose dependency was just tested, may show another one for a
+// scheduling pass): it is held (priority 0), or it still waits on a
+// dependency.
 func mayNotStart(pj slurmstate.PendingJob) bool {
-	return notYet[pj.Reason] || pj.Priority == 0 || pj.Dependency != ""
+	return notYet[pj.Reason] || limited(pj.Reason) || pj.Priority == 0 || pj.Dependency != ""
+}
+
+// limitReasons are Slurm's reasons for a job that waits for a limit of
+// its QOS, association, account, user or partition, or for something
+// other than nodes (src/common/job_state_reason.c: QOS*, Assoc*,
+// Max*PerAccount and Max*PerUser, ...). A limit counts the job's GPUs,
+// nodes, CPUs or time wherever it runs, so a new binding does not start
+// it: it starts when the limit is raised (the quota duty's move to the
+// borrow QOS, for one) or the account's other jobs end. MaxPoweredUpNodes
+// is not one: nodes already up may start the job.
+var limitPrefixes = []string{"QOS", "Assoc", "Max", "Invalid", "BurstBuffer"}
+
+var limitReasons = map[string]bool{"AccountingPolicy": true, "AccountNotAllowed": true, "Licenses": true,
+	"JobHoldMaxRequeue": true, "PartitionDown": true, "PartitionInactive": true, "PartitionTimeLimit": true,
+	"DeadLine": true, "Reservation": true, "ReservationDeleted": true, "ReservationInvalid": true}
+
+// limited says Slurm's reason is one of limitReasons.
+func limited(reason string) bool {
+	if limitReasons[reason] {
+		return true
+	}
+	if reason == "MaxPoweredUpNodes" {
+		return false
+	}
+	for _, p := range limitPrefixes {
+		if strings.HasPrefix(reason, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // gone says an update failed because the job is no longer pending: it

@@ -272,6 +272,26 @@ func TestRebindLeavesJobsThatMayNotStartYet(t *testing.T) {
 	}
 }
 
+// A job that waits for a limit (its QOS's GPUs, its account's jobs, its
+// partition down) is not re-bound: the limit holds it wherever it runs.
+func TestRebindLeavesJobsHeldByALimit(t *testing.T) {
+	for reason, want := range map[string]bool{"QOSGrpGRES": false, "AssocGrpGRES": false, "MaxGRESPerAccount": false,
+		"QOSMaxGRESPerUser": false, "AccountingPolicy": false, "PartitionDown": false, "InvalidQOS": false,
+		"Resources": true, "Priority": true, "ReqNodeNotAvail": true, "MaxPoweredUpNodes": true} {
+		t.Run(reason, func(t *testing.T) {
+			l := newRebindLab(t, nil)
+			atSubmit := nodesBut("node02")
+			atSubmit["node02"] = 4
+			j := l.submit("41", 10, l.snapshot(atSubmit), jobsubmit.Job{Name: "a", TresPerJob: "gres:gpu:2"})
+			j.Reason = reason
+			l.cycle(l.snapshot(nodesBut("node09")), []slurmstate.PendingJob{j})
+			if got := len(l.updates) == 1; got != want {
+				t.Errorf("reason %s: re-bound %v, want %v (updates %v)", reason, got, want, l.updates)
+			}
+		})
+	}
+}
+
 // A job that started between the poll and the update is no failure.
 func TestRebindJobGoneMeanwhile(t *testing.T) {
 	l := newRebindLab(t, nil)
