@@ -135,6 +135,7 @@ page of charts. See docs/replay.md.`,
 	f.StringVar(&o.failures.rate, "node-failures", "", "take nodes down under running jobs at this rate: llama3 (Meta's Llama 3 report: 419 unexpected interruptions in 54 days on 2,048 servers of 8 GPUs) or failures per node-hour; a table of the restarts follows the report")
 	f.DurationVar(&o.failures.repair, "repair", 24*time.Hour, "--node-failures: how long a failed node stays down")
 	f.Uint64Var(&o.failures.seed, "failure-seed", 1, "--node-failures: the seed the failures are drawn with")
+	f.BoolVar(&o.failures.atOnce, "restart-at-once", false, "--node-failures with --requeue delay: the controller makes a requeued job eligible at its next cycle instead of after Slurm's requeue delay (gangtopo.yaml rebind.restart_at_once)")
 	f.BoolVar(&o.failures.hook, "restart-hook", false, "--node-failures: the controller re-binds a gang requeued after a node failure at the requeue, before Slurm may start it (slurm.conf EpilogSlurmctld runs gangtopo wake; docs/admin.md), instead of at its next cycle")
 	f.StringVar(&o.failures.requeue, "requeue", "delay", "--node-failures: how Slurm requeues a failed node's jobs: delay (eligible 121 s later, in submit order: every series) or expedite (eligible at once, at the top of the queue: Slurm 25.11+ with SlurmctldParameters=enable_expedited_requeue and --requeue=expedite)")
 	f.StringVar(&o.spares, "spares", "leaf:1", "the spare nodes policy "+sparesPolicy+" keeps (gangtopo.yaml's spares:): TIER:N, N nodes in each domain of the tier")

@@ -22,8 +22,8 @@ import (
 // servers of 8: 419 / (2,048 x 54 x 24) per node and hour.
 const llama3PerNodeHour = 419.0 / (2048 * 54 * 24)
 
-// failureFlags are --node-failures, --repair, --failure-seed, --requeue
-// and --restart-hook.
+// failureFlags are --node-failures, --repair, --failure-seed, --requeue,
+// --restart-hook and --restart-at-once.
 type failureFlags struct {
 	rate    string
 	repair  time.Duration
@@ -32,6 +32,9 @@ type failureFlags struct {
 	// hook: the controller re-binds a requeued gang at the requeue (Slurm's
 	// EpilogSlurmctld runs gangtopo wake), not at its next cycle
 	hook bool
+	// atOnce: the controller makes a requeued job eligible at its next
+	// cycle (rebind.restart_at_once), not after Slurm's requeue delay
+	atOnce bool
 }
 
 // expedite reads --requeue.
@@ -75,11 +78,17 @@ func (f failureFlags) drawFailures(set *replaySetup) error {
 		if f.hook {
 			return usagef("--restart-hook: needs --node-failures (it says when the controller re-binds a gang requeued after a node failure)")
 		}
+		if f.atOnce {
+			return usagef("--restart-at-once: needs --node-failures (it says when a job requeued after a node failure may start again)")
+		}
 		return nil
 	}
 	expedite, err := f.expedite()
 	if err != nil {
 		return err
+	}
+	if f.atOnce && expedite {
+		return usagef("--restart-at-once with --requeue expedite: an expedited requeue has no delay to shorten; use --requeue delay")
 	}
 	if f.repair <= 0 {
 		return usagef("--repair %s: want a duration above 0", f.repair)
@@ -90,7 +99,7 @@ func (f failureFlags) drawFailures(set *replaySetup) error {
 		for _, j := range run.jobs {
 			horizon = max(horizon, j.Submit+j.Duration)
 		}
-		set.failures[i] = &queue.Failures{Events: queue.DrawFailures(set.cluster, rate, 2*horizon, f.seed), Repair: f.repair.Seconds(), Expedite: expedite, AtRequeue: f.hook}
+		set.failures[i] = &queue.Failures{Events: queue.DrawFailures(set.cluster, rate, 2*horizon, f.seed), Repair: f.repair.Seconds(), Expedite: expedite, AtRequeue: f.hook, AtOnce: f.atOnce}
 	}
 	requeue := fmt.Sprintf("requeued jobs eligible %d s after their failure", queue.DefaultRequeueDelay)
 	if expedite {
@@ -98,6 +107,9 @@ func (f failureFlags) drawFailures(set *replaySetup) error {
 	}
 	if f.hook {
 		requeue += ", re-bound by the controller at the requeue (EpilogSlurmctld runs gangtopo wake)"
+	}
+	if f.atOnce {
+		requeue += ", made eligible by the controller at its next cycle (rebind.restart_at_once)"
 	}
 	set.info.Failures = fmt.Sprintf("%s failures per node-hour (%.3g), each node repaired %s later, %s (seed %d)",
 		f.rate, rate, f.repair, requeue, f.seed)

@@ -81,3 +81,20 @@ func flatten(t [][]string) []string {
 	}
 	return out
 }
+
+// --restart-at-once needs failures, and a requeue with a delay to
+// shorten.
+func TestRestartAtOnceFlag(t *testing.T) {
+	for _, tt := range []struct {
+		f   failureFlags
+		err string
+	}{
+		{failureFlags{atOnce: true}, "--restart-at-once: needs --node-failures"},
+		{failureFlags{rate: "llama3", repair: time.Hour, requeue: "expedite", atOnce: true}, "--restart-at-once with --requeue expedite"},
+	} {
+		err := tt.f.drawFailures(&replaySetup{})
+		if err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%+v: %v, want %q", tt.f, err, tt.err)
+		}
+	}
+}

@@ -28,6 +28,13 @@ type RebindConfig struct {
 	// first when a healthy replacement makes it large enough again, else
 	// the tightest domain that holds it now.
 	AfterFailure bool
+	// RestartAtOnce makes such a gang eligible at once (scontrol update
+	// StartTime=now) instead of after Slurm's requeue delay (the job
+	// credential's lifetime plus one second, 121 s by default), during
+	// which the healthy nodes it leaves are free to every other job.
+	// Off by default: it shortens a wait Slurm imposes, which Slurm
+	// 25.11+ lets each job ask for itself (--requeue=expedite).
+	RestartAtOnce bool
 }
 
 // DefaultRebind is the rebind: section's defaults. Why on: without it a
@@ -46,11 +53,12 @@ const maxRebindsPerCycle = 1000
 func (p *configParser) rebind(v *yaml.Node, key string) {
 	c := &p.c.Rebind
 	p.section(v, key, map[string]func(*yaml.Node, string){
-		"enabled":       func(v *yaml.Node, k string) { p.boolean(v, k, &c.Enabled) },
-		"max_per_cycle": func(v *yaml.Node, k string) { p.count(v, k, 1, maxRebindsPerCycle, &c.MaxPerCycle) },
-		"job_interval":  func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.JobInterval) },
-		"timeout":       func(v *yaml.Node, k string) { p.duration(v, k, 100*time.Millisecond, time.Minute, &c.Timeout) },
-		"after_failure": func(v *yaml.Node, k string) { p.boolean(v, k, &c.AfterFailure) },
+		"enabled":         func(v *yaml.Node, k string) { p.boolean(v, k, &c.Enabled) },
+		"max_per_cycle":   func(v *yaml.Node, k string) { p.count(v, k, 1, maxRebindsPerCycle, &c.MaxPerCycle) },
+		"job_interval":    func(v *yaml.Node, k string) { p.duration(v, k, 0, 24*time.Hour, &c.JobInterval) },
+		"timeout":         func(v *yaml.Node, k string) { p.duration(v, k, 100*time.Millisecond, time.Minute, &c.Timeout) },
+		"after_failure":   func(v *yaml.Node, k string) { p.boolean(v, k, &c.AfterFailure) },
+		"restart_at_once": func(v *yaml.Node, k string) { p.boolean(v, k, &c.RestartAtOnce) },
 	})
 }
 

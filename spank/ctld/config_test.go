@@ -40,6 +40,7 @@ rebind:
   max_per_cycle: 3
   job_interval: 30s
   after_failure: false
+  restart_at_once: true
   timeout: 2s
 spares:
   tier: spine
@@ -64,7 +65,7 @@ actions:
 			Spares: jobsubmit.Spares{Tier: topology.TierSpine, PerDomain: 2}},
 		DefaultTopology: "leaf:preferred", SlurmTopology: "block", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0,
-		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second, AfterFailure: false},
+		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second, AfterFailure: false, RestartAtOnce: true},
 		Defrag: DefaultDefrag(), Quota: DefaultQuota(),
 		Actions: ActionsConfig{Enabled: false, DryRun: true, AuditLog: "/srv/gt/actions.log", Leader: LeaderAlways, Host: "ctl1",
 			MaxPerCycle: 7, Backoff: time.Minute, MaxBackoff: time.Hour}}
@@ -143,8 +144,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"partitions in one item", base + "partitions: [\"gpu,big\"]\n", `partitions: "gpu,big" is not a partition name`},
 		{"empty partition", base + "partitions: [\"\"]\n", `partitions: "" is not a partition name`},
 		{"partitions not a list", base + "partitions: gpu\n", "g.yaml:4: partitions: want a list of partition names"},
-		{"rebind not a mapping", base + "rebind: yes\n", "g.yaml:4: rebind: want a mapping (after_failure, enabled, job_interval, max_per_cycle, timeout)"},
-		{"rebind unknown key", base + "rebind:\n  every: 5s\n", "g.yaml:5: rebind.every: unknown key (want one of after_failure, enabled, job_interval, max_per_cycle, timeout)"},
+		{"rebind not a mapping", base + "rebind: yes\n", "g.yaml:4: rebind: want a mapping (after_failure, enabled, job_interval, max_per_cycle, restart_at_once, timeout)"},
+		{"rebind unknown key", base + "rebind:\n  every: 5s\n", "g.yaml:5: rebind.every: unknown key (want one of after_failure, enabled, job_interval, max_per_cycle, restart_at_once, timeout)"},
 		{"rebind bad after_failure", base + "rebind:\n  after_failure: sometimes\n", `g.yaml:5: rebind.after_failure: "sometimes" is not true or false`},
 		{"rebind bad switch", base + "rebind:\n  enabled: maybe\n", `g.yaml:5: rebind.enabled: "maybe" is not true or false`},
 		{"rebind zero updates", base + "rebind:\n  max_per_cycle: 0\n", "g.yaml:5: rebind.max_per_cycle: 0 out of range (want 1..1000)"},

@@ -7,12 +7,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gangtopo/gangtopo/tests/e2e/faults"
+	"github.com/gangtopo/gangtopo/tests/slurmlab"
 )
 
 func init() {
-	register("SpareReplacesFailedNode", testSpareReplacesFailedNode)
+	register("SpareReplacesFailedNode", func(t *testing.T) { spareReplacesFailedNode(t, byHand) })
+	register("SpareRestartsAtOnce", func(t *testing.T) { spareReplacesFailedNode(t, atOnce) })
+	register("StoppedControllerRestartsAtOnceLater", func(t *testing.T) { spareReplacesFailedNode(t, atOnceStopped) })
 	register("LentSpareTakenBack", testLentSpareTakenBack)
 }
 
@@ -28,15 +34,41 @@ const labSpares = labConfig + "spares:\n  tier: leaf\n  per_domain: 1\n"
 // and drained: Slurm requeues it, no leaf has three free nodes outside the
 // spares, and the controller re-binds it to leaf1 with node04 allowed
 // (spares=leaf1): it restarts inside leaf1 on the spare.
-func testSpareReplacesFailedNode(t *testing.T) {
+//
+// How the gang is made eligible (mode): byHand, the test does it once the
+// gang is re-bound (StartTime=now, as an administrator would), rather than
+// wait out Slurm's two-minute requeue delay. atOnce
+// (SpareRestartsAtOnce: gangtopo.yaml rebind.restart_at_once), the
+// controller does, after its re-binding: the gang must run again within
+// 30 s of the failure, on its old node01 and node03 and the spare
+// (Slurm's delay alone would be 121 s), with the controller's expedite in
+// the audit log. atOnceStopped, a fault: the controller is stopped
+// (SIGSTOP) when the node fails and resumed 20 s later, a poll's memory
+// from before the failure in hand: it must catch up, re-bind the gang and
+// make it eligible once, and the gang restart on the spare within 90 s
+// of the failure (21 and 45 s in two runs on 22.05, by where the stop
+// caught a round), before Slurm's own delay would have let it.
+type restartMode int
+
+const (
+	byHand restartMode = iota
+	atOnce
+	atOnceStopped
+)
+
+func spareReplacesFailedNode(t *testing.T, mode restartMode) {
 	reset(t)
 	defer lab.CancelAll(context.Background())
-	writeConfig(t, labSpares)
+	conf := labSpares
+	if mode != byHand {
+		conf += "rebind:\n  restart_at_once: true\n"
+	}
+	writeConfig(t, conf)
 	t.Cleanup(func() { writeConfig(t, labConfig) })
 	dir := t.TempDir()
 	snap := filepath.Join(dir, "snapshot.json")
 	cfg := filepath.Join(dir, "gangtopo.yaml")
-	must(t, os.WriteFile(cfg, []byte(fmt.Sprintf(labSpares, clusterFile, snap)), 0o644))
+	must(t, os.WriteFile(cfg, []byte(fmt.Sprintf(conf, clusterFile, snap)), 0o644))
 	c := startController(t, "spares", cfg, snap, "--log-level", "debug")
 	c.waitLogged(t, "\"state\":\"acting\"", 20*time.Second)
 	spares := []string{"node04", "node08", "node12", "node16"}
@@ -100,10 +132,19 @@ func testSpareReplacesFailedNode(t *testing.T) {
 		_, _ = lab.Run(context.Background(), 0, "scontrol", "update", "NodeName="+failed, "State=RESUME")
 	})
 	time.Sleep(3 * time.Second) // the controller has seen the gang running on its nodes
+	if mode == atOnceStopped {
+		c.signal(syscall.SIGSTOP)
+		defer c.signal(syscall.SIGCONT)
+	}
+	at := time.Now()
 	for _, state := range []string{"State=DOWN", "State=DRAIN"} {
 		if out, err := lab.Run(ctxT(t), 0, "scontrol", "update", "NodeName="+failed, state, "Reason=gangtopo-e2e"); err != nil {
 			t.Fatalf("setting %s %s: %v %s", failed, state, err, out)
 		}
+	}
+	if mode != byHand {
+		restartedAtOnce(t, c, mode, id, snap, failed, ran, at)
+		return
 	}
 	deadline = time.Now().Add(time.Minute)
 	for !strings.Contains(c.output(), "re-bound a gang requeued after a node failure") {
@@ -217,4 +258,50 @@ func testLentSpareTakenBack(t *testing.T) {
 	if audit, _ := os.ReadFile(auditLog(snap)); strings.Contains(string(audit), `"action":"requeue"`) {
 		t.Errorf("gangtopo requeued a job itself:\n%s", audit)
 	}
+}
+
+// restartedAtOnce checks spareReplacesFailedNode's gang made eligible by
+// the controller (mode atOnce or atOnceStopped), node failed at at.
+func restartedAtOnce(t *testing.T, c *process, mode restartMode, id, snap, failed string, ran *slurmlab.Job, at time.Time) {
+	t.Helper()
+	within := 30 * time.Second
+	if mode == atOnceStopped {
+		time.Sleep(time.Until(at.Add(20 * time.Second)))
+		if j, err := lab.ShowJob(ctxT(t), id); err != nil || j.State == "RUNNING" {
+			t.Fatalf("gang %s %v while the controller was stopped (%v); want pending, in Slurm's requeue delay", id, j, err)
+		}
+		c.signal(syscall.SIGCONT)
+		within = 90 * time.Second // well inside Slurm's own 121 s: where the stop caught a round decides how long it takes
+	}
+	again := waitRestarted(t, lab, id, within)
+	took := time.Since(at)
+	t.Logf("Slurm %s: gang %s ran on %v, %s failed, restarted on %v %.1f s later: %s", lab.Release, id, ran.Nodes, failed, again.Nodes, took.Seconds(), again.AdminComment)
+	audit, err := os.ReadFile(auditLog(snap))
+	must(t, err)
+	expedites := strings.Count(string(audit), `"action":"expedite","job":"`+id+`","result":"intent"`)
+	if mode == atOnce {
+		if took > within || strings.Join(again.Nodes, ",") != "node01,node03,node04" || expedites != 1 || !strings.Contains(c.output(), "may start at once") {
+			t.Errorf("gang %s restarted on %v %.1f s after the failure, %d expedite(s) in the audit log; want node01, node03 and the spare node04 within %s, one expedite\n%s\n%s",
+				id, again.Nodes, took.Seconds(), expedites, within, audit, tail(c.output(), 40))
+		}
+		return
+	}
+	for _, l := range strings.Split(c.output(), "\n") {
+		if strings.Contains(l, `"job":"`+id+`"`) || strings.Contains(l, "duty round") && strings.Contains(l, `"changes":`) && !strings.Contains(l, `"changes":0`) {
+			t.Logf("controller: %s", l)
+		}
+	}
+	time.Sleep(3 * time.Second) // a cycle after the restart: nothing more
+	audit, err = os.ReadFile(auditLog(snap))
+	must(t, err)
+	expedites = strings.Count(string(audit), `"action":"expedite","job":"`+id+`","result":"intent"`)
+	j, err := lab.ShowJob(ctxT(t), id)
+	must(t, err)
+	line := firstLine(c.output(), "may start at once")
+	record(t, faults.Row{Fault: "controller stopped when a gang's node fails (rebind.restart_at_once)",
+		NoJobLost: faults.Check(j.State == "RUNNING" && strings.Join(again.Nodes, ",") == "node01,node03,node04",
+			"gang %s %s on %v, want running on node01, node03 and the spare node04", id, j.State, again.Nodes),
+		NothingHeldForEver: faults.Check(took <= within, "restarted %.1f s after the failure, want within %s", took.Seconds(), within),
+		NoDoubleRequeue:    faults.Check(j.Fields["Restarts"] == "1" && expedites == 1, "restarts %s, %d expedite(s); want 1 and 1", j.Fields["Restarts"], expedites),
+		NothingLeft:        faults.NA, SnapshotFresh: faults.NA, LogLine: line})
 }

@@ -8,16 +8,18 @@
 #
 # The restarts with slurm.conf's EpilogSlurmctld running gangtopo wake
 # (--restart-hook) go between <!-- BEGIN failures-hook --> and <!-- END
-# failures-hook -->; PART=hook runs that part alone, PART=main the rest
-# (default: both).
+# failures-hook -->, those made eligible at once by the controller
+# (--restart-at-once) between <!-- BEGIN failures-atonce --> and <!-- END
+# failures-atonce -->; PART=hook or PART=atonce runs that part alone,
+# PART=main the first section (default: all three).
 #
-# usage: [PART=main|hook] tests/tools/bench-failures.sh GANGTOPO_BINARY [DOC]
+# usage: [PART=main|hook|atonce] tests/tools/bench-failures.sh GANGTOPO_BINARY [DOC]
 set -eu
 bin=$1
 doc=${2:-docs/benchmarks.md}
 part=${PART:-all}
-case $part in all | main | hook) ;; *)
-	echo "bench-failures.sh: PART=$part: want main, hook or nothing (both)" >&2
+case $part in all | main | hook | atonce) ;; *)
+	echo "bench-failures.sh: PART=$part: want main, hook, atonce or nothing (all three)" >&2
 	exit 2
 	;;
 esac
@@ -32,7 +34,7 @@ run() {
 # ten times the Llama 3 rate, for more requeued gangs per replay
 rate10=$(awk 'BEGIN { printf "%.6g", 10 * 419 / (2048 * 54 * 24) }')
 
-if [ "$part" != hook ]; then
+if [ "$part" = all ] || [ "$part" = main ]; then
 
 {
 	echo '## Node failures: where a requeued gang restarts'
@@ -81,8 +83,7 @@ run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:centra
 go run ./tests/tools/benchdoc -file "$doc" -section failures -raw <"$out"
 echo "bench-failures: wrote the failures section of $doc"
 fi
-[ "$part" != main ] || exit 0
-
+if [ "$part" = all ] || [ "$part" = hook ]; then
 {
 	echo '### Re-bound at the requeue: EpilogSlurmctld runs gangtopo wake'
 	echo
@@ -105,3 +106,22 @@ run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:centra
 	--peak-load 1.2 --gang-topology leaf:required --node-failures "$rate10" --repair 24h --spares leaf:2 --requeue expedite --restart-hook
 go run ./tests/tools/benchdoc -file "$doc" -section failures-hook -raw <"$out"
 echo "bench-failures: wrote the failures-hook section of $doc"
+fi
+[ "$part" = all ] || [ "$part" = atonce ] || exit 0
+
+{
+	echo '### Made eligible at once: rebind.restart_at_once'
+	echo
+	echo "Measured $(date -u +%Y-%m-%d) with $(go version 2>/dev/null | cut -d' ' -f3-) on $(nproc) CPUs. Slurm's"
+	echo 'requeue with its delay (22.05, 24.11, and later series for jobs not submitted with'
+	echo '`--requeue=expedite`), leaf gangs required, ten times the Llama 3 rate, as in the second table above, with'
+	echo 'gangtopo.yaml `rebind.restart_at_once: true`: the controller makes a requeued job eligible at its next'
+	echo 'cycle (`scontrol update StartTime=now`) instead of 121 s after the failure'
+	echo '([controller.md](controller.md#restarting-at-once)), `--restart-at-once` here;'
+	echo 'stock Slurm keeps its delay. Against `gangtopo-slurm` and `gangtopo-slurm+spares` in that table (the same'
+	echo 'failures and seed).'
+} >"$out"
+run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:central --policies gangtopo-slurm,gangtopo-slurm+spares,slurm \
+	--peak-load 1.2 --gang-topology leaf:required --node-failures "$rate10" --repair 24h --spares leaf:1 --restart-at-once
+go run ./tests/tools/benchdoc -file "$doc" -section failures-atonce -raw <"$out"
+echo "bench-failures: wrote the failures-atonce section of $doc"

@@ -33,6 +33,11 @@ import (
 // AtRequeue the controller is told at the failure itself, before Slurm may
 // start the job: the hook Slurm runs when the job ends (EpilogSlurmctld =
 // gangtopo wake) holds the requeue until the controller has re-bound it.
+// With AtOnce (gangtopo.yaml rebind.restart_at_once) that controller also
+// makes the job eligible at its first cycle after the failure instead of
+// RequeueDelay after it (`scontrol update StartTime=now`, once Slurm has
+// finished the requeue: at that cycle even when AtRequeue re-bound it at
+// the failure); it keeps its place in the queue.
 //
 // What is measured (Result.Restarts): for each requeued job, the time
 // from the failure to its restart, and the tier it reached against the
@@ -54,6 +59,10 @@ type Failures struct {
 	// AtRequeue re-binds a requeued job (Restarting) at its failure, before
 	// it may start, instead of at the controller's next cycle.
 	AtRequeue bool
+	// AtOnce makes a requeued job eligible at the controller's next cycle
+	// (Restarting), not RequeueDelay after its failure; nothing with
+	// Expedite.
+	AtOnce bool
 }
 
 // NodeFailure is one node failing at a time (replay seconds).
@@ -232,20 +241,25 @@ func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) bool {
 		g.stopRun(t, j)
 		requeued = true
 		g.out[j].Failures++
-		heap.Push(&f.back, endEvent{t + f.delay, j})
+		back := t + f.delay
 		if f.pol != nil {
 			// the controller's next cycle, or the job's begin time if
 			// sooner; an expedited job may start before the controller
 			// sees it
 			next := math.Floor(t/f.every)*f.every + f.every
+			tell := next
 			switch {
 			case f.cfg.AtRequeue:
-				next = t
+				tell = t
 			case !f.cfg.Expedite:
-				next = min(next, t+f.delay)
+				tell = min(next, back)
 			}
-			heap.Push(&f.tell, endEvent{next, j})
+			heap.Push(&f.tell, endEvent{tell, j})
+			if f.cfg.AtOnce {
+				back = min(back, next) // told (re-bound) first: step reads tell before back
+			}
 		}
+		heap.Push(&f.back, endEvent{back, j})
 	}
 	f.down[int32(n)] = true
 	if g.done < len(g.jobs) {

@@ -200,3 +200,32 @@ func TestFailureReboundAtRequeue(t *testing.T) {
 		}
 	}
 }
+
+// Made eligible at the controller's next cycle (AtOnce) instead of after
+// Slurm's requeue delay. Lab16, node04 a spare: job 0 (24 GPUs) runs on
+// node01-03, job 1 on node05-16 until 5001. node02 fails at 100; job 2 (8
+// GPUs, 500 s) is submitted at 110. After the delay: job 2 takes node01
+// at 110 and job 0, eligible at 221, restarts when job 2 ends (610). At
+// once: job 0, re-bound and eligible at the cycle of 105, restarts then on
+// node01, node03 and the spare; job 2 waits for it.
+func TestFailureRestartAtOnce(t *testing.T) {
+	c := topotest.Lab16()
+	node02, _ := c.NodeByName("node02")
+	jobs := []Job{{Name: "gang", Submit: 0, Duration: 1000, GPUs: 24}, {Name: "rest", Submit: 1, Duration: 5000, GPUs: 96},
+		{Name: "after", Submit: 110, Duration: 500, GPUs: 8}}
+	for _, tt := range []struct {
+		atOnce, atRequeue bool
+		restart, job2     float64
+	}{{false, false, 610, 110}, {true, false, 105, 1105}, {true, true, 105, 1105}} {
+		cfg := Config{Slowdown: NoSlowdown(), Failures: &Failures{Events: []NodeFailure{{At: 100, Node: node02}}, Repair: 1e6,
+			AtOnce: tt.atOnce, AtRequeue: tt.atRequeue}}
+		res, err := Replay(c, jobs, &spareKeeper{restarted: map[string]bool{}}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Restarts) != 1 || res.Restarts[0].Start != tt.restart || res.Outcomes[2].Start != tt.job2 {
+			t.Errorf("at once %v, at requeue %v: restarts %+v, job 2 started at %v; want job 0 again at %v, job 2 at %v",
+				tt.atOnce, tt.atRequeue, res.Restarts, res.Outcomes[2].Start, tt.restart, tt.job2)
+		}
+	}
+}

@@ -74,7 +74,11 @@ type failureWatch struct {
 	// under are the running jobs seen on a failed node at the last poll,
 	// to log each once.
 	under map[string]bool
-	m     *failureMetrics
+	// decided holds, by job ID, the restart count whose binding is
+	// settled (kept, or re-bound by an update Slurm took), and atOnce the
+	// count made eligible at once (atonce.go)
+	decided, atOnce map[string]int
+	m               *failureMetrics
 }
 
 // forgetAfter bounds how long a job not seen running is remembered: a
@@ -82,7 +86,8 @@ type failureWatch struct {
 const forgetAfter = time.Hour
 
 func newFailureWatch(reg prometheus.Registerer) *failureWatch {
-	return &failureWatch{ran: map[string]ranOn{}, done: map[string]int{}, under: map[string]bool{}, m: newFailureMetrics(reg)}
+	return &failureWatch{ran: map[string]ranOn{}, done: map[string]int{}, under: map[string]bool{}, decided: map[string]int{},
+		atOnce: map[string]int{}, m: newFailureMetrics(reg)}
 }
 
 // observe remembers the nodes of the running jobs gangtopo decided about
@@ -113,6 +118,8 @@ func (w *failureWatch) observe(st *slurmstate.State, s *occupancy.Snapshot, now 
 		if now.Sub(r.seen) > forgetAfter {
 			delete(w.ran, id)
 			delete(w.done, id)
+			delete(w.decided, id)
+			delete(w.atOnce, id)
 		}
 	}
 	return newly
@@ -263,7 +270,7 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 			Str("old_domain", rs.Old).Bool("in_old_domain", rs.InOld).Str("why", rs.Why)
 		if !rs.Stale {
 			putBack(work, own)
-			w.done[pj.ID] = pj.Facts.Restarts
+			w.done[pj.ID], w.decided[pj.ID] = pj.Facts.Restarts, pj.Facts.Restarts
 			w.m.restarts.WithLabelValues("unchanged").Inc()
 			log.Msg("a gang requeued after a node failure keeps its binding")
 			continue
@@ -288,7 +295,7 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 		}
 		switch {
 		case err == nil:
-			w.done[pj.ID] = pj.Facts.Restarts
+			w.done[pj.ID], w.decided[pj.ID] = pj.Facts.Restarts, pj.Facts.Restarts
 			w.m.restarts.WithLabelValues(map[bool]string{true: "old_domain", false: "elsewhere"}[rs.InOld]).Inc()
 			log.Str("update", rs.Update.String()).Msg("re-bound a gang requeued after a node failure")
 		case actuate.Refused(err):
@@ -325,6 +332,7 @@ func takeOff(s *occupancy.Snapshot, ids []string) []occupancy.Job {
 // failureMetrics are the series of the failure handling.
 type failureMetrics struct {
 	restarts *prometheus.CounterVec
+	atOnce   *prometheus.CounterVec
 	under    prometheus.Gauge
 }
 
@@ -336,6 +344,7 @@ func newFailureMetrics(reg prometheus.Registerer) *failureMetrics {
 			Help: "Running jobs gangtopo decided about with a node down, drained or failing under them at the last poll."}),
 	}
 	reg.MustRegister(m.restarts, m.under)
+	m.atOnce = newAtOnceCounter(reg)
 	for _, r := range []string{"old_domain", "elsewhere", "unchanged", "refused", "failed"} {
 		m.restarts.WithLabelValues(r)
 	}

@@ -35,6 +35,9 @@ type failureLab struct {
 	// requeuing: a running poll shows job 2 as Slurm lists it while it
 	// requeues it (pending and completing, its nodes still its own)
 	requeuing bool
+	// submit and eligible, when set, are job 2's submit and begin times in
+	// a pending poll
+	submit, eligible time.Time
 }
 
 // start starts a controller (again: a restart, its memory gone, its
@@ -132,6 +135,11 @@ func (l *failureLab) poll(running bool, restarts int, reason string, states map[
 				job["job_state"], job["nodes"], job["state_reason"] = []string{"PENDING"}, "", reason
 				job["job_resources"], job["gres_detail"] = nil, []string{}
 				job["max_nodes"] = job["node_count"]
+				for k, at := range map[string]time.Time{"submit_time": l.submit, "eligible_time": l.eligible} {
+					if !at.IsZero() {
+						job[k] = map[string]any{"set": true, "infinite": false, "number": at.Unix()}
+					}
+				}
 			}
 		}
 	})

@@ -99,6 +99,9 @@ func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Clust
 	work := s.Clone()
 	now := r.door.Now()
 	restarted, updated, stop := r.restarts(ctx, s, work, pending, requeuing)
+	if !stop {
+		updated, stop = r.restartAtOnce(ctx, pending, updated)
+	}
 	stale := 0
 	for _, pj := range jobs {
 		if stop {

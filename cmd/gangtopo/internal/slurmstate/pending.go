@@ -39,6 +39,10 @@ type PendingJob struct {
 	Target   string
 	Priority uint32
 	Submit   time.Time
+	// Eligible is the job's begin time (squeue's eligible_time: slurmctld
+	// packs a job's begin time there), zero when not set: a requeued
+	// job's is Slurm's requeue delay on from the requeue.
+	Eligible time.Time
 	Reason   string // Slurm's state_reason
 	// Dependency is the job's dependency list as Slurm holds it ("" when
 	// it has none left, or squeue did not say).
@@ -61,7 +65,8 @@ type pendingRaw struct {
 	tresJob, tresNode, tresSocket, tresTask             string
 	cpusPerTres, memPerTres, arrayTasks, reason, hetSet string
 	dependency                                          string
-	userID, priority, submit, nodeCount, maxNodes       int64
+	userID, priority, submit, eligible, nodeCount       int64
+	maxNodes                                            int64
 	tasks, cpusPerTask, memNode, memCPU, perNode        int64
 	arrayJob, hetJob, hetOffset, arrayTask              int64
 	arrayTaskSet, userIDSet                             bool
@@ -131,6 +136,8 @@ func (p *pendingRaw) intField(key string) *int64 {
 		return &p.priority
 	case "submit_time":
 		return &p.submit
+	case "eligible_time":
+		return &p.eligible
 	case "node_count":
 		return &p.nodeCount
 	case "max_nodes":
@@ -189,6 +196,9 @@ func (p *pendingRaw) pendingJob(j *Job, adminComment string) (pj PendingJob, dec
 		Job: p.job(j, adminComment), User: j.User, Facts: j.Facts, UserIDKnown: p.userIDSet && p.userID >= 0}
 	if p.submit > 0 {
 		pj.Submit = time.Unix(p.submit, 0).UTC()
+	}
+	if p.eligible > 0 {
+		pj.Eligible = time.Unix(p.eligible, 0).UTC()
 	}
 	if p.hetSet != "" && p.hetJob > 0 {
 		pj.ID = fmt.Sprintf("%d+%d", p.hetJob, p.hetOffset)

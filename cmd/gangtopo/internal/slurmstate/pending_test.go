@@ -42,15 +42,15 @@ func TestParsePendingJobs(t *testing.T) {
 				Features: "[gt_node15|gt_node16|gt_node01|gt_node02|gt_node03|gt_node04|gt_node05|gt_node06]",
 				MinNodes: 1, MaxNodes: 1, NumTasks: 1, MinCPUs: 1}}},
 		// a task split off its array: it may be updated as 114_4 too
-		{"118", PendingJob{ID: "118", Target: "118", UserIDKnown: true, TaskID: "114_4", Priority: 100, Reason: "Resources", Submit: time.Unix(1796290978, 0).UTC(),
+		{"118", PendingJob{ID: "118", Target: "118", UserIDKnown: true, TaskID: "114_4", Priority: 100, Reason: "Resources", Submit: time.Unix(1796290978, 0).UTC(), Eligible: time.Unix(1796290978, 0).UTC(),
 			Job: jobsubmit.Job{Name: "arr", Partition: "gpu", TresPerJob: "gres:gpu:1", NumTasks: 1, MinCPUs: 1}}},
 		// the array's record holds the tasks still pending, with the
 		// limit; an update names them, not the array with its running tasks
-		{"114", PendingJob{ID: "114", Target: "114_[0-3,5-9]", UserIDKnown: true, Priority: 4294901740, Reason: "Resources", Submit: time.Unix(1796290978, 0).UTC(),
+		{"114", PendingJob{ID: "114", Target: "114_[0-3,5-9]", UserIDKnown: true, Priority: 4294901740, Reason: "Resources", Submit: time.Unix(1796290978, 0).UTC(), Eligible: time.Unix(1796290978, 0).UTC(),
 			Job: jobsubmit.Job{Name: "arr", Partition: "gpu", TresPerJob: "gres:gpu:1", NumTasks: 1, MinCPUs: 1, ArrayInx: "0-3,5-9%3"}}},
 		// a component is named with its offset: the leader's own ID would
 		// update every component
-		{"115+1", PendingJob{ID: "115+1", Target: "115+1", UserIDKnown: true, Priority: 4294901738, Reason: "None", Submit: time.Unix(1796290978, 0).UTC(),
+		{"115+1", PendingJob{ID: "115+1", Target: "115+1", UserIDKnown: true, Priority: 4294901738, Reason: "None", Submit: time.Unix(1796290978, 0).UTC(), Eligible: time.Unix(1796290978, 0).UTC(),
 			Job: jobsubmit.Job{Name: "het", Partition: "gpu", TresPerJob: "gres:gpu:16", Features: "[gt_leaf1|gt_leaf2|gt_leaf3|gt_leaf4]",
 				NumTasks: 1, MinCPUs: 1, PnMinMemory: 2000, HetJob: true, HetOffset: 1}}},
 	}
@@ -188,5 +188,24 @@ func TestRequeuingJob(t *testing.T) {
 	}
 	if len(requeuing) != 1 || requeuing[0].ID != "1" || requeuing[0].Facts.Restarts != 1 || requeuing[0].Decision == "" {
 		t.Errorf("requeuing %+v; want job 1, restart count 1, with its decision", requeuing)
+	}
+}
+
+// A decided job Slurm 22.05.8 has requeued after a node failure: pending,
+// restart count 1, and its begin time (eligible_time) 121 s after the
+// submit time the requeue set: Slurm's requeue delay, which the
+// controller's rebind.restart_at_once recognises.
+func TestRequeuedJobBeginTime(t *testing.T) {
+	var pend, all, requeuing []PendingJob
+	if _, _, err := parseSqueueJSON(readTestdata(t, "slurm-22.05.8/squeue_requeued.json"), "squeue --json", nil, pendingLists{&pend, &all, &requeuing}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pend) != 1 || len(requeuing) != 0 {
+		t.Fatalf("pending %+v, requeuing %+v; want job 1 pending", pend, requeuing)
+	}
+	pj := pend[0]
+	if pj.Facts.Restarts != 1 || pj.Reason != "BeginTime" || pj.Eligible.Sub(pj.Submit) != 121*time.Second {
+		t.Errorf("restarts %d, reason %s, submit %v, begin %v; want 1, BeginTime, the begin 121 s after the submit",
+			pj.Facts.Restarts, pj.Reason, pj.Submit, pj.Eligible)
 	}
 }
