@@ -35,7 +35,8 @@ const labSpares = labConfig + "spares:\n  tier: leaf\n  per_domain: 1\n"
 // spares, and the controller re-binds it to leaf1 with node04 allowed
 // (spares=leaf1): it restarts inside leaf1 on the spare.
 //
-// How the gang is made eligible (mode): byHand, the test does it once the
+// The check that the spares stay free (sparesStayFree) runs with byHand
+// alone. How the gang is made eligible (mode): byHand, the test does it once the
 // gang is re-bound (StartTime=now, as an administrator would), rather than
 // wait out Slurm's two-minute requeue delay. atOnce
 // (SpareRestartsAtOnce: gangtopo.yaml rebind.restart_at_once), the
@@ -81,47 +82,8 @@ func spareReplacesFailedNode(t *testing.T, mode restartMode) {
 		t.Fatalf("gang %s runs on %v, ExcNodeList %q; want node01-03, the spares excluded", id, ran.Nodes, ran.ExcNodes)
 	}
 
-	// every node but the spares taken: one more whole-node job pends
-	// (the controller re-binds one bound to busy nodes while others are
-	// free, so the count settles within a few cycles)
-	publish(t)
-	var more []string
-	for range 7 {
-		more = append(more, submit(t, "--gpus=8", "--cpus-per-gpu=1"))
-	}
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		running := 0
-		for _, m := range more {
-			j, err := lab.ShowJob(ctxT(t), m)
-			must(t, err)
-			for _, n := range j.Nodes {
-				if slices.Contains(spares, n) {
-					t.Fatalf("job %s (%s) runs on spare %s", m, j.AdminComment, n)
-				}
-			}
-			if j.State == "RUNNING" {
-				running++
-			}
-		}
-		if running == 6 {
-			break
-		}
-		if time.Now().After(deadline) {
-			out, _ := lab.Run(ctxT(t), 0, "squeue", "-o", "%i %T %R %N")
-			t.Fatalf("%d of 7 whole-node jobs run; want 6 (every node but the spares and the gang's):\n%s", running, out)
-		}
-		time.Sleep(time.Second)
-	}
-	time.Sleep(3 * time.Second) // the seventh stays pending
-	if out, err := lab.Run(ctxT(t), 0, "squeue", "-h", "-t", "R", "-w", strings.Join(spares, ","), "-o", "%i"); err != nil || strings.TrimSpace(out) != "" {
-		t.Errorf("jobs on the spares: %q (%v); want none", out, err)
-	}
-	// the fillers below are pinned to nodes these jobs held: one still
-	// completing would leave them pending (Resources), which settle takes
-	// as their outcome on a loaded machine
-	for _, m := range more {
-		cancelAndWait(t, m)
+	if mode == byHand {
+		sparesStayFree(t, spares)
 	}
 	// node06/07, node10/11, node14/15 stay busy: no leaf has three free
 	// nodes outside its spare
@@ -146,7 +108,7 @@ func spareReplacesFailedNode(t *testing.T, mode restartMode) {
 		restartedAtOnce(t, c, mode, id, snap, failed, ran, at)
 		return
 	}
-	deadline = time.Now().Add(time.Minute)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(c.output(), "re-bound a gang requeued after a node failure") {
 		if time.Now().After(deadline) {
 			show, _ := lab.Run(ctxT(t), 0, "scontrol", "show", "job", id)
@@ -304,4 +266,53 @@ func restartedAtOnce(t *testing.T, c *process, mode restartMode, id, snap, faile
 		NothingHeldForEver: faults.Check(took <= within, "restarted %.1f s after the failure, want within %s", took.Seconds(), within),
 		NoDoubleRequeue:    faults.Check(j.Fields["Restarts"] == "1" && expedites == 1, "restarts %s, %d expedite(s); want 1 and 1", j.Fields["Restarts"], expedites),
 		NothingLeft:        faults.NA, SnapshotFresh: faults.NA, LogLine: line})
+}
+
+// sparesStayFree: with every node but the spares and the gang's free, of
+// seven whole-node jobs six run and one pends rather than take a spare;
+// they are cancelled again.
+func sparesStayFree(t *testing.T, spares []string) {
+	t.Helper()
+	// every node but the spares taken: one more whole-node job pends
+	// (the controller re-binds one bound to busy nodes while others are
+	// free, so the count settles within a few cycles)
+	publish(t)
+	var more []string
+	for range 7 {
+		more = append(more, submit(t, "--gpus=8", "--cpus-per-gpu=1"))
+	}
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		running := 0
+		for _, m := range more {
+			j, err := lab.ShowJob(ctxT(t), m)
+			must(t, err)
+			for _, n := range j.Nodes {
+				if slices.Contains(spares, n) {
+					t.Fatalf("job %s (%s) runs on spare %s", m, j.AdminComment, n)
+				}
+			}
+			if j.State == "RUNNING" {
+				running++
+			}
+		}
+		if running == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			out, _ := lab.Run(ctxT(t), 0, "squeue", "-o", "%i %T %R %N")
+			t.Fatalf("%d of 7 whole-node jobs run; want 6 (every node but the spares and the gang's):\n%s", running, out)
+		}
+		time.Sleep(time.Second)
+	}
+	time.Sleep(3 * time.Second) // the seventh stays pending
+	if out, err := lab.Run(ctxT(t), 0, "squeue", "-h", "-t", "R", "-w", strings.Join(spares, ","), "-o", "%i"); err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("jobs on the spares: %q (%v); want none", out, err)
+	}
+	// the fillers below are pinned to nodes these jobs held: one still
+	// completing would leave them pending (Resources), which settle takes
+	// as their outcome on a loaded machine
+	for _, m := range more {
+		cancelAndWait(t, m)
+	}
 }

@@ -34,8 +34,8 @@ import (
 // start the job: the hook Slurm runs when the job ends (EpilogSlurmctld =
 // gangtopo wake) holds the requeue until the controller has re-bound it.
 // With AtOnce (gangtopo.yaml rebind.restart_at_once) that controller also
-// makes the job eligible at its first cycle after the failure instead of
-// RequeueDelay after it (`scontrol update StartTime=now`, once Slurm has
+// makes the job eligible at its first cycle RestartMargin after the
+// failure instead of RequeueDelay after it (`scontrol update StartTime=now`, once Slurm has
 // finished the requeue: at that cycle even when AtRequeue re-bound it at
 // the failure); it keeps its place in the queue.
 //
@@ -70,6 +70,12 @@ type NodeFailure struct {
 	At   float64
 	Node topology.NodeID
 }
+
+// RestartMargin is how long after its requeue the controller makes a job
+// eligible at the soonest (AtOnce), in seconds: a restart in the second of
+// the requeue's kill is refused by the nodes' slurmd and the job killed
+// for good (the controller's actuate.RequeueMargin).
+const RestartMargin = 2
 
 // DefaultRequeueDelay is Slurm's begin time after a requeue: the job
 // credential's default lifetime (120 s) plus one (slurmctld's
@@ -256,7 +262,10 @@ func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) bool {
 			}
 			heap.Push(&f.tell, endEvent{tell, j})
 			if f.cfg.AtOnce {
-				back = min(back, next) // told (re-bound) first: step reads tell before back
+				// the first cycle RestartMargin after the failure; told
+				// (re-bound) first: step reads tell before back
+				first := math.Floor((t+RestartMargin)/f.every)*f.every + f.every
+				back = min(back, max(next, first))
 			}
 		}
 		heap.Push(&f.back, endEvent{back, j})

@@ -207,17 +207,21 @@ func TestFailureReboundAtRequeue(t *testing.T) {
 // GPUs, 500 s) is submitted at 110. After the delay: job 2 takes node01
 // at 110 and job 0, eligible at 221, restarts when job 2 ends (610). At
 // once: job 0, re-bound and eligible at the cycle of 105, restarts then on
-// node01, node03 and the spare; job 2 waits for it.
+// node01, node03 and the spare; job 2 waits for it. A failure at 104 is
+// made eligible at the cycle of 110 (RestartMargin).
 func TestFailureRestartAtOnce(t *testing.T) {
 	c := topotest.Lab16()
 	node02, _ := c.NodeByName("node02")
 	jobs := []Job{{Name: "gang", Submit: 0, Duration: 1000, GPUs: 24}, {Name: "rest", Submit: 1, Duration: 5000, GPUs: 96},
 		{Name: "after", Submit: 110, Duration: 500, GPUs: 8}}
 	for _, tt := range []struct {
-		atOnce, atRequeue bool
-		restart, job2     float64
-	}{{false, false, 610, 110}, {true, false, 105, 1105}, {true, true, 105, 1105}} {
-		cfg := Config{Slowdown: NoSlowdown(), Failures: &Failures{Events: []NodeFailure{{At: 100, Node: node02}}, Repair: 1e6,
+		atOnce, atRequeue      bool
+		failure, restart, job2 float64
+	}{{false, false, 100, 610, 110}, {true, false, 100, 105, 1105}, {true, true, 100, 105, 1105},
+		// a failure at 104: the cycle of 105 comes less than RestartMargin
+		// after it, so the job is made eligible at 110, ahead of job 2
+		{true, false, 104, 110, 1110}} {
+		cfg := Config{Slowdown: NoSlowdown(), Failures: &Failures{Events: []NodeFailure{{At: tt.failure, Node: node02}}, Repair: 1e6,
 			AtOnce: tt.atOnce, AtRequeue: tt.atRequeue}}
 		res, err := Replay(c, jobs, &spareKeeper{restarted: map[string]bool{}}, cfg)
 		if err != nil {

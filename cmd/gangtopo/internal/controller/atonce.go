@@ -42,7 +42,11 @@ import (
 //     keeps the submit time and moves the begin time away from it, and a
 //     user's --begin later than the requeue is one Slurm kept: both are
 //     left alone;
-//   - it is not held (priority 0, or a hold reason).
+//   - it is not held (priority 0, or a hold reason);
+//   - the requeue, at the submit time it set, is actuate.RequeueMargin old
+//     (else it waits for a later round): a restart in the second of the
+//     requeue's kill is refused by the nodes' slurmd and the job killed
+//     for good (actuate/restart.go).
 //
 // The update goes through the door (audit first, leader only, the cycle's
 // limit and back-off), counted in rebind.max_per_cycle. One that does not
@@ -81,6 +85,9 @@ func (r *rebinder) restartAtOnce(ctx context.Context, pending []slurmstate.Pendi
 		}
 		if _, pinned := actuate.ParseMark(pj.Facts.AdminComment); pinned || pj.Priority == 0 || pj.Reason != "BeginTime" && notYet[pj.Reason] {
 			continue
+		}
+		if !actuate.MayRestart(pj.Submit, now) {
+			continue // a later round
 		}
 		if updated >= r.cfg.Rebind.MaxPerCycle {
 			r.m.skipped.WithLabelValues("max_per_cycle").Inc()

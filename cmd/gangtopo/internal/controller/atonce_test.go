@@ -34,11 +34,12 @@ func (l *failureLab) atOnce(result string) float64 {
 	return testutil.ToFloat64(l.c.rebind.failures.m.atOnce.WithLabelValues(result))
 }
 
-// With restart_at_once, the gang requeued after node06 failed is re-bound
-// to leaf2 first and then made eligible at once, in that order, once.
+// With restart_at_once, the gang requeued after node06 failed (10 s ago)
+// is re-bound to leaf2 first and then made eligible at once, in that
+// order, once.
 func TestRestartAtOnce(t *testing.T) {
 	l := atOnceLab(t, true)
-	l.failAndRequeue(time.Now(), 121*time.Second)
+	l.failAndRequeue(time.Now().Add(-10*time.Second), 121*time.Second)
 	got := l.updates()
 	if len(got) != 2 || !strings.HasPrefix(got[0], "scontrol update JobId=2 Features=[gt_leaf2|") || got[1] != "scontrol update JobId=2 StartTime=now" {
 		t.Fatalf("updates %q; want the re-binding, then StartTime=now\n%s", got, l.logs.String())
@@ -58,10 +59,30 @@ func TestRestartAtOnce(t *testing.T) {
 	}
 }
 
+// Requeued less than two seconds ago (its submit time, which the requeue
+// set), the gang is made eligible at a later round: a start in the second
+// of the requeue's kill is refused by slurmd and killed for good
+// (actuate.MayRestart).
+func TestRestartAtOnceNotInTheSecondOfTheRequeue(t *testing.T) {
+	l := atOnceLab(t, true)
+	requeued := time.Now().Add(time.Second).Truncate(time.Second) // squeue's whole seconds, after the controller's now
+	l.failAndRequeue(requeued, 121*time.Second)
+	if got := l.updates(); len(got) != 1 {
+		t.Fatalf("updates %q; want the re-binding alone", got)
+	}
+	l.c.duties.door.Now = func() time.Time { return requeued.Add(2 * time.Second) }
+	l.c.now = l.c.duties.door.Now
+	l.poll(false, 1, "BeginTime", map[string][]string{"node06": {"DOWN"}})
+	l.cycle()
+	if got := l.updates(); len(got) != 2 || got[1] != "scontrol update JobId=2 StartTime=now" {
+		t.Errorf("updates %q; want StartTime=now two seconds after the requeue", got)
+	}
+}
+
 // Off (the default), the gang is re-bound and waits for Slurm's delay.
 func TestRestartAtOnceOff(t *testing.T) {
 	l := atOnceLab(t, false)
-	l.failAndRequeue(time.Now(), 121*time.Second)
+	l.failAndRequeue(time.Now().Add(-10*time.Second), 121*time.Second)
 	if got := l.updates(); len(got) != 1 || strings.Contains(got[0], "StartTime") {
 		t.Errorf("updates %q; want the re-binding alone", got)
 	}
@@ -71,7 +92,7 @@ func TestRestartAtOnceOff(t *testing.T) {
 // the requeue's delay from the submit time the requeue set (a user's or an
 // administrator's, set after it), one passed already, none.
 func TestRestartAtOnceLeavesOtherBeginTimes(t *testing.T) {
-	now := time.Now()
+	now := time.Now().Add(-10 * time.Second) // requeued long enough ago (actuate.MayRestart)
 	for name, times := range map[string][2]time.Time{
 		"set after the requeue": {now, now.Add(2 * time.Hour)},
 		"passed":                {now.Add(-5 * time.Minute), now.Add(-3 * time.Minute)},
@@ -109,7 +130,7 @@ func TestRestartAtOnceAfterTheRequeue(t *testing.T) {
 		t.Fatalf("updates %q while Slurm requeues it; want the re-binding alone", got)
 	}
 	l.requeuing = false
-	l.submit, l.eligible = time.Now(), time.Now().Add(121*time.Second)
+	l.submit, l.eligible = time.Now().Add(-5*time.Second), time.Now().Add(116*time.Second)
 	l.c.now = func() time.Time { return time.Now().Add(time.Second) }
 	l.poll(false, 1, "BeginTime", map[string][]string{"node06": {"DOWN"}})
 	l.cycle()
@@ -124,7 +145,7 @@ func TestRestartAtOnceFails(t *testing.T) {
 	l := atOnceLab(t, true)
 	l.slurm("scontrol", `if [ "$3" = show ]; then cat `+l.nodes+`; else echo "scontrol $*" >> `+l.log+
 		`; case "$*" in *StartTime*) echo "slurm_update error: Access/permission denied" >&2; exit 1;; esac; fi`)
-	l.failAndRequeue(time.Now(), 121*time.Second)
+	l.failAndRequeue(time.Now().Add(-10*time.Second), 121*time.Second)
 	l.c.now = func() time.Time { return time.Now().Add(time.Second) }
 	l.cycle()
 	n := 0

@@ -190,7 +190,9 @@ func endedMsg(m string) bool {
 
 // expedite makes each requeued job eligible at once, once Slurm has it
 // pending again (an update before the requeue has finished is undone by
-// the requeue's own begin time).
+// the requeue's own begin time), and no sooner than
+// actuate.RequeueMargin after that (the requeue came before: a restart in
+// the second of its kill would be killed for good, actuate/restart.go).
 func (x *Executor) expedite(ctx context.Context, ids []string, base actuate.Entry) {
 	deadline := x.Now().Add(x.Cfg.Timeout)
 	for _, id := range ids {
@@ -198,11 +200,20 @@ func (x *Executor) expedite(ctx context.Context, ids []string, base actuate.Entr
 			x.logf("expedite job %s: %s", id, why)
 			continue
 		}
+		x.waitAfter(ctx, x.Now())
 		if _, err := x.do(ctx, expediteChange(base, id)); err != nil {
 			x.logf("expedite job %s: %v", id, err)
 			continue
 		}
 		x.logf("expedite job %s: ok", id)
+	}
+}
+
+// waitAfter waits until a job seen requeued at requeued may restart
+// (actuate.MayRestart).
+func (x *Executor) waitAfter(ctx context.Context, requeued time.Time) {
+	for !actuate.MayRestart(requeued, x.Now()) && ctx.Err() == nil {
+		x.sleep(ctx)
 	}
 }
 
