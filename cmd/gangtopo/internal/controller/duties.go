@@ -65,6 +65,19 @@ type ActionsSetup struct {
 	LockPath   string
 }
 
+// requeuing are the IDs of the jobs the state's poll saw Slurm
+// requeueing.
+func (s dutyState) requeuing() map[string]bool {
+	if s.st == nil || len(s.st.Requeuing) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(s.st.Requeuing))
+	for _, pj := range s.st.Requeuing {
+		m[pj.ID] = true
+	}
+	return m
+}
+
 // dutyState is what a round works on: a published snapshot, the poll it
 // was built from, and the topology and fragmentation meter of that cycle
 // (the poll loop may replace its own meanwhile: the duty loop never reads
@@ -190,7 +203,7 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 	start := c.now()
 	t := roundTimes{start: start, now: c.now}
 	defer func() {
-		d.rounds.finished(s.at)
+		d.rounds.finished(s.at, s.requeuing())
 		d.lastEnd = c.now()
 		d.m.round.Observe(d.lastEnd.Sub(start).Seconds())
 		t.log(c, d.door.Made(), d.lastEnd)

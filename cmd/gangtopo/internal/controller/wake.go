@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 )
 
 // Wakes: a cycle at the moment a gang ends, before Slurm may start it
@@ -32,7 +34,11 @@ import (
 // cycle now and waits for it: the cycle reads Slurm's JSON, finds the gang
 // being requeued (State.Requeuing) and re-binds it by the rules every
 // re-binding follows (failure.go, the door); when the hook returns, Slurm
-// finishes the requeue and the gang starts with its new binding.
+// finishes the requeue and the gang starts with its new binding. A wake
+// for a job that cycle saw being requeued is answered no sooner than
+// actuate.RequeueMargin after it came: the requeue's kill came before the
+// hook, and an expedited job restarted in the kill's second would be
+// refused by slurmd and killed for good (actuate/restart.go).
 //
 // What a wake may do: ask for one cycle sooner, nothing else. The job it
 // names (EpilogSlurmctld's SLURM_JOB_ID) only filters: every job's end
@@ -209,6 +215,20 @@ func (w *wakeServer) handle(conn net.Conn) {
 		fmt.Fprintf(conn, "timeout: no duty round on a poll after the wake within %s\n", w.setup.Timeout)
 		return
 	}
+	if job != "" && w.c.duties.rounds.sawRequeuing(job) {
+		// the kill came before the hook: Slurm may restart the job as soon
+		// as the hook returns (an expedited requeue), and a restart in the
+		// kill's second is refused by slurmd and killed for good
+		// (actuate/restart.go)
+		if wait := time.Until(asked.Add(actuate.RequeueMargin)); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+		fmt.Fprintf(conn, "ok: a cycle polled after the wake has run its duties; the requeue held %s after the wake\n", actuate.RequeueMargin)
+		return
+	}
 	fmt.Fprintln(conn, "ok: a cycle polled after the wake has run its duties")
 }
 
@@ -226,19 +246,29 @@ type rounds struct {
 	// closed when the next round ends
 	at    time.Time
 	ended chan struct{}
+	// requeuing are the jobs that round saw Slurm requeueing
+	requeuing map[string]bool
 }
 
-// finished records a round on jobs read at at.
-func (r *rounds) finished(at time.Time) {
+// finished records a round on jobs read at at, which saw Slurm requeueing
+// the jobs requeuing.
+func (r *rounds) finished(at time.Time, requeuing map[string]bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if at.After(r.at) {
-		r.at = at
+		r.at, r.requeuing = at, requeuing
 	}
 	if r.ended != nil {
 		close(r.ended)
 		r.ended = nil
 	}
+}
+
+// sawRequeuing says whether the last round saw Slurm requeueing job id.
+func (r *rounds) sawRequeuing(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requeuing[id]
 }
 
 // roundsAfter waits until a round on jobs read at or after t has ended.

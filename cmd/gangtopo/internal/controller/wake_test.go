@@ -12,19 +12,22 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/actuate"
 	"github.com/gangtopo/gangtopo/cmd/gangtopo/internal/slurmstate"
 )
 
 // wakeLab is a wake server over a controller whose only state is what the
 // wakes read: the jobs that ran decided and the duty rounds. Its Wake
 // ends a round 50 ms later, on jobs read then, as the daemon's woken cycle
-// would; refuse makes it refuse (backing off), stall makes it run none.
+// would, which saw Slurm requeueing the jobs requeuing; refuse makes it
+// refuse (backing off), stall makes it run none.
 type wakeLab struct {
 	c             *Controller
 	w             *wakeServer
 	path          string
 	refuse, stall bool
 	wakes         int
+	requeuing     map[string]bool
 }
 
 func newWakeLab(t *testing.T, timeout time.Duration) *wakeLab {
@@ -38,7 +41,7 @@ func newWakeLab(t *testing.T, timeout time.Duration) *wakeLab {
 		}
 		l.wakes++
 		if !l.stall {
-			go func() { time.Sleep(50 * time.Millisecond); l.c.duties.rounds.finished(time.Now()) }()
+			go func() { time.Sleep(50 * time.Millisecond); l.c.duties.rounds.finished(time.Now(), l.requeuing) }()
 		}
 		return ""
 	}
@@ -92,6 +95,25 @@ func TestWakeAnswers(t *testing.T) {
 	}
 }
 
+// A wake for a job the woken round saw Slurm requeueing is answered no
+// sooner than actuate.RequeueMargin after it came: Slurm may restart the
+// job once the hook returns, and a restart in the second of the requeue's
+// kill would be killed for good. Any other is answered when the round
+// ends.
+func TestWakeHoldsARequeueTwoSeconds(t *testing.T) {
+	l := newWakeLab(t, 5*time.Second)
+	l.requeuing = map[string]bool{"42": true}
+	start := time.Now()
+	if got := l.ask(t, "wake 42\n"); !strings.HasPrefix(got, "ok:") || !strings.Contains(got, "held 2s") || time.Since(start) < actuate.RequeueMargin {
+		t.Errorf("answer %q after %v; want ok, held %v", got, time.Since(start), actuate.RequeueMargin)
+	}
+	l.requeuing = nil
+	start = time.Now()
+	if got := l.ask(t, "wake 42\n"); !strings.HasPrefix(got, "ok:") || time.Since(start) >= time.Second {
+		t.Errorf("answer %q after %v; want ok at once (not requeued)", got, time.Since(start))
+	}
+}
+
 // A round on jobs read before the wake does not answer it: only one on a
 // poll after it.
 func TestWakeWaitsForALaterPoll(t *testing.T) {
@@ -107,13 +129,13 @@ func TestWakeWaitsForALaterPoll(t *testing.T) {
 		done <- answer
 	}()
 	time.Sleep(100 * time.Millisecond)
-	l.c.duties.rounds.finished(before) // a round on an older poll ends
+	l.c.duties.rounds.finished(before, nil) // a round on an older poll ends
 	select {
 	case got := <-done:
 		t.Fatalf("answered %q after a round on a poll before the wake", got)
 	case <-time.After(200 * time.Millisecond):
 	}
-	l.c.duties.rounds.finished(time.Now())
+	l.c.duties.rounds.finished(time.Now(), nil)
 	if got := <-done; !strings.HasPrefix(got, "ok:") {
 		t.Errorf("answer %q after a later round; want ok", got)
 	}
