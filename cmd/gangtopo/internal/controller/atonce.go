@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,11 +38,11 @@ import (
 //     decided about, never a pinned one);
 //   - Slurm has finished the requeue (it is pending, not completing: an
 //     earlier update would be undone by the requeue's own begin time);
-//   - its begin time is Slurm's requeue delay: later than now, and at
-//     most maxRequeueDelay after its submit time, which the same requeue
-//     set. A begin time a user or administrator set after the requeue
-//     keeps the submit time and moves the begin time away from it, and a
-//     user's --begin later than the requeue is one Slurm kept: both are
+//   - its begin time is Slurm's requeue delay: later than now, and the
+//     delay plus one second after its submit time, which the same requeue
+//     set (the delay read from `scontrol show config`: RequeueDelay). A
+//     begin time a user or administrator set after the requeue keeps the
+//     submit time and moves the begin time from where Slurm put it: it is
 //     left alone;
 //   - it is not held (priority 0, or a hold reason);
 //   - the requeue, at the submit time it set, is actuate.RequeueMargin old
@@ -54,18 +56,58 @@ import (
 // refused it (it is then tried at the next round): the job starts after
 // Slurm's delay, as without gangtopo.
 
-// maxRequeueDelay bounds the begin times taken for Slurm's requeue delay:
-// 22.05's fallback credential lifetime (1,200 s) and one second.
-const maxRequeueDelay = 1201 * time.Second
+// DefaultRequeueDelay is Slurm's requeue delay where slurm.conf sets
+// neither SchedulerParameters=requeue_delay nor AuthInfo=cred_expire: the
+// job credential's default lifetime.
+const DefaultRequeueDelay = 120 * time.Second
+
+// RequeueDelay reads Slurm's requeue delay from `scontrol show config`:
+// SchedulerParameters' requeue_delay= (later series), else AuthInfo's
+// cred_expire=, else DefaultRequeueDelay.
+func RequeueDelay(showConfig string) time.Duration {
+	var credExpire, requeueDelay time.Duration
+	for _, line := range strings.Split(showConfig, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		var dst *time.Duration
+		key := ""
+		switch strings.TrimSpace(k) {
+		case "AuthInfo", "CredParameters":
+			dst, key = &credExpire, "cred_expire"
+		case "SchedulerParameters":
+			dst, key = &requeueDelay, "requeue_delay"
+		default:
+			continue
+		}
+		for _, opt := range strings.Split(strings.TrimSpace(v), ",") {
+			name, val, ok := strings.Cut(strings.TrimSpace(opt), "=")
+			if n, err := strconv.Atoi(val); ok && name == key && err == nil && n >= 0 {
+				*dst = time.Duration(n) * time.Second
+			}
+		}
+	}
+	switch {
+	case requeueDelay > 0:
+		return requeueDelay
+	case credExpire > 0:
+		return credExpire
+	}
+	return DefaultRequeueDelay
+}
 
 // inRequeueDelay says whether pending job pj waits for Slurm's requeue
-// delay at now (see above).
-func inRequeueDelay(pj slurmstate.PendingJob, now time.Time) bool {
+// delay at now: its begin time is later than now and exactly the delay
+// plus one second after the submit time the same requeue set (the delay
+// alone when Slurm moved that submit time a second on to keep it apart
+// from the last).
+func inRequeueDelay(pj slurmstate.PendingJob, now time.Time, delay time.Duration) bool {
 	if pj.Eligible.IsZero() || pj.Submit.IsZero() || !pj.Eligible.After(now) {
 		return false
 	}
 	d := pj.Eligible.Sub(pj.Submit)
-	return d > 0 && d <= maxRequeueDelay
+	return d == delay+time.Second || d == delay
 }
 
 // restartAtOnce makes the settled gangs among pending eligible at once;
@@ -80,7 +122,7 @@ func (r *rebinder) restartAtOnce(ctx context.Context, pending []slurmstate.Pendi
 	now := r.door.Now()
 	for _, pj := range pending {
 		n, settled := w.decided[pj.ID]
-		if !settled || n != pj.Facts.Restarts || w.atOnce[pj.ID] >= n || !inRequeueDelay(pj, now) {
+		if !settled || n != pj.Facts.Restarts || w.atOnce[pj.ID] >= n || !inRequeueDelay(pj, now, r.requeueDelay) {
 			continue
 		}
 		if _, pinned := actuate.ParseMark(pj.Facts.AdminComment); pinned || pj.Priority == 0 || pj.Reason != "BeginTime" && notYet[pj.Reason] {

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -88,15 +90,16 @@ func TestRestartAtOnceOff(t *testing.T) {
 	}
 }
 
-// A begin time that is not Slurm's requeue delay is left: one later than
+// A begin time that is not Slurm's requeue delay is left: one other than
 // the requeue's delay from the submit time the requeue set (a user's or an
 // administrator's, set after it), one passed already, none.
 func TestRestartAtOnceLeavesOtherBeginTimes(t *testing.T) {
 	now := time.Now().Add(-10 * time.Second) // requeued long enough ago (actuate.MayRestart)
 	for name, times := range map[string][2]time.Time{
-		"set after the requeue": {now, now.Add(2 * time.Hour)},
-		"passed":                {now.Add(-5 * time.Minute), now.Add(-3 * time.Minute)},
-		"none":                  {now, {}},
+		"set after the requeue":         {now, now.Add(2 * time.Hour)},
+		"set five minutes on by a user": {now, now.Add(5 * time.Minute)},
+		"passed":                        {now.Add(-5 * time.Minute), now.Add(-3 * time.Minute)},
+		"none":                          {now, {}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			l := atOnceLab(t, true)
@@ -164,22 +167,68 @@ func TestInRequeueDelay(t *testing.T) {
 	for _, tt := range []struct {
 		name             string
 		submit, eligible time.Time
+		delay            time.Duration
 		want             bool
 	}{
-		{"the requeue's 121 s", now.Add(-5 * time.Second), now.Add(116 * time.Second), true},
-		{"requeue_delay=600", now, now.Add(601 * time.Second), true},
-		{"22.05's fallback lifetime", now, now.Add(1201 * time.Second), true},
-		{"later than any requeue delay", now, now.Add(1202 * time.Second), false},
-		{"passed", now.Add(-200 * time.Second), now.Add(-79 * time.Second), false},
-		{"before its submit time", now.Add(time.Minute), now.Add(time.Second), false},
-		{"no begin time", now, time.Time{}, false},
-		{"no submit time", time.Time{}, now.Add(time.Minute), false},
+		{"the requeue's 121 s", now.Add(-5 * time.Second), now.Add(116 * time.Second), 120 * time.Second, true},
+		{"the submit time moved a second on", now, now.Add(120 * time.Second), 120 * time.Second, true},
+		{"requeue_delay=600", now, now.Add(601 * time.Second), 600 * time.Second, true},
+		{"set after the requeue, later", now, now.Add(300 * time.Second), 120 * time.Second, false},
+		{"set after the requeue, sooner", now, now.Add(60 * time.Second), 120 * time.Second, false},
+		{"passed", now.Add(-200 * time.Second), now.Add(-79 * time.Second), 120 * time.Second, false},
+		{"no begin time", now, time.Time{}, 120 * time.Second, false},
+		{"no submit time", time.Time{}, now.Add(time.Minute), 120 * time.Second, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pj := slurmstate.PendingJob{Submit: tt.submit, Eligible: tt.eligible}
-			if got := inRequeueDelay(pj, now); got != tt.want {
+			if got := inRequeueDelay(pj, now, tt.delay); got != tt.want {
 				t.Errorf("inRequeueDelay = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// Slurm's requeue delay from `scontrol show config`: SchedulerParameters'
+// requeue_delay, else AuthInfo's cred_expire, else 120 s (the captures of
+// the three series set neither).
+func TestRequeueDelay(t *testing.T) {
+	for _, series := range []string{"22.05.8", "24.11.5", "26.05.5"} {
+		data, err := os.ReadFile("../traces/testdata/sacct/slurm-" + series + "/config.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := RequeueDelay(string(data)); got != DefaultRequeueDelay {
+			t.Errorf("Slurm %s: %v, want %v", series, got, DefaultRequeueDelay)
+		}
+	}
+	for conf, want := range map[string]time.Duration{
+		"AuthInfo                = socket=/run/munge.sock,cred_expire=300\n":                                  300 * time.Second,
+		"AuthInfo = cred_expire=300\nSchedulerParameters     = bf_interval=30,requeue_delay=10,bf_continue\n": 10 * time.Second,
+		"SchedulerParameters = requeue_delay=x\n":                                                             DefaultRequeueDelay,
+		"CredParameters = cred_expire=90\n":                                                                   90 * time.Second,
+		"":                                                                                                    DefaultRequeueDelay,
+	} {
+		if got := RequeueDelay(conf); got != want {
+			t.Errorf("%q: %v, want %v", conf, got, want)
+		}
+	}
+}
+
+// The requeue delay comes from slurm.conf as `scontrol show config`
+// shows it: with AuthInfo=cred_expire=300 a begin time 301 s after the
+// submit time is Slurm's, and one 121 s after it is not.
+func TestRestartAtOnceReadsTheDelay(t *testing.T) {
+	for delay, want := range map[time.Duration]bool{301 * time.Second: true, 121 * time.Second: false} {
+		l := newFailureLab(t)
+		l.actions.ShowConfig = func(context.Context) (string, error) {
+			return "JobSubmitPlugins        = gangtopo\nAuthInfo                = socket=/run/munge/munge.socket.2,cred_expire=300\n", nil
+		}
+		l.start()
+		l.c.rebind.cfg.Rebind.RestartAtOnce = true
+		l.c.duties.conf.cfg.Rebind.RestartAtOnce = true
+		l.failAndRequeue(time.Now().Add(-10*time.Second), delay)
+		if got := len(l.updates()) == 2 && strings.HasSuffix(l.updates()[1], "StartTime=now"); got != want {
+			t.Errorf("begin %v after the submit, cred_expire=300: made eligible %v, want %v (updates %q)", delay, got, want, l.updates())
+		}
 	}
 }

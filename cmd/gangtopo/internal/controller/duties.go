@@ -99,11 +99,12 @@ type duties struct {
 	leading bool
 	why     string
 	// pluginOn caches whether slurm.conf lists the job_submit plugin, read
-	// at pluginAt.
-	pluginOn bool
-	pluginAt time.Time
-	next     chan dutyState // capacity 1: the latest state not taken yet
-	done     chan struct{}  // closed when the duty loop has returned
+	// at pluginAt, with Slurm's requeue delay (RequeueDelay; 0 until read).
+	pluginOn     bool
+	pluginAt     time.Time
+	requeueDelay time.Duration
+	next         chan dutyState // capacity 1: the latest state not taken yet
+	done         chan struct{}  // closed when the duty loop has returned
 	// lastEnd is when the last round that acted ended: a state polled
 	// before it may not show that round's changes yet, and acting on it
 	// could make a change twice.
@@ -241,6 +242,9 @@ func (c *Controller) round(ctx context.Context, s dutyState) {
 		return
 	}
 	if c.rebind != nil {
+		if d.requeueDelay > 0 {
+			c.rebind.requeueDelay = d.requeueDelay
+		}
 		c.rebind.cycle(ctx, cfg, s.cluster, s.s, s.st.Pending, s.st.Requeuing)
 		t.lap("rebind")
 	}
@@ -287,7 +291,7 @@ func (t *roundTimes) log(c *Controller, changes int, end time.Time) {
 // pluginListed says whether slurm.conf's JobSubmitPlugins names gangtopo
 // (read at most once a minute); while it does not, the controller puts
 // back what it made and makes nothing new. A read that fails keeps the
-// last answer.
+// last answer. The same read gives Slurm's requeue delay (RequeueDelay).
 func (d *duties) pluginListed(ctx context.Context, cfg ctld.Config, now time.Time) bool {
 	if d.setup.ShowConfig == nil || now.Sub(d.pluginAt) < pluginEvery && !d.pluginAt.IsZero() {
 		return d.pluginOn
@@ -298,6 +302,7 @@ func (d *duties) pluginListed(ctx context.Context, cfg ctld.Config, now time.Tim
 	}
 	d.pluginAt = now
 	d.pluginOn = slices.Contains(JobSubmitPlugins(out), "gangtopo")
+	d.requeueDelay = RequeueDelay(out)
 	return d.pluginOn
 }
 

@@ -77,10 +77,14 @@ type rebinder struct {
 	// failures remembers where running gangs ran, for those requeued
 	// after a node failure (failure.go).
 	failures *failureWatch
+	// requeueDelay is Slurm's requeue delay, as slurm.conf sets it
+	// (atonce.go: RequeueDelay, read with the duties' show config)
+	requeueDelay time.Duration
 }
 
 func newRebinder(setup RebindSetup, door *actuate.Door, log zerolog.Logger, reg prometheus.Registerer) *rebinder {
-	return &rebinder{door: door, log: log, m: newRebindMetrics(reg), cfg: setup.Config, last: map[string]time.Time{}, failures: newFailureWatch(reg)}
+	return &rebinder{door: door, log: log, m: newRebindMetrics(reg), cfg: setup.Config, last: map[string]time.Time{}, failures: newFailureWatch(reg),
+		requeueDelay: DefaultRequeueDelay}
 }
 
 // cycle re-binds the stale jobs among pending on snapshot s (of cluster
