@@ -79,7 +79,8 @@ func wakeHook(t *testing.T, dir, sock string, timeout time.Duration) (bin, hook,
 // two nodes busy each; a whole-node job pinned to node01 waits. node02 is
 // set down: Slurm requeues the gang and runs the hook, which holds the
 // requeue until a woken cycle has re-bound the gang to leaf1 with its
-// spare node04 allowed; the gang, at the top of the queue, restarts on
+// spare node04 allowed (and two seconds after the wake at the soonest:
+// actuate.RequeueMargin); the gang, at the top of the queue, restarts on
 // node01, node03 and node04 as soon as the requeue ends, before the job
 // waiting for node01 can take it, and long before the next 30 s cycle.
 func testExpeditedGangRestartsOnSpareAtOnce(t *testing.T) {
@@ -142,8 +143,11 @@ func testExpeditedGangRestartsOnSpareAtOnce(t *testing.T) {
 			t.Errorf("controller log lacks %s:\n%s", want, tail(c.output(), 40))
 		}
 	}
-	if hooked, _ := os.ReadFile(wakeLog); !strings.Contains(string(hooked), "gangtopo wake: ok:") {
-		t.Errorf("EpilogSlurmctld's gangtopo wake said %q; want ok for the gang's requeue", hooked)
+	// the woken round saw the gang being requeued: the answer held the
+	// requeue two seconds after the wake (a restart in the second of the
+	// kill would be refused by slurmd)
+	if hooked, _ := os.ReadFile(wakeLog); !strings.Contains(string(hooked), "gangtopo wake: ok:") || !strings.Contains(string(hooked), "the requeue held 2s after the wake") {
+		t.Errorf("EpilogSlurmctld's gangtopo wake said %q; want ok for the gang's requeue, held 2s", hooked)
 	}
 }
 

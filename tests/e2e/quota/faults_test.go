@@ -131,7 +131,8 @@ func teambJob(t *testing.T, extra ...string) string {
 // names the faults table's row. The cycle runs once Slurm says both wait
 // for their QOS's limit: before its first scheduling pass over them
 // Slurm may still say Resources, and the controller's re-binding, which
-// leaves jobs held by a limit alone, cannot tell yet.
+// leaves jobs held by a limit alone, cannot tell yet. A second cycle
+// follows the move, as the daemon's next would.
 func staysOwnOtherBorrows(t *testing.T, held, other, fault string) {
 	t.Helper()
 	for _, id := range []string{held, other} {
@@ -140,6 +141,12 @@ func staysOwnOtherBorrows(t *testing.T, held, other, fault string) {
 		})
 	}
 	out := cycle(t)
+	// a second cycle, as the daemon's next: the job moved to gt-borrow
+	// may need its binding renewed to reach the lent nodes, which the
+	// re-binding does once Slurm no longer holds it for its QOS's limit
+	waitFor(t, other, 30*time.Second, "moved to gt-borrow", func(j *slurmlab.Job) bool { return j.Fields["QOS"] == "gt-borrow" })
+	time.Sleep(2 * time.Second)
+	out += cycle(t)
 	waitFor(t, other, 60*time.Second, "running in gt-borrow", func(j *slurmlab.Job) bool {
 		return j.State == "RUNNING" && j.Fields["QOS"] == "gt-borrow"
 	})
