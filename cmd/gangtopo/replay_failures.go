@@ -109,7 +109,7 @@ func (f failureFlags) drawFailures(set *replaySetup) error {
 		requeue += ", re-bound by the controller at the requeue (EpilogSlurmctld runs gangtopo wake)"
 	}
 	if f.atOnce {
-		requeue += ", made eligible by the controller at its next cycle (rebind.restart_at_once)"
+		requeue += ", made eligible by the controller at its first cycle 2 s after the failure (rebind.restart_at_once)"
 	}
 	set.info.Failures = fmt.Sprintf("%s failures per node-hour (%.3g), each node repaired %s later, %s (seed %d)",
 		f.rate, rate, f.repair, requeue, f.seed)

@@ -115,8 +115,8 @@ fi
 	echo "Measured $(date -u +%Y-%m-%d) with $(go version 2>/dev/null | cut -d' ' -f3-) on $(nproc) CPUs. Slurm's"
 	echo 'requeue with its delay (22.05, 24.11, and later series for jobs not submitted with'
 	echo '`--requeue=expedite`), leaf gangs required, ten times the Llama 3 rate, as in the second table above, with'
-	echo 'gangtopo.yaml `rebind.restart_at_once: true`: the controller makes a requeued job eligible at its next'
-	echo 'cycle (`scontrol update StartTime=now`) instead of 121 s after the failure'
+	echo 'gangtopo.yaml `rebind.restart_at_once: true`: the controller makes a requeued job eligible at its first'
+	echo 'cycle two seconds after the failure (`scontrol update StartTime=now`) instead of 121 s after it'
 	echo '([controller.md](controller.md#restarting-at-once)), `--restart-at-once` here;'
 	echo 'stock Slurm keeps its delay. Against `gangtopo-slurm` and `gangtopo-slurm+spares` in that table (the same'
 	echo 'failures and seed).'
