@@ -139,5 +139,15 @@ func waitGone(t *testing.T, id string, limit time.Duration) {
 	job, _ := lab.Run(ctxT(t), 0, "scontrol", "show", "job", id)
 	nodes, _ := lab.Run(ctxT(t), 0, "sinfo", "-h", "-N", "-o", "%N %T %E")
 	queue, _ := lab.Run(ctxT(t), 0, "squeue", "-h", "-o", "%i %T %R %N")
-	t.Fatalf("job %s still queued after %v:\n%s\nnodes:\n%s\nqueue:\n%s", id, limit, job, nodes, queue)
+	// the daemons' side: slurmctld's, and the slurmd's of each node the
+	// job still holds
+	logs := "slurmctld:\n" + lab.LogTail("slurmctld.log", 30)
+	if held, _ := lab.Run(ctxT(t), 0, "squeue", "-h", "-j", id, "-o", "%N"); strings.TrimSpace(held) != "" {
+		if names, err := lab.Run(ctxT(t), 0, "scontrol", "show", "hostnames", strings.TrimSpace(held)); err == nil {
+			for _, n := range strings.Fields(names) {
+				logs += "\nslurmd " + n + ":\n" + lab.LogTail("slurmd-"+n+".log", 30)
+			}
+		}
+	}
+	t.Fatalf("job %s still queued after %v:\n%s\nnodes:\n%s\nqueue:\n%s\n%s", id, limit, job, nodes, queue, logs)
 }
