@@ -145,7 +145,7 @@ func testExpeditedGangRestartsOnSpareAtOnce(t *testing.T) {
 	}
 	// the woken round saw the gang being requeued: the answer held the
 	// requeue two seconds after the wake (a restart in the second of the
-	// kill would be refused by slurmd)
+	// kill may be refused by slurmd: actuate/restart.go)
 	if hooked, _ := os.ReadFile(wakeLog); !strings.Contains(string(hooked), "gangtopo wake: ok:") || !strings.Contains(string(hooked), "the requeue held 2s after the wake") {
 		t.Errorf("EpilogSlurmctld's gangtopo wake said %q; want ok for the gang's requeue, held 2s", hooked)
 	}
