@@ -15,11 +15,11 @@ import "time"
 // credential revoked"): it ends FAILED, not requeued. Seen on 22.05.8 in
 // the lab: a gang made eligible with StartTime=now 60 ms after its
 // requeue started on two of its old nodes in the same second and was
-// killed (26.05.5's own expedited requeue restarted jobs on their old
-// nodes in the kill's second without this, four times in the lab: the
-// margin is kept on every series, 25.11 and the others untried). Slurm's
-// own delay (the credential's lifetime plus one second)
-// keeps clear of it; so must an earlier start: the job is made eligible
+// killed (26.05.5's own expedited requeue restarted a job on an old node
+// in the kill's second, without refusal, in three of four tries in the
+// lab: the margin is kept on every series, 25.11 and the others
+// untried). Slurm's own delay (the credential's lifetime plus one
+// second) keeps clear of it; so must an earlier start: the job is made eligible
 // no sooner than RequeueMargin after its requeue, whose time the caller
 // knows (the submit time Slurm's requeue set, in whole seconds and no
 // earlier than the kill, or when Slurm was seen to have requeued it).
