@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -136,10 +135,7 @@ func (r *rebinder) restartAtOnce(ctx context.Context, pending []slurmstate.Pendi
 			continue
 		}
 		updated++
-		target := pj.Target
-		if target == "" {
-			target = pj.ID
-		}
+		target := updateTarget(pj)
 		why := fmt.Sprintf("requeued after a node failure: eligible now instead of at %s, Slurm's requeue delay (rebind.restart_at_once)",
 			pj.Eligible.Local().Format("15:04:05"))
 		_, err := r.door.Do(ctx, actuate.Change{Entry: actuate.Entry{Action: "expedite", Job: target, Duty: "rebind", Reason: why},
@@ -157,7 +153,7 @@ func (r *rebinder) restartAtOnce(ctx context.Context, pending []slurmstate.Pendi
 			w.m.atOnce.WithLabelValues("failed").Inc()
 			r.log.Warn().Err(err).Str("job", pj.ID).Msg("making a requeued gang eligible at once failed; it starts after Slurm's requeue delay")
 		}
-		if errors.Is(err, actuate.ErrBusy) || errors.Is(err, actuate.ErrLimit) || errors.Is(err, slurmstate.ErrUpdateTimeout) {
+		if endsUpdates(err) {
 			return updated, true
 		}
 	}

@@ -304,7 +304,7 @@ func (r *rebinder) restarts(ctx context.Context, s, work *occupancy.Snapshot, pe
 			w.done[pj.ID] = pj.Facts.Restarts // gone, or failed: the door's back-off and plain re-binding have it
 			w.m.restarts.WithLabelValues("failed").Inc()
 		}
-		if errors.Is(err, actuate.ErrBusy) || errors.Is(err, actuate.ErrLimit) || errors.Is(err, slurmstate.ErrUpdateTimeout) {
+		if endsUpdates(err) {
 			return seen, updated, true
 		}
 	}

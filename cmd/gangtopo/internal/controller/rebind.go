@@ -130,8 +130,7 @@ func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Clust
 			continue
 		}
 		updated++
-		if err := r.apply(ctx, pj, rb, work, now); errors.Is(err, actuate.ErrBusy) || errors.Is(err, actuate.ErrLimit) ||
-			errors.Is(err, slurmstate.ErrUpdateTimeout) {
+		if err := r.apply(ctx, pj, rb, work, now); endsUpdates(err) {
 			break
 		}
 	}
@@ -144,10 +143,7 @@ func (r *rebinder) cycle(ctx context.Context, cfg ctld.Config, c *topology.Clust
 // placement on the cycle's working snapshot.
 func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsubmit.Rebinding, work *occupancy.Snapshot, now time.Time) error {
 	r.last[pj.ID] = now
-	target := pj.Target
-	if target == "" {
-		target = pj.ID
-	}
+	target := updateTarget(pj)
 	ch := actuate.Change{Entry: actuate.Entry{Action: "rebind", Job: target, Duty: "rebind", Reason: rb.Why},
 		Cmd: "scontrol", Args: append([]string{"update", "JobId=" + target}, rb.Update.Args()...), Timeout: r.cfg.Rebind.Timeout}
 	_, err := r.door.Do(ctx, ch)
@@ -170,6 +166,22 @@ func (r *rebinder) apply(ctx context.Context, pj slurmstate.PendingJob, rb jobsu
 	r.log.Info().Str("job", pj.ID).Str("reason", pj.Reason).Str("why", rb.Why).Str("update", rb.Update.String()).
 		Str("decision", rb.Result.Decision.String()).Msg("re-bound a stale pending job")
 	return nil
+}
+
+// updateTarget is what an update of pending job pj names (Target, else
+// its ID).
+func updateTarget(pj slurmstate.PendingJob) string {
+	if pj.Target == "" {
+		return pj.ID
+	}
+	return pj.Target
+}
+
+// endsUpdates says an update's error ends the cycle's updates: the door's
+// limit or busy state, or a command that ran out of time (slurmctld is
+// slow, and the next would wait as long).
+func endsUpdates(err error) bool {
+	return errors.Is(err, actuate.ErrBusy) || errors.Is(err, actuate.ErrLimit) || errors.Is(err, slurmstate.ErrUpdateTimeout)
 }
 
 // hold allocates where a job starts now on the cycle's working snapshot,
