@@ -47,8 +47,8 @@ const labSpares = labConfig + "spares:\n  tier: leaf\n  per_domain: 1\n"
 // (SIGSTOP) when the node fails and resumed 20 s later, a poll's memory
 // from before the failure in hand: it must catch up, re-bind the gang and
 // make it eligible once, and the gang restart on the spare within 90 s
-// of the failure (21 and 45 s in two runs on 22.05, by where the stop
-// caught a round), before Slurm's own delay would have let it.
+// of the failure (where the stop caught a round decides how long it
+// takes), before Slurm's own delay would have let it.
 type restartMode int
 
 const (

@@ -13,13 +13,13 @@ import "time"
 // (slurm_cred_revoked: ctime <= revoked). slurmctld then kills the
 // restarted job for good ("Killing non-startable batch JobId=...: Job
 // credential revoked"): it ends FAILED, not requeued. Seen on 22.05.8 in
-// the lab: a gang made eligible with StartTime=now 60 ms after its
+// the lab: a gang made eligible with StartTime=now right after its
 // requeue started on two of its old nodes in the same second and was
-// killed (26.05.5's own expedited requeue restarted a job on an old node
-// in the kill's second, without refusal, in three of four tries in the
-// lab: the margin is kept on every series, 25.11 and the others
-// untried). Slurm's own delay (the credential's lifetime plus one
-// second) keeps clear of it; so must an earlier start: the job is made eligible
+// killed (26.05.5's own expedited requeue was seen to restart jobs on an
+// old node in the kill's second without refusal: the margin is kept on
+// every series, 25.11 and the others untried). Slurm's own delay (the
+// credential's lifetime plus one second) keeps clear of it; so must an
+// earlier start: the job is made eligible
 // no sooner than RequeueMargin after its requeue, whose time the caller
 // knows (the submit time Slurm's requeue set, in whole seconds and no
 // earlier than the kill, or when Slurm was seen to have requeued it).
