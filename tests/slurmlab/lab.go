@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -136,7 +137,8 @@ type Lab struct {
 	opts    Options
 	tempDir bool
 	procs   []proc
-	nsPID   int // a rooted lab's namespace holder (root.go)
+	ended   sync.Map // PID -> how a process spawn started ended ("signal: killed")
+	nsPID   int      // a rooted lab's namespace holder (root.go)
 	acct    accounting
 	// pluginCopies maps a plugin directory to its copy in the lab
 	// directory (readable.go); closed says why other users cannot reach

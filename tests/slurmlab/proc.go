@@ -36,7 +36,11 @@ func (l *Lab) spawn(name string, env []string, argv ...string) (int, error) {
 		return 0, fmt.Errorf("start %s: %w", name, err)
 	}
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }() // reap it if it dies while we run
+	go func() { // reap it if it dies while we run
+		_ = cmd.Wait()
+		l.ended.Store(cmd.Process.Pid, cmd.ProcessState.String())
+		close(exited)
+	}()
 	pid := cmd.Process.Pid
 	l.procs = append(l.procs, proc{name, pid})
 	// Until exec completes, /proc/PID/environ is still ours, without the
@@ -202,7 +206,8 @@ func StopDir(dir string) error {
 	// a rooted lab's slurmstepd (26.05) carries neither the lab's marker
 	// nor its directory, and outlives its slurmd; it runs in the mount
 	// namespace its slurmd made, noted before the slurmds go
-	spaces := slurmdNamespaces(procs, dir)
+	spaces, release := slurmdNamespaces(procs, dir)
+	defer release()
 	var left int
 	for _, stage := range order {
 		var pids []int
@@ -233,19 +238,43 @@ func StopDir(dir string) error {
 }
 
 // slurmdNamespaces lists the mount namespaces of the lab's live slurmds
-// that are not the host's (a rooted lab's slurmd makes its own).
-func slurmdNamespaces(procs []proc, dir string) map[string]bool {
+// that are not the host's (a rooted lab's slurmd makes its own), and holds
+// each open until release is called. The hold matters: the kernel gives a
+// freed namespace's number to the next new one, so once this lab's last
+// process in it is gone, a lab starting beside it (another series in
+// parallel) may get the same number for its root's namespace or its
+// slurmd's, and killing by number would kill that lab's processes. An
+// open namespace file keeps the namespace, and its number, alive.
+func slurmdNamespaces(procs []proc, dir string) (spaces map[string]bool, release func()) {
 	host, _ := os.Readlink("/proc/self/ns/mnt")
-	out := map[string]bool{}
+	spaces = map[string]bool{}
+	var held []*os.File
 	for _, p := range procs {
-		if !strings.HasPrefix(p.Name, "slurmd-") || !belongs(p.PID, dir) {
+		if !strings.HasPrefix(p.Name, "slurmd-") {
 			continue
 		}
-		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", p.PID)); err == nil && ns != host {
-			out[ns] = true
+		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", p.PID))
+		if err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		// checked after the open: the namespace held is this slurmd's
+		if syscall.Fstat(int(f.Fd()), &st) != nil || !belongs(p.PID, dir) {
+			f.Close()
+			continue
+		}
+		if ns := fmt.Sprintf("mnt:[%d]", st.Ino); ns != host {
+			spaces[ns] = true
+			held = append(held, f)
+			continue
+		}
+		f.Close()
+	}
+	return spaces, func() {
+		for _, f := range held {
+			f.Close()
 		}
 	}
-	return out
 }
 
 // killNamespaced kills what is left in the lab's slurmd namespaces but the

@@ -77,7 +77,8 @@ func (l *Lab) startRoot(ctx context.Context) error {
 		return err
 	}
 	if _, err := os.Stat(ready); err != nil {
-		return fmt.Errorf("mounting the root failed: %s", l.LogTail(holderName+".out", 5))
+		how, _ := l.ended.Load(pid)
+		return fmt.Errorf("mounting the root failed: its holder (PID %d) ended (%v): %s", pid, how, l.LogTail(holderName+".out", 5))
 	}
 	return l.writeClientScripts()
 }
