@@ -242,3 +242,93 @@ func hostlistOf(t *testing.T, s string) string {
 	}
 	return hostlist.Compress(names)
 }
+
+// movingSpares keeps one spare a leaf that moves (Spares.Moving).
+func movingSpares(p *Policy) { leafSpares(p); p.Spares.Moving = true }
+
+// Spares that move are each leaf's last node that runs nothing but lent
+// work, read from the snapshot: a job or a failure on the last node moves
+// the spare to the one before it.
+func TestSparesMove(t *testing.T) {
+	tests := []struct {
+		name string
+		busy map[string]int
+		lent map[string]string // node -> partition of a 2-GPU job on it
+		down []string
+		want string // the spares
+		exc  string // an ordinary 1-GPU job's ExcNodeList (and excluded=)
+	}{
+		{name: "an empty cluster: the fixed ones", busy: map[string]int{}, want: "node04,node08,node12,node16", exc: "node[04,08,12,16]"},
+		{name: "a job on the last node: the one before it", busy: with(map[string]int{}, "node04", 1), want: "node03,node08,node12,node16", exc: "node[03,08,12,16]"},
+		{name: "lent work leaves a spare where it is", busy: map[string]int{}, lent: map[string]string{"node04": "scav"}, want: "node04,node08,node12,node16", exc: "node[04,08,12,16]"},
+		{name: "work of a partition that does not lend moves it", busy: map[string]int{}, lent: map[string]string{"node04": "gpu"}, want: "node03,node08,node12,node16", exc: "node[03,08,12,16]"},
+		// a gang restarted on node08 once; node06, which failed then, is
+		// back: it is leaf2's spare, kept for the gang's next restart
+		{name: "a repaired node is the spare a restart took", busy: full("node05", "node07", "node08"), want: "node04,node06,node12,node16", exc: "node[04,06,12,16]"},
+		{name: "a failed node is no spare", busy: map[string]int{}, down: []string{"node08"}, want: "node04,node07,node12,node16", exc: "node[04,07,12,16]"},
+		{name: "the first node free is the leaf's last spare", busy: full("node02", "node03", "node04"), want: "node01,node08,node12,node16", exc: "node[01,08,12,16]"},
+		{name: "a leaf without a free node keeps none", busy: full("node01", "node02", "node03", "node04"), want: "node08,node12,node16", exc: "node[08,12,16]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, s := decideFixture(t, movingSpares, tt.busy)
+			withFeatures(t, s)
+			down(t, s, tt.down...)
+			for node, part := range tt.lent {
+				j := onSpare("7"+node, part, 2)
+				j.Alloc.Nodes[0].Node, _ = d.Cluster().NodeByName(node)
+				j.Alloc.Nodes[0].GPUs = []int{6, 7}
+				if err := s.AddJob(j); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := strings.Join(nodeNames(d.Cluster(), d.sparesNow(s)), ","); got != tt.want {
+				t.Fatalf("spares %s; want %s", got, tt.want)
+			}
+			job := Job{TresPerJob: "gres:gpu:1", Name: "small"}
+			res := decide(t, d, s, job)
+			if got := res.Apply(job).ExcNodes; got != tt.exc || res.Decision.Excluded != tt.exc {
+				t.Errorf("ExcNodeList %q, excluded=%s; want %s (%s)", got, res.Decision.Excluded, tt.exc, res.Decision)
+			}
+			orig, err := Original(res.Apply(job), res.Decision, d.Policy().FeaturePrefix)
+			if err != nil || orig.ExcNodes != "" {
+				t.Errorf("original %+v, %v; want the job as submitted", orig, err)
+			}
+		})
+	}
+}
+
+// A gang requeued after a node failure restarts in its old leaf on the
+// leaf's free nodes, spares that moved there included, and an ordinary
+// job decided meanwhile keeps off the leaf's next free node.
+func TestRestartOnMovedSpare(t *testing.T) {
+	job := Job{TresPerJob: "gres:gpu:24", GangTopology: "leaf", Name: "g"}
+	d, now, dec := submitted(t, movingSpares, map[string]int{}, job)
+	if dec.Excluded != "node[04,08,12,16]" {
+		t.Fatalf("excluded at submit %q", dec.Excluded)
+	}
+	// leaf2: node06 failed under the gang, and node07, which the gang
+	// left, taken since: node05 and the spare node08 hold 16 GPUs
+	s := down(t, snapshotOf(t, d, full("node01", "node07")), "node06")
+	e := place.New(d.Cluster(), d.Policy().EngineOptions(nil))
+	rs := d.Restart(now, dec, []string{"node05", "node06", "node07"}, s, e, 9)
+	if rs.Stale && rs.InOld {
+		t.Fatalf("restarted in its old leaf with node07 taken: %s", rs.Update)
+	}
+	s = down(t, snapshotOf(t, d, full("node01")), "node06")
+	rs = d.Restart(now, dec, []string{"node05", "node06", "node07"}, s, e, 9)
+	if !rs.Stale || !rs.InOld {
+		t.Fatalf("stale %v, in old %v (%s); want re-bound into leaf2", rs.Stale, rs.InOld, rs.Why)
+	}
+	after := rs.Update.Apply(now)
+	if after.Features != "[gt_leaf2|gt_leaf3|gt_leaf4|gt_leaf1]" || after.ExcNodes != "node[04,12,16]" || strings.Join(rs.Result.Decision.Spares, ",") != "leaf2" {
+		t.Errorf("features %s, ExcNodeList %s, spares=%v", after.Features, after.ExcNodes, rs.Result.Decision.Spares)
+	}
+	for _, a := range rs.Tasks {
+		for _, na := range a.Nodes {
+			if name := d.Cluster().Nodes[na.Node].Name; name != "node05" && name != "node07" && name != "node08" {
+				t.Errorf("placed on %s", name)
+			}
+		}
+	}
+}
