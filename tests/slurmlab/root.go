@@ -39,12 +39,18 @@ const holderName = "rootns"
 
 // rootScript mounts what the root needs inside the new namespace, says it
 // is ready, and keeps the namespace open. $1 the root, $2 the ready file,
-// then the host paths to expose.
+// then the host paths to expose. The host's /etc/hosts is bound over the
+// root's: every daemon and srun of the lab names its host by the host's
+// name, which the root's own file (localhost alone) does not resolve;
+// slurmctld then retried the lookup for ten seconds, blocking, and a
+// step's completion message sent meanwhile was lost (a job COMPLETING for
+// over a minute on 24.11).
 const rootScript = `set -e
 r=$1; ready=$2; shift 2
 mount -t proc proc "$r/proc"
 mount --rbind /dev "$r/dev"
 mount --rbind /sys "$r/sys"
+mount --bind /etc/hosts "$r/etc/hosts"
 for p in "$@"; do mkdir -p "$r$p"; mount --bind "$p" "$r$p"; done
 touch "$ready"
 exec sleep 2147483647`
