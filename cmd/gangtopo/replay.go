@@ -138,7 +138,7 @@ page of charts. See docs/replay.md.`,
 	f.BoolVar(&o.failures.atOnce, "restart-at-once", false, "--node-failures with --requeue delay: the controller makes a requeued job eligible at its next cycle instead of after Slurm's requeue delay (gangtopo.yaml rebind.restart_at_once)")
 	f.BoolVar(&o.failures.hook, "restart-hook", false, "--node-failures: the controller re-binds a gang requeued after a node failure at the requeue, before Slurm may start it (slurm.conf EpilogSlurmctld runs gangtopo wake; docs/admin.md), instead of at its next cycle")
 	f.StringVar(&o.failures.requeue, "requeue", "delay", "--node-failures: how Slurm requeues a failed node's jobs: delay (eligible 121 s later, in submit order: every series) or expedite (eligible at once, at the top of the queue: Slurm 25.11+ with SlurmctldParameters=enable_expedited_requeue and --requeue=expedite)")
-	f.StringVar(&o.spares, "spares", "leaf:1", "the spare nodes policy "+sparesPolicy+" keeps (gangtopo.yaml's spares:): TIER:N, N nodes in each domain of the tier; TIER:N,moving: spares that move (spares.moving)")
+	f.StringVar(&o.spares, "spares", "leaf:1", "the spare nodes policy "+sparesPolicy+" keeps (gangtopo.yaml's spares:): TIER:N, N nodes in each domain of the tier")
 	f.StringVar(&o.skippedFile, "skipped", "", "--sacct: write every job left out of the replay, with the reason, to this file (tab-separated)")
 	return cmd
 }

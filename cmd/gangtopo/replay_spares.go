@@ -15,21 +15,19 @@ import (
 // sparesPolicy is the deployed path keeping --spares.
 const sparesPolicy = "gangtopo-slurm+spares"
 
-// parseReplaySpares reads --spares: TIER:N (leaf:1), or TIER:N,moving
-// for spares that move (gangtopo.yaml spares.moving), the spares of the
+// parseReplaySpares reads --spares: TIER:N (leaf:1), the spares of the
 // sparesPolicy, checked against cluster c.
 func parseReplaySpares(v string, c *topology.Cluster) (jobsubmit.Spares, error) {
-	spec, moving := strings.CutSuffix(v, ",moving")
-	tier, n, ok := strings.Cut(spec, ":")
+	tier, n, ok := strings.Cut(v, ":")
 	k, err := strconv.Atoi(n)
 	if !ok || err != nil || k < 1 {
-		return jobsubmit.Spares{}, usagef("--spares %q: want TIER:N, the nodes kept in each domain of the tier (e.g. leaf:1), or TIER:N,moving for spares that move to each domain's last free nodes", v)
+		return jobsubmit.Spares{}, usagef("--spares %q: want TIER:N, the nodes kept in each domain of the tier (e.g. leaf:1)", v)
 	}
 	t, err := topology.ParseTier(tier)
 	if err != nil {
 		return jobsubmit.Spares{}, usagef("--spares %q: %v", v, err)
 	}
-	s := jobsubmit.Spares{Tier: t, PerDomain: k, Moving: moving}
+	s := jobsubmit.Spares{Tier: t, PerDomain: k}
 	if err := jobsubmit.CheckSpares(c, s); err != nil {
 		return jobsubmit.Spares{}, usagef("--spares %q: %v", v, err)
 	}

@@ -11,16 +11,13 @@ import (
 func TestReplaySparesFlag(t *testing.T) {
 	c := topotest.Lab16()
 	tests := []struct {
-		in     string
-		tier   topology.Tier
-		n      int
-		moving bool
-		err    string
+		in   string
+		tier topology.Tier
+		n    int
+		err  string
 	}{
 		{in: "leaf:1", tier: topology.TierLeaf, n: 1},
 		{in: "leaf:2", tier: topology.TierLeaf, n: 2},
-		{in: "leaf:1,moving", tier: topology.TierLeaf, n: 1, moving: true},
-		{in: "leaf:1,fixed", err: `--spares "leaf:1,fixed": want TIER:N`},
 		{in: "leaf", err: `--spares "leaf": want TIER:N`},
 		{in: "leaf:0", err: `--spares "leaf:0": want TIER:N`},
 		{in: "rack:1", err: `--spares "rack:1": unknown tier "rack"`},
@@ -31,7 +28,7 @@ func TestReplaySparesFlag(t *testing.T) {
 		switch {
 		case tt.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.err)):
 			t.Errorf("%s: error %v; want %q", tt.in, err, tt.err)
-		case tt.err == "" && (err != nil || s.Tier != tt.tier || s.PerDomain != tt.n || s.Moving != tt.moving):
+		case tt.err == "" && (err != nil || s.Tier != tt.tier || s.PerDomain != tt.n):
 			t.Errorf("%s: %+v, %v", tt.in, s, err)
 		}
 	}

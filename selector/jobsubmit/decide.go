@@ -111,9 +111,6 @@ type Prepared struct {
 	// SpareDomains the domains whose spares the job may use.
 	Spared       []string
 	SpareDomains []string
-	// keepsSpares: the job keeps off the spares (it is not lent work);
-	// spares that move are added at Place and Rewrite (sparesAt).
-	keepsSpares bool
 	// OnlyFirst binds a gang to the first ranked domain alone, without
 	// the alternatives after it (a restart that takes lent spares back,
 	// restart.go).
@@ -134,7 +131,7 @@ func (dc *Decider) Decide(j Job, s *occupancy.Snapshot, gen uint64, e *place.Eng
 // snapshot s: the job's own, with the nodes that cannot be bound excluded
 // (unbindable).
 func (dc *Decider) EngineRequest(p Prepared, s *occupancy.Snapshot) request.Request {
-	r := dc.sparesAt(p, s).Request
+	r := p.Request
 	if bad := dc.unbindable(s); len(bad) > 0 {
 		r.Excluded = append(append([]string(nil), r.Excluded...), bad...)
 	}
@@ -177,12 +174,9 @@ func (dc *Decider) Prepare(j Job) Prepared {
 		return Prepared{Done: true, Final: dc.leftAsSubmitted(j, opt, req.GPUs, CauseUnsupported, err)}
 	}
 	p := Prepared{Request: req, Option: opt, Tasks: tasks}
-	if dc.policy.Spares.On() && !dc.lends(j, req.GPUs) {
-		p.keepsSpares = true
-		if !dc.policy.Spares.Moving {
-			p.Spared = dc.excludeSpares(req, dc.spares, nil)
-			p.Request.Excluded = append(slices.Clone(req.Excluded), p.Spared...)
-		}
+	if len(dc.spares) > 0 && !dc.lends(j, req.GPUs) {
+		p.Spared = dc.excludeSpares(req)
+		p.Request.Excluded = append(slices.Clone(req.Excluded), p.Spared...)
 	}
 	return p
 }
@@ -192,7 +186,6 @@ func (dc *Decider) Prepare(j Job) Prepared {
 // caller's failure path).
 func (dc *Decider) Rewrite(j Job, p Prepared, pl Placement, s *occupancy.Snapshot, gen uint64) (Result, error) {
 	j = j.withoutCPUTres()
-	p = dc.sparesAt(p, s)
 	switch pl.Status {
 	case place.Impossible:
 		if pl.Limit != "" && !dc.slurmNever(j, p.Request) {

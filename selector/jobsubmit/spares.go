@@ -43,18 +43,6 @@ import (
 // Spares hold only against the jobs gangtopo decides: under jobs: gang a
 // plain job is left to Slurm and may take one, so the configuration asks
 // for jobs: gpu or all.
-//
-// Spares that move (Moving). A fixed spare a restarted gang took stays
-// taken until that gang ends, and the node that failed, once repaired,
-// goes back to ordinary work: its domain has no spare meanwhile, and the
-// next failure there restarts wider or waits. With Moving, the spares are
-// not nodes of the cluster file but a count per domain, read from the
-// snapshot at each decision (sparesNow): a domain's last PerDomain nodes,
-// in the file's order, that take work and run nothing but lent work.
-// When a restarted gang takes one, the domain's next free node becomes its
-// spare as soon as one frees. A decision records the spares it kept off
-// (excluded=) as with fixed ones; a pending job keeps the exclusions of
-// its decision until it is re-bound.
 
 // Spares is the spares: policy; PerDomain 0 keeps none.
 type Spares struct {
@@ -64,9 +52,6 @@ type Spares struct {
 	// meanwhile (none when LendPartitions is empty).
 	LendPartitions []string
 	LendMaxGPUs    int
-	// Moving: the spares are each domain's last free nodes at each
-	// decision, not fixed ones (above).
-	Moving bool
 }
 
 // On says whether spares are kept.
@@ -90,59 +75,6 @@ func SpareNodes(c *topology.Cluster, s Spares) []topology.NodeID {
 		k := min(s.PerDomain, len(gpu)-1)
 		if k > 0 {
 			out = append(out, gpu[len(gpu)-k:]...)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// sparesOn is the spares snapshot s keeps: the fixed ones, or with
-// Moving, sparesNow.
-func (dc *Decider) sparesOn(s *occupancy.Snapshot) []topology.NodeID {
-	if !dc.policy.Spares.Moving || s == nil {
-		return dc.spares
-	}
-	return dc.sparesNow(s)
-}
-
-// sparesNow lists the spares that move on snapshot s, in node order: in
-// each domain of the policy's tier, its last PerDomain nodes with GPUs
-// that take work and whose GPUs are free or held by lent work (lentJob)
-// alone, with no other job on them, leaving at least one node of the
-// domain that is not a spare. A domain with fewer such nodes keeps fewer
-// spares until more free.
-func (dc *Decider) sparesNow(s *occupancy.Snapshot) []topology.NodeID {
-	c, sp := dc.cluster, dc.policy.Spares
-	taken := make([]bool, len(c.Nodes)) // runs a job that is not lent
-	lent := make([]int, len(c.Nodes))   // milli-GPUs lent work holds
-	for _, j := range s.Jobs {
-		isLent := dc.lentJob(j)
-		for _, na := range j.Alloc.Nodes {
-			if isLent {
-				lent[na.Node] += len(na.GPUs) * int(na.Milli)
-			} else {
-				taken[na.Node] = true
-			}
-		}
-	}
-	free := func(n topology.NodeID) bool {
-		// GPUs used by nothing in s.Jobs (a hold) count as taken
-		return s.State[n].Usable() && !taken[n] && s.IdleMilli(n)+lent[n] >= c.Nodes[n].NumGPUs()*occupancy.WholeGPU
-	}
-	var out []topology.NodeID
-	for _, d := range c.ByTier[sp.Tier] {
-		var gpu []topology.NodeID
-		for _, n := range domainNodes(c, d) {
-			if c.Nodes[n].NumGPUs() > 0 {
-				gpu = append(gpu, n)
-			}
-		}
-		k := min(sp.PerDomain, len(gpu)-1)
-		for i := len(gpu) - 1; i >= 0 && k > 0; i-- {
-			if n := gpu[i]; free(n) {
-				out = append(out, n)
-				k--
-			}
 		}
 	}
 	slices.Sort(out)
@@ -193,10 +125,10 @@ func (dc *Decider) lendable(part string, gpus int) bool {
 // Slurm takes those spares back by preempting the jobs: what a gang
 // restarting in d may count on where the lent partitions are preemptable.
 func (dc *Decider) reclaimLent(s *occupancy.Snapshot, p Prepared, d topology.DomainID) (*occupancy.Snapshot, []string) {
-	c, tier, spares := dc.cluster, dc.policy.Spares.Tier, dc.sparesOn(s)
+	c, tier := dc.cluster, dc.policy.Spares.Tier
 	mine := func(n topology.NodeID) bool {
 		sd := c.Nodes[n].Up[tier]
-		return slices.Contains(spares, n) && sd != topology.NoDomain && slices.Contains(p.SpareDomains, c.Domains[sd].Name) &&
+		return slices.Contains(dc.spares, n) && sd != topology.NoDomain && slices.Contains(p.SpareDomains, c.Domains[sd].Name) &&
 			(c.Nodes[n].Up[c.Domains[d].Tier] == d)
 	}
 	var ids []string
@@ -226,15 +158,11 @@ func (dc *Decider) reclaimLent(s *occupancy.Snapshot, p Prepared, d topology.Dom
 
 // excludeSpares lists the spares to add to a request's exclusions: those
 // the user did not exclude already, nor name (--nodelist: a job that names
-// a spare gets it), nor in the domains whose spares the job may use.
-func (dc *Decider) excludeSpares(r request.Request, spares []topology.NodeID, mayUse []string) []string {
-	c, tier := dc.cluster, dc.policy.Spares.Tier
+// a spare gets it).
+func (dc *Decider) excludeSpares(r request.Request) []string {
 	var added []string
-	for _, n := range spares {
-		name := c.Nodes[n].Name
-		if d := c.Nodes[n].Up[tier]; d != topology.NoDomain && slices.Contains(mayUse, c.Domains[d].Name) {
-			continue
-		}
+	for _, n := range dc.spares {
+		name := dc.cluster.Nodes[n].Name
 		if !slices.Contains(r.Excluded, name) && !slices.Contains(r.Allowed, name) {
 			added = append(added, name)
 		}
@@ -242,26 +170,11 @@ func (dc *Decider) excludeSpares(r request.Request, spares []topology.NodeID, ma
 	return added
 }
 
-// sparesAt is prepared job p with the spares that move kept off as they
-// stand on snapshot s (Prepare keeps fixed ones off itself). Place and
-// Rewrite each call it on the same snapshot, so both see the same
-// exclusions.
-func (dc *Decider) sparesAt(p Prepared, s *occupancy.Snapshot) Prepared {
-	if !p.keepsSpares || !dc.policy.Spares.Moving || s == nil {
-		return p
-	}
-	p.Spared = dc.excludeSpares(p.Request, dc.sparesNow(s), p.SpareDomains)
-	if len(p.Spared) > 0 {
-		p.Request.Excluded = append(slices.Clone(p.Request.Excluded), p.Spared...)
-	}
-	return p
-}
-
 // allowSpares lets prepared job p use the spares of the named domains
 // (of the spares' tier): they leave its exclusions, and the decision
 // records the domains.
 func (dc *Decider) allowSpares(p *Prepared, domains []string) {
-	if !dc.policy.Spares.On() {
+	if len(dc.spares) == 0 {
 		return
 	}
 	c, tier := dc.cluster, dc.policy.Spares.Tier

@@ -15,7 +15,6 @@ import (
 //	  per_domain: 1         # nodes kept in each (0: none)
 //	  lend_partitions: [scavenger]  # jobs there may use spares meanwhile ...
 //	  lend_max_gpus: 2      # ... when they ask at most this many GPUs
-//	  moving: false         # true: each domain's last free nodes, not fixed ones
 //
 // Whether the cluster has the tier is checked where the cluster file is
 // read (jobsubmit.New).
@@ -27,7 +26,6 @@ func (p *configParser) spares(v *yaml.Node, key string) {
 		"per_domain":      func(v *yaml.Node, k string) { p.count(v, k, 0, 64, &s.PerDomain) },
 		"lend_partitions": func(v *yaml.Node, k string) { p.names(v, k, "partition", &s.LendPartitions) },
 		"lend_max_gpus":   func(v *yaml.Node, k string) { p.count(v, k, 1, 1<<20, &s.LendMaxGPUs) },
-		"moving":          func(v *yaml.Node, k string) { p.boolean(v, k, &s.Moving) },
 	})
 	if tier != "" {
 		s.Tier, _ = topology.ParseTier(tier)

@@ -247,10 +247,6 @@ func TestSparesConfig(t *testing.T) {
 			want: jobsubmit.Spares{Tier: topology.TierLeaf, PerDomain: 1}},
 		{name: "lent", yaml: base + "spares:\n  tier: block\n  per_domain: 2\n  lend_partitions: [scav]\n  lend_max_gpus: 4\n",
 			want: jobsubmit.Spares{Tier: topology.TierBlock, PerDomain: 2, LendPartitions: []string{"scav"}, LendMaxGPUs: 4}},
-		{name: "spares that move", yaml: base + "spares:\n  per_domain: 1\n  moving: true\n",
-			want: jobsubmit.Spares{Tier: topology.TierLeaf, PerDomain: 1, Moving: true}},
-		{name: "moving is true or false", yaml: base + "spares:\n  per_domain: 1\n  moving: yes please\n",
-			err: `c.yaml:7: spares.moving: "yes please" is not true or false`},
 		{name: "a node keeps no spares", yaml: base + "spares:\n  tier: node\n  per_domain: 1\n",
 			err: `c.yaml:6: spares.tier: "node" is not allowed (want leaf or block or spine)`},
 		{name: "lending without a size", yaml: base + "spares:\n  per_domain: 1\n  lend_partitions: [scav]\n",
@@ -258,7 +254,7 @@ func TestSparesConfig(t *testing.T) {
 		{name: "jobs: gang leaves plain jobs to Slurm", yaml: strings.Replace(base, "jobs: gpu", "jobs: gang", 1) + "spares:\n  per_domain: 1\n",
 			err: "c.yaml:1: spares: per_domain 1 with jobs: gang"},
 		{name: "unknown key", yaml: base + "spares:\n  per_leaf: 1\n",
-			err: "c.yaml:6: spares.per_leaf: unknown key (want one of lend_max_gpus, lend_partitions, moving, per_domain, tier)"},
+			err: "c.yaml:6: spares.per_leaf: unknown key (want one of lend_max_gpus, lend_partitions, per_domain, tier)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
