@@ -127,6 +127,15 @@ type failureRow struct {
 	// one controller cycle of Slurm's requeue delay (promptRestart)
 	prompt float64
 	wider  int
+	// why the gangs restarted missed promptRestart in their tier: missed
+	// counts them, missedSpread those that ran over partly used nodes,
+	// missedShort those whose old domain was short of their GPUs when
+	// they were eligible again (queue.Restart); whole and spread count the
+	// gangs restarted that ran on whole nodes or not, wholePrompt and
+	// spreadPrompt those of them restarted in tier within promptRestart
+	missed, missedSpread, missedShort int
+	whole, wholePrompt                int
+	spread, spreadPrompt              int
 }
 
 // promptRestart is the bound on a restart with spares: Slurm's
@@ -151,15 +160,18 @@ func failureRows(pols []string, results []*queue.Result, gangAbove int) []failur
 			}
 			r.restarted++
 			waits = append(waits, rs.Wait()/60)
+			ok := false
 			switch {
 			case rs.New <= rs.Old:
 				in++
 				if rs.Wait() <= promptRestart {
 					prompt++
+					ok = true
 				}
 			default:
 				r.wider++
 			}
+			r.tally(rs, ok)
 			if rs.SameDomain {
 				same++
 			}
@@ -176,6 +188,30 @@ func failureRows(pols []string, results []*queue.Result, gangAbove int) []failur
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// tally counts restarted gang rs by how it ran and whether it was back
+// in its tier within promptRestart (ok).
+func (r *failureRow) tally(rs queue.Restart, ok bool) {
+	if rs.Spread {
+		r.spread++
+	} else {
+		r.whole++
+	}
+	switch {
+	case ok && rs.Spread:
+		r.spreadPrompt++
+	case ok:
+		r.wholePrompt++
+	default:
+		r.missed++
+		if rs.Spread {
+			r.missedSpread++
+		}
+		if rs.Short {
+			r.missedShort++
+		}
+	}
 }
 
 // quantile of sorted xs (nearest rank).
@@ -199,6 +235,13 @@ func writeFailures(w io.Writer, set *replaySetup, run *replayRun, markdown bool)
 	fmt.Fprintf(w, "\nNode failures: %s. Gangs: jobs of more than %d GPUs; restart wait from the failure to the restart (Slurm's requeue delay included); tier: the tightest domain holding the gang, against the one it ran in (%s band).\n\n",
 		set.info.Failures, set.cfg.GangAbove, bandName(set, len(run.bands)/2))
 	writeFailureTable(w, append([][]string{head}, mapRows(rows, cells)...), markdown)
+	fmt.Fprintf(w, "\nWhy gangs missed: those restarted but not in their original tier within %d s; \"partly used nodes\": the gang ran on a node it did not fill; \"short\": when it was eligible again, the domain it ran in had fewer whole free GPUs than it asks (what it freed had gone to other jobs).\n\n", promptRestart)
+	why := []string{"policy", "gangs that missed", "of them ran on partly used nodes", "of them short", "ran on whole nodes: in tier within " + strconv.Itoa(promptRestart) + " s", "ran on partly used nodes: in tier within " + strconv.Itoa(promptRestart) + " s"}
+	whyCells := func(r failureRow) []string {
+		return []string{r.policy, strconv.Itoa(r.missed), strconv.Itoa(r.missedSpread), strconv.Itoa(r.missedShort),
+			ofPercent(r.wholePrompt, r.whole), ofPercent(r.spreadPrompt, r.spread)}
+	}
+	writeFailureTable(w, append([][]string{why}, mapRows(rows, whyCells)...), markdown)
 	if t := failureTargets(rows); len(t) > 1 {
 		fmt.Fprintln(w)
 		writeFailureTable(w, t, markdown)
@@ -255,6 +298,14 @@ func failureTargets(rows []failureRow) [][]string {
 		}
 	}
 	return t
+}
+
+// ofPercent is "k of n (p%)", "-" when n is 0.
+func ofPercent(k, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d of %d (%.1f%%)", k, n, 100*float64(k)/float64(n))
 }
 
 func mapRows(rows []failureRow, f func(failureRow) []string) [][]string {

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"github.com/gangtopo/gangtopo/selector/sim/queue"
+	"github.com/gangtopo/gangtopo/selector/topology"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +100,34 @@ func TestRestartAtOnceFlag(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("%+v: %v, want %q", tt.f, err, tt.err)
 		}
+	}
+}
+
+// failureRows counts why the restarted gangs missed their tier within
+// promptRestart, and how those on whole nodes and on partly used ones
+// fared; jobs of at most gangAbove GPUs and gangs never restarted are not
+// counted.
+func TestFailureRowsWhyMissed(t *testing.T) {
+	res := &queue.Result{Jobs: []queue.Job{{GPUs: 16}, {GPUs: 16}, {GPUs: 16}, {GPUs: 16}, {GPUs: 4}, {GPUs: 16}}}
+	leaf := topology.TierLeaf
+	res.Restarts = []queue.Restart{
+		{Job: 0, At: 0, Start: 5, Old: leaf, New: leaf},                              // whole, in time
+		{Job: 1, At: 0, Start: 5, Old: leaf, New: leaf, Spread: true},                // spread, in time
+		{Job: 2, At: 0, Start: 900, Old: leaf, New: leaf, Spread: true, Short: true}, // spread, short, late
+		{Job: 3, At: 0, Start: 5, Old: leaf, New: topology.TierSpine},                // whole, wider
+		{Job: 4, At: 0, Start: 900, Old: leaf, New: leaf, Spread: true},              // not a gang
+		{Job: 5, At: 0, Start: math.NaN(), Old: leaf, Spread: true},                  // never restarted
+	}
+	r := failureRows([]string{sparesPolicy}, []*queue.Result{res}, 8)[0]
+	got := []int{r.gangs, r.restarted, r.missed, r.missedSpread, r.missedShort, r.whole, r.wholePrompt, r.spread, r.spreadPrompt}
+	want := []int{5, 4, 2, 1, 1, 2, 1, 2, 1}
+	if !slices.Equal(got, want) {
+		t.Errorf("gangs, restarted, missed, missed spread, missed short, whole, whole in time, spread, spread in time = %v; want %v", got, want)
+	}
+	if got := ofPercent(r.wholePrompt, r.whole); got != "1 of 2 (50.0%)" {
+		t.Errorf("ofPercent %q", got)
+	}
+	if got := ofPercent(0, 0); got != "-" {
+		t.Errorf("ofPercent of none %q", got)
 	}
 }

@@ -110,6 +110,13 @@ type Restart struct {
 	// in.
 	Old, New   topology.Tier
 	SameDomain bool
+	// Spread: it ran on a node it did not fill (GPUs of other jobs, or
+	// free ones, beside its own). Short: when it became eligible again,
+	// the domain of tier Old it ran in had fewer whole free GPUs on nodes
+	// that take work than it asks: what it freed on its healthy nodes had
+	// gone to other jobs meanwhile. Together they say why a gang missed
+	// its domain.
+	Spread, Short bool
 }
 
 // Wait is the time from the failure to the restart.
@@ -221,6 +228,9 @@ func (f *failSim) step(g *gangSim, t float64) bool {
 	}
 	for at, ok := f.back.next(); ok && at <= t; at, ok = f.back.next() {
 		j := f.back.pop().job
+		if r, waiting := f.ran[j]; waiting {
+			g.res.Restarts[f.counts[j]].Short = f.short(g, r, g.jobs[j].GPUs)
+		}
 		if f.cfg.Expedite {
 			f.top[j] = true
 		}
@@ -242,7 +252,7 @@ func (f *failSim) fail(g *gangSim, t float64, n topology.NodeID) bool {
 			continue
 		}
 		f.ran[j] = ran{alloc: g.allocs[j], tier: g.out[j].Tier}
-		g.res.Restarts = append(g.res.Restarts, Restart{Job: j, At: t, Start: math.NaN(), Old: g.out[j].Tier})
+		g.res.Restarts = append(g.res.Restarts, Restart{Job: j, At: t, Start: math.NaN(), Old: g.out[j].Tier, Spread: spread(g.c, g.allocs[j])})
 		f.counts[j] = int32(len(g.res.Restarts) - 1)
 		g.stopRun(t, j)
 		requeued = true
@@ -301,6 +311,39 @@ func (f *failSim) started(g *gangSim, t float64, j int32, a occupancy.Allocation
 			e.SameDomain = e.SameDomain && g.c.Nodes[na.Node].Up[tier] == dom
 		}
 	}
+}
+
+// short says whether the domain a requeued job ran in (of its tier, at
+// least a node) has fewer whole free GPUs on nodes that take work than
+// the job's gpus.
+func (f *failSim) short(g *gangSim, r ran, gpus int) bool {
+	if len(r.alloc.Nodes) == 0 {
+		return false
+	}
+	tier := max(r.tier, topology.TierNode)
+	dom := g.c.Nodes[r.alloc.Nodes[0].Node].Up[tier]
+	if dom == topology.NoDomain {
+		return false
+	}
+	d := &g.c.Domains[dom]
+	free := 0
+	for n := d.NodeLo; n < d.NodeHi; n++ {
+		if g.s.State[n].Usable() {
+			free += g.s.WholeFree(n)
+		}
+	}
+	return free < gpus
+}
+
+// spread says whether allocation a takes only some of the GPUs of one of
+// its nodes.
+func spread(c *topology.Cluster, a occupancy.Allocation) bool {
+	for _, na := range a.Nodes {
+		if len(na.GPUs) < c.Nodes[na.Node].NumGPUs() {
+			return true
+		}
+	}
+	return false
 }
 
 // ahead says whether waiting job a comes before b in the queue: an

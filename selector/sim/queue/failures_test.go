@@ -233,3 +233,26 @@ func TestFailureRestartAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A gang that ran on a node it shared is Spread; one whose freed GPUs went
+// to other jobs before it was eligible again is Short. Lab16, first fit:
+// job 0 (4 GPUs) takes node01:0-3, the gang (12) node01:4-7 and node02,
+// jobs 2 and 3 node03 and node04. node02 fails at 100; job 4 (4 GPUs,
+// submitted at 150) takes node01:4-7, so at 221 leaf1 has no GPU free for
+// the gang, which restarts in leaf2.
+func TestFailureSpreadAndShort(t *testing.T) {
+	c := topotest.Lab16()
+	node02, _ := c.NodeByName("node02")
+	jobs := []Job{{Name: "small", Submit: 0, Duration: 5000, GPUs: 4}, {Name: "gang", Submit: 0, Duration: 1000, GPUs: 12},
+		{Name: "n3", Submit: 0, Duration: 5000, GPUs: 8}, {Name: "n4", Submit: 0, Duration: 5000, GPUs: 8},
+		{Name: "late", Submit: 150, Duration: 5000, GPUs: 4}}
+	cfg := Config{Slowdown: NoSlowdown(), Failures: &Failures{Events: []NodeFailure{{At: 100, Node: node02}}, Repair: 500}}
+	res, err := Replay(c, jobs, firstFit{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Restart{{Job: 1, At: 100, Start: 221, Old: topology.TierLeaf, New: topology.TierLeaf, Spread: true, Short: true}}
+	if diff := cmp.Diff(want, res.Restarts); diff != "" {
+		t.Errorf("restarts (-want +got):\n%s", diff)
+	}
+}
