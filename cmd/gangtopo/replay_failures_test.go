@@ -1,13 +1,14 @@
 package main
 
 import (
-	"github.com/gangtopo/gangtopo/selector/sim/queue"
-	"github.com/gangtopo/gangtopo/selector/topology"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gangtopo/gangtopo/selector/sim/queue"
+	"github.com/gangtopo/gangtopo/selector/topology"
 )
 
 func TestNodeFailuresFlag(t *testing.T) {

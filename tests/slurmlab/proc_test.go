@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gangtopo/gangtopo/tests/tools/needs"
 )
 
 // TestStopLeavesReusedNamespaceAlone: the kernel gives a freed mount
@@ -17,10 +19,7 @@ import (
 // held open, one lab's stop killed the other's root holder and slurmd).
 func TestStopLeavesReusedNamespaceAlone(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("unshare --mount needs root")
-	}
-	if _, err := os.Stat("/usr/bin/unshare"); err != nil {
-		t.Skip("no unshare")
+		needs.Skip(t, "unshare --mount needs root")
 	}
 	dir := t.TempDir()
 	start := func(marked bool) *exec.Cmd {

@@ -229,7 +229,7 @@ func (f *failSim) step(g *gangSim, t float64) bool {
 	for at, ok := f.back.next(); ok && at <= t; at, ok = f.back.next() {
 		j := f.back.pop().job
 		if r, waiting := f.ran[j]; waiting {
-			g.res.Restarts[f.counts[j]].Short = f.short(g, r, g.jobs[j].GPUs)
+			g.res.Restarts[f.counts[j]].Short = short(g, r, g.jobs[j].GPUs)
 		}
 		if f.cfg.Expedite {
 			f.top[j] = true
@@ -304,24 +304,28 @@ func (f *failSim) started(g *gangSim, t float64, j int32, a occupancy.Allocation
 	delete(f.ran, j)
 	e := &g.res.Restarts[f.counts[j]]
 	e.Start, e.New = t, g.out[j].Tier
-	if tier := max(r.tier, topology.TierNode); r.tier > 0 && len(r.alloc.Nodes) > 0 {
-		dom := g.c.Nodes[r.alloc.Nodes[0].Node].Up[tier]
-		e.SameDomain = dom != topology.NoDomain
+	if dom, tier := r.domain(g.c); r.tier > 0 && dom != topology.NoDomain {
+		e.SameDomain = true
 		for _, na := range a.Nodes {
 			e.SameDomain = e.SameDomain && g.c.Nodes[na.Node].Up[tier] == dom
 		}
 	}
 }
 
-// short says whether the domain a requeued job ran in (of its tier, at
-// least a node) has fewer whole free GPUs on nodes that take work than
-// the job's gpus.
-func (f *failSim) short(g *gangSim, r ran, gpus int) bool {
-	if len(r.alloc.Nodes) == 0 {
-		return false
-	}
+// domain is the domain the job ran in, of its tier (at least a node),
+// and that tier; NoDomain when it held no node.
+func (r ran) domain(c *topology.Cluster) (topology.DomainID, topology.Tier) {
 	tier := max(r.tier, topology.TierNode)
-	dom := g.c.Nodes[r.alloc.Nodes[0].Node].Up[tier]
+	if len(r.alloc.Nodes) == 0 {
+		return topology.NoDomain, tier
+	}
+	return c.Nodes[r.alloc.Nodes[0].Node].Up[tier], tier
+}
+
+// short says whether the domain requeued job r ran in has fewer whole
+// free GPUs on nodes that take work than the job's gpus.
+func short(g *gangSim, r ran, gpus int) bool {
+	dom, _ := r.domain(g.c)
 	if dom == topology.NoDomain {
 		return false
 	}
