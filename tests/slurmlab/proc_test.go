@@ -31,14 +31,18 @@ func TestStopLeavesReusedNamespaceAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		// unshare has made the namespace once /proc says another one
+		// ready once unshare has made the namespace and exec'd sleep
+		// (while an exec replaces it, /proc/PID/environ, which belongs
+		// reads, can read empty)
 		host, _ := os.Readlink("/proc/self/ns/mnt")
+		pid := cmd.Process.Pid
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid)); err == nil && ns != host {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && ns != host && string(comm) == "sleep\n" {
 				return cmd
 			}
 		}
-		t.Fatal("unshare made no namespace")
+		t.Fatal("unshare made no namespace, or did not run sleep in it")
 		return nil
 	}
 	slurmd := start(true)
