@@ -131,7 +131,7 @@ E2E_SKIP_host  ?= TestE2E/slurm-.*/(DebianPackageInstallsAndPlaces|DebianPackage
 # (StoppedControllerRestartsAtOnceLater) runs on the host's series and on
 # trixie, sid being make test's longest step
 E2E_SKIP_sid   ?= TestE2E/slurm-.*/(ScaleSmoke128|StoppedControllerRestartsAtOnceLater)$$
-E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|RequeuedGangRestartsInItsLeaf|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockGangRestartsInItsRack|SpareReplacesFailedNode|SpareRestartsAtOnce|StoppedControllerRestartsAtOnceLater|ControllerHoldsItsRPCShare)$$
+E2E_RUN_trixie ?= TestE2E/slurm-.*/(EverySourceGivesOneSnapshot|RequeuedGangRestartsInItsLeaf|DeployingOnACluster|DeployedPathBeatsStockSlurm|GangStaysInOneLeaf|UserUpdateKeepsBinding|RequiredWaitsPreferredGoesWider|InvalidInputRefusedAtSubmit|RemoteContextAcrossLeavesWithoutOption|HetJobComponentsPlaced|ArrayTasksLandPacked|ControllerRebindsStaleJob|BlockSliceLandsInSegments|BlockChoiceLeastFragmenting|BlockGangRestartsInItsRack|SpareReplacesFailedNode|SpareRestartsAtOnce|StoppedControllerRestartsAtOnceLater|ControllerHoldsItsRPCShare|WholeNodeGangWaitsForWholeNodes)$$
 e2e_run = $(if $(E2E_RUN),$(E2E_RUN),$(E2E_RUN_$(1)))
 e2e:
 	@$(STEPS) -title "make e2e" e2e-check packages e2e-prepare $(E2E_STEPS)

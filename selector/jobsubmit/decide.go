@@ -67,6 +67,8 @@ type Decider struct {
 	nodeBound int
 	// spares are SpareNodes of the policy (spares.go).
 	spares []topology.NodeID
+	// nodeGPUs is uniformNodeGPUs of the cluster (wholenodes.go).
+	nodeGPUs int
 
 	// unbindable's cache: the nodes of the last feature table seen
 	unbindMu    sync.Mutex
@@ -84,7 +86,7 @@ func New(p Policy, c *topology.Cluster) (*Decider, error) {
 		return nil, err
 	}
 	return &Decider{policy: p, cluster: c, blockNodeGPUs: place.BlockNodeGPUs(c), nodeBound: NodeListBound(c),
-		spares: SpareNodes(c, p.Spares)}, nil
+		spares: SpareNodes(c, p.Spares), nodeGPUs: uniformNodeGPUs(c)}, nil
 }
 
 // Policy returns the decider's policy.
@@ -115,6 +117,9 @@ type Prepared struct {
 	// the alternatives after it (a restart that takes lent spares back,
 	// restart.go).
 	OnlyFirst bool
+	// WholeNodes says the request asks whole nodes where the job gave a
+	// GPU total only (wholenodes.go).
+	WholeNodes bool
 }
 
 // Decide runs every stage with the engine called directly: what the
@@ -174,6 +179,7 @@ func (dc *Decider) Prepare(j Job) Prepared {
 		return Prepared{Done: true, Final: dc.leftAsSubmitted(j, opt, req.GPUs, CauseUnsupported, err)}
 	}
 	p := Prepared{Request: req, Option: opt, Tasks: tasks}
+	p.WholeNodes = dc.wholeNodes(j, &p.Request)
 	if len(dc.spares) > 0 && !dc.lends(j, req.GPUs) {
 		p.Spared = dc.excludeSpares(req)
 		p.Request.Excluded = append(slices.Clone(req.Excluded), p.Spared...)

@@ -55,6 +55,9 @@ type Policy struct {
 	// Spares are the nodes kept per domain for gangs that restart after a
 	// node failure (spares.go).
 	Spares Spares
+	// WholeNodeGangs places gangs that give only a GPU total, a multiple
+	// of a node's, on whole nodes (wholenodes.go).
+	WholeNodeGangs bool
 }
 
 // DefaultBindNodes is how many ranked nodes a one-node job is bound to

@@ -128,6 +128,9 @@ func (dc *Decider) waiting(j Job, p Prepared, res place.Result, s *occupancy.Sna
 	} else {
 		d.Bound = dc.bind(j, p, Placement{Result: res}, s, &out)
 		d.Shape = dc.spanShape(j, p.Request, &out)
+		if d.Shape == "" {
+			d.Shape = dc.requestShape(p, &out)
+		}
 		dc.segment(j, p.Request, &out, &d)
 	}
 	if len(d.Bound) > 0 {

@@ -189,17 +189,18 @@ func (p *configParser) keys() map[string]func(*yaml.Node, string) {
 		"decision_field": func(v *yaml.Node, k string) {
 			p.enum(v, k, &c.DecisionField, jobsubmit.FieldAdminComment, jobsubmit.FieldComment)
 		},
-		"feature_prefix": func(v *yaml.Node, k string) { p.str(v, k, &c.FeaturePrefix) },
-		"partitions":     func(v *yaml.Node, k string) { p.partitions(v, k, &c.Partitions) },
-		"trusted_uids":   func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
-		"go_max_procs":   func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
-		"bind_nodes":     func(v *yaml.Node, k string) { p.count(v, k, 0, jobsubmit.MaxBindNodes, &c.BindNodes) },
-		"shards_per_gpu": func(v *yaml.Node, k string) { p.count(v, k, 0, maxShardsPerGPU, &c.ShardsPerGPU) },
-		"rebind":         p.rebind,
-		"defrag":         p.defrag,
-		"quota":          p.quota,
-		"actions":        p.actions,
-		"spares":         p.spares,
+		"feature_prefix":   func(v *yaml.Node, k string) { p.str(v, k, &c.FeaturePrefix) },
+		"partitions":       func(v *yaml.Node, k string) { p.partitions(v, k, &c.Partitions) },
+		"trusted_uids":     func(v *yaml.Node, k string) { p.ints(v, k, &c.TrustedUIDs) },
+		"go_max_procs":     func(v *yaml.Node, k string) { p.count(v, k, 0, maxGoMaxProcs, &c.GoMaxProcs) },
+		"bind_nodes":       func(v *yaml.Node, k string) { p.count(v, k, 0, jobsubmit.MaxBindNodes, &c.BindNodes) },
+		"shards_per_gpu":   func(v *yaml.Node, k string) { p.count(v, k, 0, maxShardsPerGPU, &c.ShardsPerGPU) },
+		"whole_node_gangs": func(v *yaml.Node, k string) { p.boolean(v, k, &c.WholeNodeGangs) },
+		"rebind":           p.rebind,
+		"defrag":           p.defrag,
+		"quota":            p.quota,
+		"actions":          p.actions,
+		"spares":           p.spares,
 	}
 }
 

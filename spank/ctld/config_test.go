@@ -45,6 +45,7 @@ rebind:
 spares:
   tier: spine
   per_domain: 2
+whole_node_gangs: true
 actions:
   enabled: false
   dry_run: true
@@ -62,7 +63,7 @@ actions:
 	want := Config{Version: "v1", Topology: "/etc/gangtopo/cluster.yaml", Snapshot: "/var/lib/gangtopo/snapshot.json",
 		Policy: jobsubmit.Policy{Jobs: jobsubmit.ScopeGPU, Default: request.Option{Tier: topology.TierLeaf, Mode: request.Preferred},
 			DecisionField: "comment", FeaturePrefix: "topo_", Partitions: []string{"gpu", "big"}, BindNodes: 4, SlurmBlock: true,
-			Spares: jobsubmit.Spares{Tier: topology.TierSpine, PerDomain: 2}},
+			Spares: jobsubmit.Spares{Tier: topology.TierSpine, PerDomain: 2}, WholeNodeGangs: true},
 		DefaultTopology: "leaf:preferred", SlurmTopology: "block", OnFailure: FailClosed, MaxSnapshotAge: 2 * time.Minute, ReloadInterval: 250 * time.Millisecond,
 		Deadline: 20 * time.Millisecond, PendingHold: 0, TrustedUIDs: []int{64030}, GoMaxProcs: 0,
 		Rebind: RebindConfig{Enabled: false, MaxPerCycle: 3, JobInterval: 30 * time.Second, Timeout: 2 * time.Second, AfterFailure: false, RestartAtOnce: true},
