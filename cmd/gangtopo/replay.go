@@ -45,6 +45,7 @@ type replayOptions struct {
 	defrag                  string
 	quota                   string
 	spares                  string // --spares: TIER:N (replay_spares.go)
+	wholeNodeGangs          bool   // --whole-node-gangs
 	slurmSeries             string
 	output                  string
 	compressSet             bool // --compress given (0 then is bad input, not "unset")
@@ -139,6 +140,7 @@ page of charts. See docs/replay.md.`,
 	f.BoolVar(&o.failures.hook, "restart-hook", false, "--node-failures: the controller re-binds a gang requeued after a node failure at the requeue, before Slurm may start it (slurm.conf EpilogSlurmctld runs gangtopo wake; docs/admin.md), instead of at its next cycle")
 	f.StringVar(&o.failures.requeue, "requeue", "delay", "--node-failures: how Slurm requeues a failed node's jobs: delay (eligible 121 s later, in submit order: every series) or expedite (eligible at once, at the top of the queue: Slurm 25.11+ with SlurmctldParameters=enable_expedited_requeue and --requeue=expedite)")
 	f.StringVar(&o.spares, "spares", "leaf:1", "the spare nodes policy "+sparesPolicy+" keeps (gangtopo.yaml's spares:): TIER:N, N nodes in each domain of the tier")
+	f.BoolVar(&o.wholeNodeGangs, "whole-node-gangs", false, "the gangtopo-slurm policies place a gang that asks a GPU total, a multiple of a node's GPUs, on whole nodes (-N G/k --gpus-per-node=k; gangtopo.yaml whole_node_gangs)")
 	f.StringVar(&o.skippedFile, "skipped", "", "--sacct: write every job left out of the replay, with the reason, to this file (tab-separated)")
 	return cmd
 }
@@ -155,6 +157,7 @@ type replaySetup struct {
 	partitions              []queue.Partition // the static policy's, by account
 	failures                []*queue.Failures // --node-failures, by run (nil: none)
 	spares                  jobsubmit.Spares  // --spares, for sparesPolicy
+	wholeNodeGangs          bool              // --whole-node-gangs, for the deployed path
 	policies                []string
 	cfg                     queue.Config
 	slowdown                replaySlowdown
@@ -201,6 +204,8 @@ type replayInfo struct {
 	History string
 	// Failures describes --node-failures ("" without)
 	Failures string
+	// WholeNodeGangs is --whole-node-gangs
+	WholeNodeGangs bool
 }
 
 func runReplay(w, errw io.Writer, o replayOptions) error {
@@ -357,7 +362,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 		o.quotaSet = q
 	}
 	cfg.RecordUse = o.html != "" // the page draws the free nodes over time
-	set := &replaySetup{cluster: c, policies: pols, cfg: cfg, slowdown: sd}
+	set := &replaySetup{cluster: c, policies: pols, cfg: cfg, slowdown: sd, wholeNodeGangs: o.wholeNodeGangs}
 	if slices.Contains(pols, sparesPolicy) {
 		if set.spares, err = parseReplaySpares(o.spares, c); err != nil {
 			return nil, err
@@ -365,7 +370,7 @@ func (o *replayOptions) setup() (*replaySetup, error) {
 	}
 	set.info = replayInfo{Topology: o.topology, Trace: replayDisplayPath(path), Slowdown: sd.describe() + assumedSpeeds(c, sd),
 		GangOption: cfg.GangOption.String(), GangAbove: cfg.GangAbove, OneNode: cfg.OneNodeUpTo, LimitFactor: cfg.LimitFactor,
-		Rendezvous: o.rendezvous}
+		Rendezvous: o.rendezvous, WholeNodeGangs: o.wholeNodeGangs}
 	if cfg.Defrag != nil {
 		set.info.Defrag = describeDefrag(cfg.Defrag)
 	}

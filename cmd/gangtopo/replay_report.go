@@ -126,6 +126,9 @@ func replayHeader(in replayInfo, c *topology.Cluster) []string {
 		h[1] = fmt.Sprintf("%d jobs eligible %s .. %s, replayed at their own pace", in.Jobs, in.Trace0.Format("2006-01-02 15:04:05"), in.Trace1.Format("2006-01-02 15:04:05"))
 		h[2] = in.History + "; " + in.Slowdown
 	}
+	if in.WholeNodeGangs {
+		h[2] += "; the deployed path puts gangs of a multiple of a node's GPUs on whole nodes (whole_node_gangs)"
+	}
 	if in.Defrag != "" {
 		h[2] += "; " + in.Defrag
 	}

@@ -49,6 +49,7 @@ func replayBase(name string, set *replaySetup, jobs []queue.Job, cfg queue.Confi
 	case "gangtopo-slurm", sparesPolicy:
 		pol := jobsubmit.DefaultPolicy()
 		pol.Jobs = jobsubmit.ScopeGPU
+		pol.WholeNodeGangs = set.wholeNodeGangs
 		if name == sparesPolicy {
 			pol.Spares = set.spares
 		}

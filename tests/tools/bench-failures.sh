@@ -10,16 +10,18 @@
 # (--restart-hook) go between <!-- BEGIN failures-hook --> and <!-- END
 # failures-hook -->, those made eligible at once by the controller
 # (--restart-at-once) between <!-- BEGIN failures-atonce --> and <!-- END
-# failures-atonce -->; PART=hook or PART=atonce runs that part alone,
-# PART=main the first section (default: all three).
+# failures-atonce -->, the same with gangs on whole nodes
+# (--whole-node-gangs) between <!-- BEGIN failures-whole --> and <!-- END
+# failures-whole -->; PART=hook, PART=atonce or PART=whole runs that part
+# alone, PART=main the first section (default: all four).
 #
-# usage: [PART=main|hook|atonce] tests/tools/bench-failures.sh GANGTOPO_BINARY [DOC]
+# usage: [PART=main|hook|atonce|whole] tests/tools/bench-failures.sh GANGTOPO_BINARY [DOC]
 set -eu
 bin=$1
 doc=${2:-docs/benchmarks.md}
 part=${PART:-all}
-case $part in all | main | hook | atonce) ;; *)
-	echo "bench-failures.sh: PART=$part: want main, hook, atonce or nothing (all three)" >&2
+case $part in all | main | hook | atonce | whole) ;; *)
+	echo "bench-failures.sh: PART=$part: want main, hook, atonce, whole or nothing (all four)" >&2
 	exit 2
 	;;
 esac
@@ -107,7 +109,7 @@ run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:centra
 go run ./tests/tools/benchdoc -file "$doc" -section failures-hook -raw <"$out"
 echo "bench-failures: wrote the failures-hook section of $doc"
 fi
-[ "$part" = all ] || [ "$part" = atonce ] || exit 0
+if [ "$part" = all ] || [ "$part" = atonce ]; then
 
 {
 	echo '### Made eligible at once: rebind.restart_at_once'
@@ -125,3 +127,19 @@ run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:centra
 	--peak-load 1.2 --gang-topology leaf:required --node-failures "$rate10" --repair 24h --spares leaf:1 --restart-at-once
 go run ./tests/tools/benchdoc -file "$doc" -section failures-atonce -raw <"$out"
 echo "bench-failures: wrote the failures-atonce section of $doc"
+fi
+[ "$part" = all ] || [ "$part" = whole ] || exit 0
+
+{
+	echo '### Gangs on whole nodes: whole_node_gangs'
+	echo
+	echo "Measured $(date -u +%Y-%m-%d) with $(go version 2>/dev/null | cut -d' ' -f3-) on $(nproc) CPUs. The replay"
+	echo 'made eligible at once above, with gangtopo.yaml `whole_node_gangs: true` (`--whole-node-gangs`): a gang'
+	echo 'that asks a GPU total, a multiple of 8 and above 8, takes whole nodes (`-N G/8 --gpus-per-node=8`) and'
+	echo 'waits for them rather than start over partly used ones ([admin.md](admin.md#gangs-on-whole-nodes)).'
+	echo 'Against `gangtopo-slurm` and `gangtopo-slurm+spares` in that table (the same failures and seed).'
+} >"$out"
+run replay --topology docs/examples/dgx-h100-256.yaml --slowdown grounded:central --policies gangtopo-slurm,gangtopo-slurm+spares \
+	--peak-load 1.2 --gang-topology leaf:required --node-failures "$rate10" --repair 24h --spares leaf:1 --restart-at-once --whole-node-gangs
+go run ./tests/tools/benchdoc -file "$doc" -section failures-whole -raw <"$out"
+echo "bench-failures: wrote the failures-whole section of $doc"
