@@ -421,13 +421,19 @@ func (dc *Decider) shape(j Job, req request.Request, res place.Result, out *Resu
 	if !dc.tasksFit(j, req.GPUs, allocNodes(res.Alloc), true) {
 		return "" // Slurm could not lay the tasks out on n nodes
 	}
-	n := uint32(len(res.Alloc.Nodes))
+	return setShape(req, len(res.Alloc.Nodes), k, out)
+}
+
+// setShape writes n nodes of k GPUs each (-N n --gpus-per-node=k, of the
+// request's model when it names one) in place of the job's GPU total, and
+// returns the shape as the decision records it ("4x8").
+func setShape(req request.Request, n, k int, out *Result) string {
 	gres := fmt.Sprintf("gres:gpu:%d", k)
 	if len(req.Models) == 1 {
 		gres = fmt.Sprintf("gres:gpu:%s:%d", req.Models[0], k)
 	}
 	out.TresPerJob, out.TresPerNode = strptr(""), strptr(gres)
-	out.MinNodes, out.MaxNodes = n, n
+	out.MinNodes, out.MaxNodes = uint32(n), uint32(n)
 	return fmt.Sprintf("%dx%d", n, k)
 }
 

@@ -1,8 +1,6 @@
 package jobsubmit
 
 import (
-	"fmt"
-
 	"github.com/gangtopo/gangtopo/selector/place"
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
@@ -67,12 +65,5 @@ func (dc *Decider) spanShape(j Job, req request.Request, out *Result) string {
 	if err != nil || sp.Nodes == 0 || req.GPUs%sp.PerNode != 0 {
 		return ""
 	}
-	n := uint32(req.GPUs / sp.PerNode)
-	gres := fmt.Sprintf("gres:gpu:%d", sp.PerNode)
-	if len(req.Models) == 1 {
-		gres = fmt.Sprintf("gres:gpu:%s:%d", req.Models[0], sp.PerNode)
-	}
-	out.TresPerJob, out.TresPerNode = strptr(""), strptr(gres)
-	out.MinNodes, out.MaxNodes = n, n
-	return fmt.Sprintf("%dx%d", n, sp.PerNode)
+	return setShape(req, req.GPUs/sp.PerNode, sp.PerNode, out)
 }

@@ -1,8 +1,6 @@
 package jobsubmit
 
 import (
-	"fmt"
-
 	"github.com/gangtopo/gangtopo/selector/request"
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -64,11 +62,5 @@ func (dc *Decider) requestShape(p Prepared, out *Result) string {
 	if !p.WholeNodes || out.MinNodes > 0 {
 		return ""
 	}
-	gres := fmt.Sprintf("gres:gpu:%d", req.GPUsPerNode)
-	if len(req.Models) == 1 {
-		gres = fmt.Sprintf("gres:gpu:%s:%d", req.Models[0], req.GPUsPerNode)
-	}
-	out.TresPerJob, out.TresPerNode = strptr(""), strptr(gres)
-	out.MinNodes, out.MaxNodes = uint32(req.Nodes), uint32(req.Nodes)
-	return fmt.Sprintf("%dx%d", req.Nodes, req.GPUsPerNode)
+	return setShape(req, req.Nodes, req.GPUsPerNode, out)
 }
