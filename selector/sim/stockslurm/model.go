@@ -53,6 +53,7 @@ type Model struct {
 	sockTotal int
 	pool      sync.Pool         // *eval scratch space, reused across decisions
 	feat      []map[string]bool // node features by Slurm index
+	matches   matchSets         // which nodes each constraint allows (nodeset.go)
 	ablate    ablation          // rules switched off by tests; always 0 otherwise
 }
 

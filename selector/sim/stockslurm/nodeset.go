@@ -2,6 +2,7 @@ package stockslurm
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/gangtopo/gangtopo/selector/topology"
 )
@@ -30,13 +31,52 @@ func (m *Model) baseMask(j *Job) []bool {
 	return mask
 }
 
-// featureMask writes into mask the nodes of base that satisfy the
-// constraint with matching-OR alternative alt; it reports whether any
-// does.
-func (m *Model) featureMask(c *constraint, alt int, base, mask []bool) bool {
+// Nodes' features never change within a Model, and the replays place the
+// same constraint expressions (a pending job's binding) at every
+// scheduling pass, so which nodes match each alternative of an expression
+// is worked out once and kept, up to maxMatchSets expressions (then the
+// set is emptied and refilled): matching feature names in maps was an
+// eighth of a replay with spares.
+const maxMatchSets = 4096
+
+// matchSets keeps, by constraint expression, the nodes (by Slurm index)
+// each matching-OR alternative of it allows. Safe for concurrent use.
+type matchSets struct {
+	mu sync.Mutex
+	m  map[string][][]bool
+}
+
+// matching is, for each alternative of constraint c (written expr), the
+// nodes whose features satisfy it.
+func (m *Model) matching(expr string, c *constraint) [][]bool {
+	m.matches.mu.Lock()
+	sets, ok := m.matches.m[expr]
+	m.matches.mu.Unlock()
+	if ok {
+		return sets
+	}
+	sets = make([][]bool, c.passes())
+	for alt := range sets {
+		sets[alt] = make([]bool, len(m.feat))
+		for i := range m.feat {
+			sets[alt][i] = c.match(m.feat[i], alt)
+		}
+	}
+	m.matches.mu.Lock()
+	if m.matches.m == nil || len(m.matches.m) >= maxMatchSets {
+		m.matches.m = map[string][][]bool{}
+	}
+	m.matches.m[expr] = sets
+	m.matches.mu.Unlock()
+	return sets
+}
+
+// maskOf writes into mask the nodes of base that match; it reports
+// whether any does.
+func maskOf(match, base, mask []bool) bool {
 	found := false
 	for i := range mask {
-		mask[i] = base[i] && c.match(m.feat[i], alt)
+		mask[i] = base[i] && match[i]
 		found = found || mask[i]
 	}
 	return found

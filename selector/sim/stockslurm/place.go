@@ -33,8 +33,9 @@ func (m *Model) PlaceJob(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, b
 	}
 	base := m.baseMask(j)
 	mask := make([]bool, len(base))
-	for alt := 0; alt < c.passes(); alt++ {
-		if !m.featureMask(&c, alt, base, mask) {
+	sets := m.matching(j.Constraint, &c)
+	for alt := range sets {
+		if !maskOf(sets[alt], base, mask) {
 			continue
 		}
 		if a, ok := m.placeOn(s, j, mask); ok {
