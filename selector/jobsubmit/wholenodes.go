@@ -44,10 +44,11 @@ func uniformNodeGPUs(c *topology.Cluster) int {
 // did.
 func (dc *Decider) wholeNodes(j Job, req *request.Request) bool {
 	k := dc.nodeGPUs
-	if !dc.policy.WholeNodeGangs || k == 0 || req.GPUs <= k || req.GPUs%k != 0 ||
-		req.Nodes > 0 || req.GPUsPerNode > 0 || req.Milli > 0 ||
-		j.MinNodes > 0 || j.TresPerNode != "" || j.TresPerTask != "" || j.ArrayInx != "" ||
-		req.TaskGPUs > 1 && k%req.TaskGPUs != 0 || req.Slice > 0 && k%req.Slice != 0 && req.Slice%k != 0 {
+	// the request's node count, GPUs per node and per task come from these
+	// job fields (gpusOf)
+	userShaped := j.MinNodes > 0 || j.TresPerNode != "" || j.TresPerTask != ""
+	if !dc.policy.WholeNodeGangs || k == 0 || req.GPUs <= k || req.GPUs%k != 0 || req.Milli > 0 ||
+		userShaped || j.ArrayInx != "" || req.Slice > 0 && k%req.Slice != 0 && req.Slice%k != 0 {
 		return false
 	}
 	req.Nodes, req.GPUsPerNode = req.GPUs/k, k

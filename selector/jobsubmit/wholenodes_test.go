@@ -51,7 +51,8 @@ func TestWholeNodeGangs(t *testing.T) {
 				TresPerJob: "", TresPerNode: "gres:gpu:8", MinNodes: 2, MaxNodes: 2, Shape: "2x8"},
 		},
 	}
-	// jobs the option leaves alone: the same rewrite with it as without
+	// jobs the option leaves alone: the same rewrite with it as without,
+	// where it would matter (no leaf has two whole nodes: node03 taken)
 	same := []struct {
 		name string
 		job  Job
@@ -60,12 +61,12 @@ func TestWholeNodeGangs(t *testing.T) {
 		{"the user's own GPUs per node", Job{TresPerNode: "gres:gpu:4", MinNodes: 4, MaxNodes: 4, GangTopology: "leaf"}},
 		{"one node's worth", Job{TresPerJob: "gres:gpu:8", GangTopology: "leaf"}},
 		{"an array", Job{TresPerJob: "gres:gpu:16", GangTopology: "leaf", ArrayInx: "0-3%2"}},
-		{"GPUs per task that do not divide a node", Job{TresPerJob: "gres:gpu:18", TresPerTask: "gres:gpu:3", GangTopology: "leaf"}},
+		{"the user's own GPUs per task", Job{TresPerTask: "gres:gpu:2", NumTasks: 8, GangTopology: "leaf"}},
 	}
 	for _, tc := range same {
 		t.Run("on leaves alone: "+tc.name, func(t *testing.T) {
-			on, s := decideFixture(t, func(p *Policy) { p.WholeNodeGangs = true }, busy())
-			off, s2 := decideFixture(t, nil, busy())
+			on, s := decideFixture(t, func(p *Policy) { p.WholeNodeGangs = true }, busy("node03"))
+			off, s2 := decideFixture(t, nil, busy("node03"))
 			got, want := summarize(decide(t, on, s, tc.job)), summarize(decide(t, off, s2, tc.job))
 			if got != want {
 				t.Errorf("\non  %+v\noff %+v", got, want)
