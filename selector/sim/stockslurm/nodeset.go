@@ -33,27 +33,33 @@ func (m *Model) baseMask(j *Job) []bool {
 
 // Nodes' features never change within a Model, and the replays place the
 // same constraint expressions (a pending job's binding) at every
-// scheduling pass, so which nodes match each alternative of an expression
-// is worked out once and kept, up to maxMatchSets expressions (then the
-// set is emptied and refilled): matching feature names in maps was an
-// eighth of a replay with spares.
-const maxMatchSets = 4096
+// scheduling pass, so each expression is parsed, and which nodes match
+// each of its alternatives worked out, once and kept, up to
+// maxMatchCells node-alternative cells in all (then the set is emptied
+// and refilled): matching feature names in maps was an eighth of a
+// replay with spares.
+const maxMatchCells = 1 << 24
 
 // matchSets keeps, by constraint expression, the nodes (by Slurm index)
 // each matching-OR alternative of it allows. Safe for concurrent use.
 type matchSets struct {
-	mu sync.Mutex
-	m  map[string][][]bool
+	mu    sync.Mutex
+	m     map[string][][]bool
+	cells int // node-alternative cells held in m
 }
 
-// matching is, for each alternative of constraint c (written expr), the
-// nodes whose features satisfy it.
-func (m *Model) matching(expr string, c *constraint) [][]bool {
+// matching is, for each alternative of the constraint expression expr,
+// the nodes whose features satisfy it; an error when expr does not parse.
+func (m *Model) matching(expr string) ([][]bool, error) {
 	m.matches.mu.Lock()
 	sets, ok := m.matches.m[expr]
 	m.matches.mu.Unlock()
 	if ok {
-		return sets
+		return sets, nil
+	}
+	c, err := parseConstraint(expr)
+	if err != nil {
+		return nil, err
 	}
 	sets = make([][]bool, c.passes())
 	for alt := range sets {
@@ -62,13 +68,15 @@ func (m *Model) matching(expr string, c *constraint) [][]bool {
 			sets[alt][i] = c.match(m.feat[i], alt)
 		}
 	}
+	cells := len(sets) * len(m.feat)
 	m.matches.mu.Lock()
-	if m.matches.m == nil || len(m.matches.m) >= maxMatchSets {
-		m.matches.m = map[string][][]bool{}
+	if m.matches.m == nil || m.matches.cells+cells > maxMatchCells {
+		m.matches.m, m.matches.cells = map[string][][]bool{}, 0
 	}
 	m.matches.m[expr] = sets
+	m.matches.cells += cells
 	m.matches.mu.Unlock()
-	return sets
+	return sets, nil
 }
 
 // maskOf writes into mask the nodes of base that match; it reports

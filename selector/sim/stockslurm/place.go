@@ -27,13 +27,12 @@ func (m *Model) PlaceJob(s *occupancy.Snapshot, j *Job) (occupancy.Allocation, b
 	if err := j.check(); err != nil {
 		return occupancy.Allocation{}, false, err
 	}
-	c, err := parseConstraint(j.Constraint)
+	sets, err := m.matching(j.Constraint)
 	if err != nil {
 		return occupancy.Allocation{}, false, fmt.Errorf("stockslurm: %w", err)
 	}
 	base := m.baseMask(j)
 	mask := make([]bool, len(base))
-	sets := m.matching(j.Constraint, &c)
 	for alt := range sets {
 		if !maskOf(sets[alt], base, mask) {
 			continue
